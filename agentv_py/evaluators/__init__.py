@@ -1,0 +1,33 @@
+"""Evaluator adapters: (config, context) -> EvaluatorResult, in a registry keyed by config type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentv_py.evaluators.base import EvalContext, Evaluator
+from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
+from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.results import EvaluatorResult
+
+REGISTRY: dict[type[Any], Evaluator] = {
+    FieldAccuracyConfig: evaluate_field_accuracy,
+}
+
+
+def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:
+    """Run one evaluator. Never raises: a crash inside an evaluator becomes an error result."""
+    evaluator = REGISTRY.get(type(config))
+    name = getattr(config, "display_name", type(config).__name__)
+    kind = str(getattr(config, "type", "unknown"))
+    weight = float(getattr(config, "weight", 1.0))
+    if evaluator is None:
+        return EvaluatorResult.error(name=name, type=kind, weight=weight, message=f"no evaluator registered for {kind}")
+    try:
+        return evaluator(config, context)
+    except Exception as exc:  # noqa: BLE001 - the contract is "evaluators never raise"
+        return EvaluatorResult.error(
+            name=name, type=kind, weight=weight, message=f"{name}: internal error: {type(exc).__name__}: {exc}"
+        )
+
+
+__all__ = ["EvalContext", "REGISTRY", "run_evaluator"]

@@ -1,0 +1,32 @@
+"""What an evaluator sees of a case: the prepared case and the target's answer."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.answer import parse_answer_json
+
+
+@dataclass
+class EvalContext:
+    eval_id: str
+    dataset: str
+    dataset_dir: Path
+    answer: str
+    expected: Any
+    question: str = ""
+    files: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def candidate(self) -> Any:
+        """The answer parsed as JSON (NOT_JSON when it is not), parsed once per case."""
+        return parse_answer_json(self.answer)
+
+
+class Evaluator(Protocol):
+    def __call__(self, config: Any, context: EvalContext) -> EvaluatorResult: ...

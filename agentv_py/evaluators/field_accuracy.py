@@ -1,0 +1,127 @@
+"""`field_accuracy` (SPEC §3.1): picks values by path and calls the pure matchers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric
+from agentv_py.scoring.paths import MISSING, resolve
+
+PARSE_FAILURE = "Failed to parse candidate answer as JSON"
+
+
+def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
+    if spec.match == "numeric_tolerance":
+        return match_numeric(candidate, expected, spec.tolerance or 0.0, spec.relative)
+    if spec.match == "fuzzy":
+        return match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive)
+    if spec.match == "date":
+        return match_date(candidate, expected, spec.date_formats)
+    return match_exact(candidate, expected)
+
+
+def _json_safe(value: Any) -> Any:
+    return None if value is MISSING else value
+
+
+def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> dict[str, Any]:
+    """Per-field outcomes and the aggregate, as plain data (no I/O, no evaluator framing)."""
+    fields: list[dict[str, Any]] = []
+    hits: list[str] = []
+    misses: list[str] = []
+    total_weight = weighted = 0.0
+    scored = passed = 0
+    for spec in config.fields:
+        want = resolve(expected, spec.path)
+        got = resolve(candidate, spec.path)
+        row: dict[str, Any] = {
+            "path": spec.path,
+            "match": spec.match,
+            "expected": _json_safe(want),
+            "actual": _json_safe(got),
+            "weight": spec.weight,
+        }
+        fields.append(row)
+        if want is MISSING:
+            row.update(status="not scored", reason="no expected value", score=None)
+            continue
+        if got is MISSING or (got is None and want is not None):
+            absent = "missing" if got is MISSING else "null value"
+            if not spec.required:
+                row.update(status="not scored", reason=f"optional, {absent}", score=None)
+                continue
+            label = "required, missing" if got is MISSING else "null value"
+            result = MatchResult(False, 0.0, label)
+        else:
+            result = match_field(spec, got, want)
+        scored += 1
+        total_weight += spec.weight
+        weighted += result.score * spec.weight
+        row.update(result.info)
+        row.update(status="hit" if result.passed else "miss", score=result.score)
+        if result.passed:
+            passed += 1
+            hits.append(spec.path)
+        else:
+            row["reason"] = result.reason
+            misses.append(f"{spec.path} ({result.reason})")
+    if config.aggregation == "all_or_nothing":
+        score = 1.0 if scored and passed == scored else 0.0
+    else:
+        score = weighted / total_weight if total_weight > 0 else 0.0
+    return {
+        "fields": fields,
+        "hits": hits,
+        "misses": misses,
+        "scored": scored,
+        "passed": passed,
+        "score": score,
+    }
+
+
+def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -> EvaluatorResult:
+    name, weight = config.display_name, config.weight
+    if context.expected is None or not isinstance(context.expected, (dict, list)):
+        what = "no expected value" if context.expected is None else "the expected value is not JSON object/array"
+        return EvaluatorResult.skipped(
+            name=name, type=config.type, weight=weight, reasoning=f"nothing to compare: {what}"
+        )
+    candidate = context.candidate
+    if candidate is NOT_JSON:
+        return EvaluatorResult.processed(
+            name=name,
+            type=config.type,
+            score=0.0,
+            weight=weight,
+            misses=[PARSE_FAILURE],
+            reasoning=PARSE_FAILURE,
+            details={"fields": [], "parse_error": True},
+        )
+    outcome = score_fields(config, candidate, context.expected)
+    scored, total = outcome["scored"], len(config.fields)
+    details = {"fields": outcome["fields"], "aggregation": config.aggregation}
+    if scored == 0:
+        return EvaluatorResult.skipped(
+            name=name,
+            type=config.type,
+            weight=weight,
+            reasoning=f"no field was scored (0/{total} had an expected value and an answer)",
+            details=details,
+        )
+    reasoning = f"{outcome['passed']}/{scored} fields matched"
+    if scored < total:
+        reasoning += f" ({total - scored} not scored)"
+    return EvaluatorResult.processed(
+        name=name,
+        type=config.type,
+        score=outcome["score"],
+        weight=weight,
+        hits=outcome["hits"],
+        misses=outcome["misses"],
+        reasoning=reasoning,
+        details=details,
+    )

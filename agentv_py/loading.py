@@ -1,0 +1,543 @@
+"""YAML -> models, with `file:line: location: message` problems (SPEC §1, §2).
+
+`load_dataset` is exactly what `agentv validate` runs: it collects every problem in the file
+(structure, types, unknown keys, duplicate ids, missing files, evaluator config) before raising.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from agentv_py.errors import ConfigError, Problem, TargetError
+from agentv_py.models.base import UNKNOWN_KEYS
+from agentv_py.models.dataset import Dataset, EvalCase
+from agentv_py.models.targets import TargetConfig, TargetsFile
+from agentv_py.scoring.paths import path_problem
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+# --------------------------------------------------------------------------- locations
+
+def format_location(parts: Iterable[str | int]) -> str:
+    """('evalcases', 3, 'evaluators', 0) -> 'evalcases[3].evaluators[0]'."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+class _LineIndex:
+    """Line numbers for locations in a YAML text; the node tree is built only when needed."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._root: yaml.Node | None = None
+        self._built = False
+
+    def line(self, parts: Iterable[str | int]) -> int | None:
+        if not self._built:
+            self._built = True
+            try:
+                self._root = yaml.compose(self._text, Loader=_Loader)
+            except yaml.YAMLError:
+                self._root = None
+        node, line = self._root, None
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        for part in parts:
+            if isinstance(node, yaml.MappingNode):
+                for key_node, value_node in node.value:
+                    if key_node.value == part:
+                        line, node = key_node.start_mark.line + 1, value_node
+                        break
+                else:
+                    return line
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                return line
+        return line
+
+
+# --------------------------------------------------------------------------- YAML + pydantic
+
+@dataclass
+class _Source:
+    path: Path
+    display: str
+    text: str
+    lines: _LineIndex
+
+    def problem(self, parts: Iterable[str | int], message: str) -> Problem:
+        parts = list(parts)
+        return Problem(self.display, self.lines.line(parts), format_location(parts), message)
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _read_yaml(path: Path) -> tuple[_Source, Any]:
+    display = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([Problem(display, None, "", "file not found")]) from None
+    except IsADirectoryError:
+        raise ConfigError([Problem(display, None, "", "is a directory, expected a YAML file")]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([Problem(display, None, "", f"not valid UTF-8 ({exc.reason} at byte {exc.start})")]) from None
+    source = _Source(path, display, text, _LineIndex(text))
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        reason = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        text_reason = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
+        raise ConfigError([Problem(display, line, "", text_reason)]) from None
+    return source, data
+
+
+_JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _JSON_TYPE.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _data_path(raw: Any, loc: tuple[Any, ...]) -> list[str | int]:
+    """The part of a pydantic loc that exists in the raw data (drops union tags like 'items')."""
+    parts: list[str | int] = []
+    current = raw
+    for part in loc:
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+            parts.append(part)
+        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+            current = current[part]
+            parts.append(part)
+        elif isinstance(current, (dict, list)):
+            # a tag (skip it) or a key that is absent (a "missing" error: keep it as the last part)
+            if not (isinstance(part, str) and _is_union_tag(part)):
+                parts.append(part)
+                current = None
+        else:
+            break
+    return parts
+
+
+_UNION_TAGS = {"text", "items", "object", "data", "field_accuracy", "cli", "mock"}
+
+
+def _is_union_tag(part: str) -> bool:
+    return part in _UNION_TAGS
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind = error["type"]
+    msg = str(error["msg"])
+    value = error.get("input")
+    if kind == "missing":
+        return f"missing required key '{error['loc'][-1]}'"
+    if kind == "value_error":
+        return msg.removeprefix("Value error, ")
+    if kind in {"unknown_key", "unknown_type", "unknown_provider", "alias_conflict", "missing_type", "missing_provider"}:
+        return msg
+    if kind == "literal_error":
+        return f"invalid value {_short(value)}: expected {error['ctx']['expected']}"
+    if kind.endswith("_type") or kind.endswith("_parsing"):
+        return f"{msg[0].lower()}{msg[1:]}, got {_json_type(value)} {_short(value)}"
+    return f"{msg} (got {_short(value)})"
+
+
+def _validate(source: _Source, raw: Any, model: type[BaseModel]) -> tuple[Any | None, list[Problem]]:
+    if not isinstance(raw, dict):
+        what = "empty" if raw is None else f"a {_json_type(raw)}"
+        return None, [source.problem([], f"expected a mapping at the top level, the file is {what}")]
+    unknown: list[tuple[int, list[str], list[str]]] = []
+    problems: list[Problem] = []
+    parsed = None
+    try:
+        parsed = model.model_validate(raw, context={UNKNOWN_KEYS: unknown})
+    except ValidationError as exc:
+        for error in exc.errors():
+            parts = _data_path(raw, tuple(error["loc"]))
+            key = (error.get("ctx") or {}).get("agentv_key")
+            if key is not None and (not parts or parts[-1] != key):
+                parts.append(key)
+            problems.append(source.problem(parts, _message(error)))
+    if unknown:
+        paths = _paths_by_identity(raw)
+        from agentv_py.models.base import unknown_key_error
+
+        for identity, keys, valid in unknown:
+            base = paths.get(identity, [])
+            for key in keys:
+                problems.append(source.problem([*base, key], str(unknown_key_error([key], valid))))
+    problems.sort(key=lambda p: (p.line or 0, p.location))
+    return (parsed if not problems else None), problems
+
+
+def _paths_by_identity(raw: Any) -> dict[int, list[str | int]]:
+    found: dict[int, list[str | int]] = {}
+    stack: list[tuple[Any, list[str | int]]] = [(raw, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            found[id(node)] = path
+            stack.extend((v, [*path, k]) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, [*path, i]) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+    return found
+
+
+# --------------------------------------------------------------------------- files
+
+def repo_root(start: Path) -> Path | None:
+    """The nearest ancestor (or self) holding `.git`, else None."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def search_dirs(base_dir: Path) -> list[Path]:
+    """Where relative paths are looked up: base dir, its ancestors up to the repo root, then cwd."""
+    base_dir = base_dir.resolve()
+    root = repo_root(base_dir)
+    dirs = [base_dir]
+    if root is not None:
+        for parent in base_dir.parents:
+            dirs.append(parent)
+            if parent == root:
+                break
+    cwd = Path.cwd().resolve()
+    if cwd not in dirs:
+        dirs.append(cwd)
+    return dirs
+
+
+def resolve_file(value: str, base_dir: Path) -> tuple[Path | None, list[Path]]:
+    """Resolve a dataset-relative file path; returns (found path or None, every place tried)."""
+    candidate = Path(os.path.expanduser(value))
+    if candidate.is_absolute():
+        return (candidate if candidate.is_file() else None), [candidate]
+    tried = []
+    for directory in search_dirs(base_dir):
+        path = (directory / candidate).resolve()
+        tried.append(path)
+        if path.is_file():
+            return path, tried
+    return None, tried
+
+
+# --------------------------------------------------------------------------- dataset
+
+@dataclass
+class PreparedCase:
+    """An eval case with everything the engine needs resolved once, at load time."""
+
+    case: EvalCase
+    index: int
+    files: list[str]
+    images: list[str]
+    expected: Any
+    question: str
+
+
+@dataclass
+class LoadedDataset:
+    path: Path
+    name: str
+    model: Dataset
+    cases: list[PreparedCase]
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+def _ground_truth(value: Any) -> Any:
+    """Objects/lists as they are; a string is parsed as JSON when it is JSON, else kept as text."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null") or _looks_numeric(stripped):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                return value
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
+
+
+def _is_remote(value: str) -> bool:
+    return value.startswith(("http://", "https://", "data:"))
+
+
+def load_dataset(path: str | Path) -> LoadedDataset:
+    """Load and validate a dataset file; raise ConfigError listing every problem found."""
+    dataset_path = Path(path).resolve() if Path(path).exists() else Path(path)
+    source, raw = _read_yaml(Path(path))
+    model, problems = _validate(source, raw, Dataset)
+    problems.extend(_semantic_problems(source, raw))
+    # File resolution needs the raw case list even when the model failed, so every problem shows.
+    resolved, file_problems = _resolve_case_files(source, raw, Path(path).resolve().parent)
+    problems.extend(file_problems)
+    if problems:
+        raise ConfigError(sorted(problems, key=lambda p: (p.line or 0, p.location)))
+    assert model is not None
+    name = model.dataset or dataset_path.stem
+    warnings = _path_warnings(source, model)
+    cases = [
+        PreparedCase(
+            case=case,
+            index=i,
+            files=resolved.get((i, "file"), []),
+            images=resolved.get((i, "image"), []),
+            expected=_ground_truth(case.expected_value),
+            question=case.question,
+        )
+        for i, case in enumerate(model.evalcases)
+    ]
+    return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings)
+
+
+def _cases(raw: Any) -> list[Any]:
+    cases = raw.get("evalcases") if isinstance(raw, dict) else None
+    return cases if isinstance(cases, list) else []
+
+
+def _semantic_problems(source: _Source, raw: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    first_seen: dict[str, int] = {}
+    suite = raw.get("execution") if isinstance(raw, dict) else None
+    has_suite_evaluators = isinstance(suite, dict) and bool(suite.get("evaluators"))
+    for i, case in enumerate(_cases(raw)):
+        if not isinstance(case, dict):
+            continue
+        case_id = case.get("id")
+        if isinstance(case_id, str):
+            if case_id in first_seen:
+                problems.append(
+                    source.problem(
+                        ["evalcases", i, "id"],
+                        f"duplicate id '{case_id}' (first used by evalcases[{first_seen[case_id]}]); ids must be unique",
+                    )
+                )
+            else:
+                first_seen[case_id] = i
+        execution = case.get("execution")
+        case_evaluators = case.get("evaluators", execution.get("evaluators") if isinstance(execution, dict) else None)
+        if not has_suite_evaluators and not case_evaluators:
+            problems.append(
+                source.problem(
+                    ["evalcases", i],
+                    f"case '{case_id}' has no evaluators: add execution.evaluators to the dataset "
+                    "or evaluators to the case",
+                )
+            )
+    return problems
+
+
+def _content_items(case: dict[str, Any]) -> Iterable[tuple[list[str | int], dict[str, Any]]]:
+    key = "input_messages" if "input_messages" in case else "input"
+    messages = case.get(key)
+    if not isinstance(messages, list):
+        return
+    for j, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for k, item in enumerate(content):
+                if isinstance(item, dict):
+                    yield [key, j, "content", k], item
+
+
+def _resolve_case_files(
+    source: _Source, raw: Any, base_dir: Path
+) -> tuple[dict[tuple[int, str], list[str]], list[Problem]]:
+    resolved: dict[tuple[int, str], list[str]] = {}
+    problems: list[Problem] = []
+    for i, case in enumerate(_cases(raw)):
+        if not isinstance(case, dict):
+            continue
+        for location, item in _content_items(case):
+            kind, value = item.get("type"), item.get("value")
+            if kind not in ("file", "image") or not isinstance(value, str) or not value:
+                continue
+            if kind == "image" and _is_remote(value):
+                resolved.setdefault((i, kind), []).append(value)
+                continue
+            found, tried = resolve_file(value, base_dir)
+            if found is None:
+                places = ", ".join(str(p) for p in tried)
+                problems.append(
+                    source.problem(
+                        ["evalcases", i, *location, "value"],
+                        f"{kind} not found: {value} (case '{case.get('id')}'); tried: {places}",
+                    )
+                )
+            else:
+                resolved.setdefault((i, kind), []).append(str(found))
+    return resolved, problems
+
+
+def _evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], list[Any]]]:
+    yield ["execution", "evaluators"], model.execution.evaluators
+    for i, case in enumerate(model.evalcases):
+        if case.evaluators is not None:
+            yield ["evalcases", i, "evaluators"], case.evaluators
+        elif case.execution is not None and case.execution.evaluators is not None:
+            yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
+
+
+def _path_warnings(source: _Source, model: Dataset) -> list[Problem]:
+    """Malformed field paths resolve to "missing" at run time; say so once, at load time."""
+    warnings = []
+    for base, evaluators in _evaluator_lists(model):
+        for e, evaluator in enumerate(evaluators):
+            for f, spec in enumerate(getattr(evaluator, "fields", []) or []):
+                reason = path_problem(spec.path)
+                if reason:
+                    warnings.append(
+                        source.problem([*base, e, "fields", f, "path"], f"{reason}; the field will always be missing")
+                    )
+    return warnings
+
+
+# --------------------------------------------------------------------------- targets
+
+TARGETS_FILENAMES = (Path(".agentv") / "targets.yaml", Path("targets.yaml"))
+
+
+def discover_targets_file(dataset_dir: Path) -> Path | None:
+    """First `.agentv/targets.yaml` or `targets.yaml` walking up from the dataset dir to the repo root,
+    then the current directory."""
+    for directory in search_dirs(dataset_dir):
+        for name in TARGETS_FILENAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+@dataclass
+class LoadedTargets:
+    path: Path
+    model: TargetsFile
+    raw: dict[str, Any]
+    source: _Source
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.model.targets]
+
+    def get(self, name: str) -> TargetConfig | None:
+        return next((t for t in self.model.targets if t.name == name), None)
+
+    def with_env(self, name: str, environ: dict[str, str] | None = None) -> tuple[TargetConfig, list[str]]:
+        """The named target with `${{ VAR }}` values read from the environment.
+
+        Returns the target and the substituted values (secrets, to be redacted from messages).
+        """
+        environ = dict(os.environ) if environ is None else environ
+        index = self.names.index(name)
+        secrets: list[str] = []
+        problems: list[Problem] = []
+
+        def substitute(value: Any, parts: list[str | int]) -> Any:
+            if isinstance(value, str):
+                def one(match: re.Match[str]) -> str:
+                    var = match.group(1)
+                    if var not in environ:
+                        problems.append(
+                            self.source.problem(
+                                parts, f"environment variable {var} is not set (used as ${{{{ {var} }}}})"
+                            )
+                        )
+                        return ""
+                    if environ[var]:
+                        secrets.append(environ[var])
+                    return environ[var]
+
+                return ENV_RE.sub(one, value)
+            if isinstance(value, dict):
+                return {k: substitute(v, [*parts, k]) for k, v in value.items()}
+            if isinstance(value, list):
+                return [substitute(v, [*parts, i]) for i, v in enumerate(value)]
+            return value
+
+        raw_target = self.raw["targets"][index]
+        substituted = substitute(raw_target, ["targets", index])
+        if problems:
+            raise ConfigError(problems)
+        if substituted == raw_target:
+            return self.model.targets[index], secrets
+        wrapped = TargetsFile.model_validate({"targets": [substituted]})
+        return wrapped.targets[0], secrets
+
+
+def load_targets(path: str | Path) -> LoadedTargets:
+    source, raw = _read_yaml(Path(path))
+    model, problems = _validate(source, raw, TargetsFile)
+    if problems:
+        raise ConfigError(problems)
+    assert model is not None
+    return LoadedTargets(Path(path).resolve(), model, raw, source)
+
+
+def select_target_name(targets: LoadedTargets, cli_name: str | None, dataset: Dataset) -> str:
+    """`--target` > dataset `execution.target` > a target named `default`."""
+    wanted = cli_name or dataset.execution.target or "default"
+    if targets.get(wanted) is None:
+        origin = (
+            "--target" if cli_name else "execution.target in the dataset" if dataset.execution.target else "default"
+        )
+        available = ", ".join(targets.names) or "(none)"
+        raise TargetError(
+            f"target '{wanted}' (from {origin}) is not defined in {_display(targets.path)}. "
+            f"Available targets: {available}",
+            hint="pass --target NAME, or set execution.target in the dataset",
+        )
+    return wanted
+
+
+def load_all(paths: Iterable[str | Path], loader: Callable[[Path], Any] = load_dataset) -> list[Problem]:
+    """Problems across many files (validate reports all of them, not only the first file's)."""
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            loader(Path(path))
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    return problems

@@ -1,0 +1,78 @@
+"""Shared model base: strict types and unknown keys rejected with a did-you-mean."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
+
+UNKNOWN_KEYS = "unknown_keys"
+
+
+@functools.cache
+def known_keys(model: type[BaseModel]) -> list[str]:
+    """Every key a model accepts in its input: field names and their validation aliases."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        alias = field.validation_alias
+        choices = getattr(alias, "choices", None)
+        if choices:
+            keys.extend(str(c) for c in choices)
+        elif isinstance(alias, str):
+            keys.append(alias)
+        else:
+            keys.append(field.alias or name)
+    return keys
+
+
+def suggest(word: str, candidates: list[str]) -> str | None:
+    """The closest candidate to a mistyped word, if one is close enough."""
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unknown_key_error(unknown: list[str], valid: list[str]) -> PydanticCustomError:
+    first = unknown[0]
+    parts = ", ".join(f"'{k}'" for k in unknown)
+    noun = "unknown key" if len(unknown) == 1 else "unknown keys"
+    close = suggest(first, valid)
+    did_you_mean = f" (did you mean '{close}'?)" if close else ""
+    message = f"{noun} {parts}{did_you_mean}. Valid keys: {', '.join(valid)}"
+    # The offending key rides in the context so the loader can point at its line.
+    return PydanticCustomError("unknown_key", message, {"agentv_key": first})
+
+
+class StrictModel(BaseModel):
+    """Strict, closed model: no silent coercion, no silently ignored keys."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=False, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        return cls.strip_unknown_keys(data, info)
+
+    @classmethod
+    def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        """Report keys the model does not know.
+
+        With a validation context holding an `unknown_keys` list (the loader's), each finding is
+        recorded there by the identity of the offending mapping and the keys are dropped, so
+        validation carries on and every other error in the same object is reported too. Without
+        one, the first finding is raised. Subclasses with their own before-validators call this
+        first, before they copy or reshape the mapping.
+        """
+        if not isinstance(data, dict):
+            return data
+        valid = known_keys(cls)
+        unknown = [str(k) for k in data if k not in valid]
+        if not unknown:
+            return data
+        sink = info.context.get(UNKNOWN_KEYS) if isinstance(info.context, dict) else None
+        if sink is None:
+            raise unknown_key_error(unknown, valid)
+        sink.append((id(data), unknown, valid))
+        return {k: v for k, v in data.items() if k in valid}

@@ -1,0 +1,189 @@
+"""Evaluator configurations: a closed union discriminated on `type`."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Union, get_args
+
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from agentv_py.models.base import StrictModel, suggest
+
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
+MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")
+FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
+DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
+DATE_TOKENS = ("YYYY", "MMMM", "MMM", "YY", "MM", "DD", "M", "D")
+
+# Options that only make sense for one match type; giving them elsewhere is a config error
+# (a `tolerance` on an exact field is almost certainly a mistake in `match`).
+_OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
+    "exact": (),
+    "numeric_tolerance": ("tolerance", "relative"),
+    "fuzzy": ("algorithm", "threshold", "case_sensitive"),
+    "date": ("formats",),
+}
+
+def _finite_non_negative(value: float, what: str) -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+class FieldSpec(StrictModel):
+    """One field of a `field_accuracy` evaluator."""
+
+    path: str
+    match: str = "exact"
+    required: bool = True
+    weight: float = 1.0
+    tolerance: float | None = None
+    relative: bool = False
+    algorithm: str = "levenshtein"
+    threshold: float = 0.85
+    case_sensitive: bool = False
+    formats: list[str] | None = None
+
+    @field_validator("match")
+    @classmethod
+    def _known_match(cls, value: str) -> str:
+        if value not in MATCH_TYPES:
+            raise ValueError(f"Invalid match type: {value}. Valid types: {', '.join(MATCH_TYPES)}")
+        return value
+
+    @field_validator("path")
+    @classmethod
+    def _non_empty_path(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("path must not be empty")
+        return value
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: float) -> float:
+        return _finite_non_negative(value, "weight")
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, value: float | None) -> float | None:
+        return None if value is None else _finite_non_negative(value, "tolerance")
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        if not (0.0 <= value <= 1.0):
+            raise ValueError(f"threshold must be between 0 and 1, got {value!r}")
+        return float(value)
+
+    @field_validator("algorithm")
+    @classmethod
+    def _algorithm(cls, value: str) -> str:
+        if value not in FUZZY_ALGORITHMS:
+            raise ValueError(f"Invalid algorithm: {value}. Valid algorithms: {', '.join(FUZZY_ALGORITHMS)}")
+        return value
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("formats must not be empty (omit it to use the defaults)")
+        for fmt in value:
+            if not any(token in fmt for token in ("YYYY", "YY")) or not any(t in fmt for t in ("M", "D")):
+                raise ValueError(
+                    f"Invalid date format: {fmt}. A format needs a year (YYYY or YY), a month "
+                    "(MM, M, MMM or MMMM) and a day (DD or D), e.g. DD-MMM-YYYY"
+                )
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_fit_match(cls, data: Any, info: ValidationInfo) -> Any:
+        data = cls.strip_unknown_keys(data, info)
+        if not isinstance(data, dict):
+            return data
+        match = data.get("match", "exact")
+        if match not in _OPTIONS_BY_MATCH:
+            return data  # the field validator reports the bad match type
+        foreign = [
+            key
+            for other, keys in _OPTIONS_BY_MATCH.items()
+            if other != match
+            for key in keys
+            if key in data and key not in _OPTIONS_BY_MATCH[match]
+        ]
+        if foreign:
+            raise ValueError(
+                f"option {', '.join(repr(k) for k in foreign)} does not apply to match '{match}' "
+                f"(options for '{match}': {', '.join(_OPTIONS_BY_MATCH[match]) or 'none'})"
+            )
+        if match == "numeric_tolerance" and data.get("tolerance") is None:
+            raise ValueError("numeric_tolerance needs 'tolerance' (a number >= 0)")
+        return data
+
+    @property
+    def date_formats(self) -> tuple[str, ...]:
+        return tuple(self.formats) if self.formats else DEFAULT_DATE_FORMATS
+
+
+class EvaluatorBase(StrictModel):
+    name: str | None = None
+    weight: float = 1.0
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: float) -> float:
+        return _finite_non_negative(value, "weight")
+
+    @property
+    def display_name(self) -> str:
+        return self.name or str(getattr(self, "type"))
+
+
+class FieldAccuracyConfig(EvaluatorBase):
+    """`field_accuracy`: compare fields of the JSON answer with the ground truth."""
+
+    type: Literal["field_accuracy"]
+    fields: list[FieldSpec]
+    aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
+
+    @field_validator("fields")
+    @classmethod
+    def _some_fields(cls, value: list[FieldSpec]) -> list[FieldSpec]:
+        if not value:
+            raise ValueError("fields must list at least one field")
+        return value
+
+
+# The closed set of evaluator configs. Add a member here AND register its evaluator in
+# agentv_py.evaluators; a test checks the two sets are equal.
+EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (FieldAccuracyConfig,)
+EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
+    get_args(cls.model_fields["type"].annotation)[0] for cls in EVALUATOR_CONFIG_TYPES
+)
+
+
+def _check_type_tag(value: Any) -> Any:
+    """One precise error for a missing or unknown `type`, instead of one per union member."""
+    if isinstance(value, dict):
+        tag = value.get("type")
+        valid = ", ".join(EVALUATOR_TYPE_NAMES)
+        if tag is None:
+            raise PydanticCustomError("missing_type", f"evaluator needs a 'type'. Valid types: {valid}")
+        if tag not in EVALUATOR_TYPE_NAMES:
+            close = suggest(str(tag), list(EVALUATOR_TYPE_NAMES))
+            hint = f" (did you mean '{close}'?)" if close else ""
+            raise PydanticCustomError(
+                "unknown_type", f"Unknown evaluator type: {tag}{hint}. Valid types: {valid}", {"agentv_key": "type"}
+            )
+    return value
+
+
+_Members = (
+    Annotated[Union[EVALUATOR_CONFIG_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]
+    if len(EVALUATOR_CONFIG_TYPES) > 1
+    else EVALUATOR_CONFIG_TYPES[0]
+)
+EvaluatorConfig = Annotated[_Members, BeforeValidator(_check_type_tag)]  # type: ignore[valid-type]

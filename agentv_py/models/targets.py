@@ -1,0 +1,145 @@
+"""Target configurations (SPEC §2): `targets.yaml`."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import AliasChoices, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from agentv_py.models.base import StrictModel, suggest
+
+PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID")
+FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
+PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PROVIDERS: tuple[str, ...] = ("cli", "mock")
+
+DEFAULT_TIMEOUT_SECONDS = 60.0
+
+
+def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str:
+    for name in PLACEHOLDER_RE.findall(template):
+        if name not in valid:
+            close = suggest(name, list(valid))
+            hint = f" (did you mean {{{close}}}?)" if close else ""
+            listed = ", ".join("{" + v + "}" for v in valid)
+            raise ValueError(f"unknown placeholder {{{name}}} in {what}{hint}. Valid placeholders: {listed}")
+    return template
+
+
+def _positive_timeout(value: float) -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
+    return float(value)
+
+
+class Healthcheck(StrictModel):
+    command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
+    timeout_seconds: float = 30.0
+    cwd: str | None = None
+
+    _timeout = field_validator("timeout_seconds")(classmethod(lambda cls, v: _positive_timeout(v)))
+
+
+class TargetBase(StrictModel):
+    name: str
+    judge_target: str | None = None
+
+
+class CliTarget(TargetBase):
+    """Run a command once per case."""
+
+    provider: Literal["cli"]
+    command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    cwd: str | None = None
+    files_format: str = "{path}"
+    healthcheck: Healthcheck | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    # Accepted for AgentV compatibility; batching is not supported, so only `false` is valid.
+    provider_batching: Literal[False] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _command_spellings(cls, data: Any, info: ValidationInfo) -> Any:
+        data = cls.strip_unknown_keys(data, info)
+        # Generated AgentV files carry both spellings (older and newer releases); they must agree.
+        if isinstance(data, dict) and "command" in data and "command_template" in data:
+            if data["command"] != data["command_template"]:
+                raise PydanticCustomError(
+                    "alias_conflict",
+                    "'command' and 'command_template' are aliases and differ; keep one",
+                    {"agentv_key": "command"},
+                )
+            data = {k: v for k, v in data.items() if k != "command"}
+        return data
+
+    @field_validator("command_template")
+    @classmethod
+    def _command(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("command_template must not be empty")
+        return _check_placeholders(value, PLACEHOLDERS, "command_template")
+
+    @field_validator("files_format")
+    @classmethod
+    def _files_format(cls, value: str) -> str:
+        return _check_placeholders(value, FILES_FORMAT_FIELDS, "files_format")
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return _positive_timeout(value)
+
+
+class MockTarget(TargetBase):
+    """Return a fixed answer, or the case's ground truth (`echo_expected`)."""
+
+    provider: Literal["mock"]
+    response: str | dict[str, Any] | list[Any] | None = None
+    echo_expected: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MockTarget:
+        if self.response is None and not self.echo_expected:
+            raise ValueError("a mock target needs 'response' or 'echo_expected: true'")
+        return self
+
+
+def _check_provider(value: Any) -> Any:
+    if isinstance(value, dict):
+        provider = value.get("provider")
+        valid = ", ".join(PROVIDERS)
+        if provider is None:
+            raise PydanticCustomError("missing_provider", f"target needs a 'provider'. Valid providers: {valid}")
+        if provider not in PROVIDERS:
+            close = suggest(str(provider), list(PROVIDERS))
+            hint = f" (did you mean '{close}'?)" if close else ""
+            raise PydanticCustomError(
+                "unknown_provider",
+                f"Unknown provider: {provider}{hint}. Valid providers: {valid}",
+                {"agentv_key": "provider"},
+            )
+    return value
+
+
+
+TargetConfig = Annotated[
+    Annotated[Union[CliTarget, MockTarget], Field(discriminator="provider")], BeforeValidator(_check_provider)
+]
+
+
+class TargetsFile(StrictModel):
+    targets: list[TargetConfig]
+
+    @field_validator("targets")
+    @classmethod
+    def _unique_names(cls, value: list[Any]) -> list[Any]:
+        seen: set[str] = set()
+        for target in value:
+            if target.name in seen:
+                raise ValueError(f"duplicate target name '{target.name}'")
+            seen.add(target.name)
+        return value

@@ -1,0 +1,1 @@
+"""Pure scoring functions: paths, matchers. No I/O; imports only `agentv_py.models`."""

@@ -1,0 +1,41 @@
+"""Reading a target's answer text as JSON (SPEC §3.1 "Candidate data")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+NOT_JSON: Any = type("NotJson", (), {"__repr__": lambda self: "NOT_JSON", "__bool__": lambda self: False})()
+"""Sentinel: the answer could not be read as JSON."""
+
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return NOT_JSON
+
+
+def parse_answer_json(text: str) -> Any:
+    """The answer as JSON: the whole text, else a fenced ```json block, else the span from the
+    first `{` or `[` to the last matching closing bracket. NOT_JSON when none parses."""
+    value = _loads(text)
+    if value is not NOT_JSON:
+        return value
+    fence = _FENCE.search(text)
+    if fence:
+        value = _loads(fence.group(1))
+        if value is not NOT_JSON:
+            return value
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return NOT_JSON
+    start = min(starts)
+    end = text.rfind("}" if text[start] == "{" else "]")
+    if end <= start:
+        return NOT_JSON
+    return _loads(text[start : end + 1])

@@ -1,0 +1,251 @@
+"""Field matchers (SPEC §3.1): pure functions of two values and options, never raising.
+
+Each returns a MatchResult: `passed`, `score` (the field score), `reason` for a miss (the text in
+parentheses of `<path> (<reason>)`), and `info` with the rule's numbers (diff, similarity, dates).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz.distance import JaroWinkler, Levenshtein
+
+
+@dataclass(slots=True)
+class MatchResult:
+    passed: bool
+    score: float
+    reason: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def json_type(value: Any) -> str:
+    """JSON type name of a Python value: string, number, boolean, null, array, object."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep JSON equality: key order irrelevant, 1889 == 1889.0, but true != 1 and "100" != 100."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _type_mismatch(candidate: Any, expected: Any) -> str:
+    return f"type mismatch: got {json_type(candidate)}, expected {json_type(expected)}"
+
+
+def match_exact(candidate: Any, expected: Any) -> MatchResult:
+    if json_equal(candidate, expected):
+        return MatchResult(True, 1.0)
+    if json_type(candidate) != json_type(expected):
+        return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
+    return MatchResult(False, 0.0, "value mismatch")
+
+
+# ----------------------------------------------------------------------------- numbers
+
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NON_FINITE_RE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+_NOT_NUMERIC = "non-numeric"
+_NOT_FINITE = "non-finite"
+
+
+def to_number(value: Any) -> float | str:
+    """A float, or the marker `non-numeric` / `non-finite`. Booleans are not numbers."""
+    if isinstance(value, bool):
+        return _NOT_NUMERIC
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:
+            return _NOT_FINITE
+        return number if math.isfinite(number) else _NOT_FINITE
+    if isinstance(value, str):
+        text = value.strip()
+        if _NUMBER_RE.fullmatch(text):
+            number = float(text)
+            return number if math.isfinite(number) else _NOT_FINITE
+        if _NON_FINITE_RE.fullmatch(text):
+            return _NOT_FINITE
+    return _NOT_NUMERIC
+
+
+def _fmt(number: float) -> str:
+    return f"{number:g}"
+
+
+def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: bool = False) -> MatchResult:
+    c, e = to_number(candidate), to_number(expected)
+    if e == _NOT_NUMERIC:
+        return MatchResult(False, 0.0, f"expected value is not numeric: {json_type(expected)}")
+    if e == _NOT_FINITE:
+        return MatchResult(False, 0.0, "expected value is not a finite number")
+    if c == _NOT_NUMERIC:
+        return MatchResult(False, 0.0, "non-numeric value")
+    if c == _NOT_FINITE:
+        return MatchResult(False, 0.0, "invalid numeric value")
+    assert isinstance(c, float) and isinstance(e, float)
+    diff = abs(c - e)
+    # A tiny epsilon, scaled to the operands, so that 1.1 vs 1.0 with tolerance 0.1 passes.
+    epsilon = 1e-9 * max(1.0, abs(c), abs(e))
+    if relative and e != 0:
+        rel = diff / abs(e)
+        info = {"diff": diff, "relative_diff": rel, "tolerance": tolerance, "relative": True}
+        if rel <= tolerance + 1e-9:
+            return MatchResult(True, 1.0, info=info)
+        return MatchResult(
+            False, 0.0, f"outside tolerance: relative diff={rel:.4f}, tolerance={_fmt(tolerance)}", info
+        )
+    info = {"diff": diff, "tolerance": tolerance, "relative": relative}
+    if diff <= tolerance + epsilon:
+        return MatchResult(True, 1.0, info=info)
+    return MatchResult(False, 0.0, f"outside tolerance: diff={diff:.2f}, tolerance={_fmt(tolerance)}", info)
+
+
+# ----------------------------------------------------------------------------- fuzzy
+
+_WS = re.compile(r"\s+")
+
+
+def normalize_text(text: str, case_sensitive: bool = False) -> str:
+    """NFKC, trim, collapse internal whitespace, casefold unless case_sensitive."""
+    text = _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    return text if case_sensitive else text.casefold()
+
+
+def similarity(a: str, b: str, algorithm: str = "levenshtein") -> float:
+    """Normalized similarity in [0, 1] (rapidfuzz): Levenshtein 1 - d/max(len); Jaro-Winkler p=0.1."""
+    if algorithm == "jaro_winkler":
+        return float(JaroWinkler.normalized_similarity(a, b, prefix_weight=0.1))
+    return float(Levenshtein.normalized_similarity(a, b))
+
+
+def match_fuzzy(
+    candidate: Any,
+    expected: Any,
+    threshold: float = 0.85,
+    algorithm: str = "levenshtein",
+    case_sensitive: bool = False,
+) -> MatchResult:
+    if not isinstance(candidate, str) or not isinstance(expected, str):
+        return MatchResult(False, 0.0, _type_mismatch(candidate, expected) if isinstance(expected, str)
+                           else f"fuzzy match needs strings, expected value is {json_type(expected)}")
+    score = similarity(normalize_text(candidate, case_sensitive), normalize_text(expected, case_sensitive), algorithm)
+    info = {"similarity": round(score, 6), "threshold": threshold, "algorithm": algorithm}
+    if score >= threshold - 1e-12:
+        return MatchResult(True, score, info=info)
+    return MatchResult(False, 0.0, f"similarity {score:.2f} < {threshold:.2f}", info)
+
+
+# ----------------------------------------------------------------------------- dates
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?")
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december"]
+_MONTH_BY_NAME = {name: i + 1 for i, name in enumerate(_MONTHS)} | {n[:3]: i + 1 for i, n in enumerate(_MONTHS)}
+_TOKENS = {
+    "YYYY": ("year", r"(\d{4})"),
+    "MMMM": ("month_name", r"([A-Za-z]+)"),
+    "MMM": ("month_abbr", r"([A-Za-z]{3})"),
+    "YY": ("year2", r"(\d{2})"),
+    "MM": ("month", r"(\d{2})"),
+    "DD": ("day", r"(\d{2})"),
+    "M": ("month", r"(\d{1,2})"),
+    "D": ("day", r"(\d{1,2})"),
+}
+_TOKEN_ORDER = ("YYYY", "MMMM", "MMM", "YY", "MM", "DD", "M", "D")
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_format(fmt: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    pattern, groups, i = "", [], 0
+    while i < len(fmt):
+        for token in _TOKEN_ORDER:
+            if fmt.startswith(token, i):
+                kind, regex = _TOKENS[token]
+                pattern += regex
+                groups.append(kind)
+                i += len(token)
+                break
+        else:
+            pattern += re.escape(fmt[i])
+            i += 1
+    return re.compile(pattern, re.IGNORECASE), tuple(groups)
+
+
+def parse_date(value: Any, formats: tuple[str, ...]) -> dt.date | None:
+    """ISO-8601 first (the calendar date as written; time and zone ignored), then each format."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    iso = _ISO_DATE.fullmatch(text)
+    if iso:
+        try:
+            return dt.date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+        except ValueError:
+            return None
+    for fmt in formats:
+        regex, groups = _compile_format(fmt)
+        found = regex.fullmatch(text)
+        if not found:
+            continue
+        year = month = day = None
+        for kind, raw in zip(groups, found.groups()):
+            if kind == "year":
+                year = int(raw)
+            elif kind == "year2":
+                year = int(raw) + (2000 if int(raw) < 69 else 1900)  # strptime's %y pivot
+            elif kind == "month":
+                month = int(raw)
+            elif kind == "day":
+                day = int(raw)
+            else:
+                name = raw.casefold()
+                month = _MONTH_BY_NAME.get(name) if kind == "month_name" else _MONTH_BY_NAME.get(name[:3])
+                if kind == "month_abbr" and name not in _MONTH_BY_NAME:
+                    month = None
+        if year is None or month is None or day is None:
+            continue
+        try:
+            return dt.date(year, month, day)
+        except ValueError:
+            continue
+    return None
+
+
+def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> MatchResult:
+    e = parse_date(expected, formats)
+    if e is None:
+        return MatchResult(False, 0.0, "unparseable expected date")
+    c = parse_date(candidate, formats)
+    if c is None:
+        return MatchResult(False, 0.0, "unparseable date", {"expected_date": e.isoformat()})
+    info = {"parsed": c.isoformat(), "expected_date": e.isoformat()}
+    if c == e:
+        return MatchResult(True, 1.0, info=info)
+    return MatchResult(False, 0.0, f"date mismatch: got {c.isoformat()}, expected {e.isoformat()}", info)
