@@ -1,0 +1,7 @@
+"""agentv: an eval runner for structured outputs."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

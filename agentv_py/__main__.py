@@ -1,0 +1,3 @@
+from agentv_py.cli import main
+
+main()

@@ -1,0 +1,83 @@
+"""`agentv eval DATASET`: run the target per case, score, stream JSONL, summarise, gate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agentv_py.cli import (
+    EXIT_CASE_ERRORS,
+    EXIT_CODES_HELP,
+    EXIT_GATE_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    app,
+    boundary,
+)
+
+
+@app.command(name="eval", epilog=EXIT_CODES_HELP)
+@boundary
+def eval_command(
+    dataset: Path = typer.Argument(..., help="Dataset YAML file.", show_default=False),
+    target: Optional[str] = typer.Option(None, "--target", help="Target name (default: the dataset's execution.target, else 'default')."),
+    targets: Optional[Path] = typer.Option(None, "--targets", help="targets.yaml to use (default: found by walking up from the dataset)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="JSONL results path; '-' writes JSONL to stdout. Default: .agentv/results/<dataset>_<UTC>.jsonl"),
+    workers: int = typer.Option(4, "--workers", "-w", min=1, max=64, help="Cases run concurrently (1-64)."),
+    max_retries: int = typer.Option(1, "--max-retries", min=0, max=10, help="Retries of a failed target call."),
+    eval_id: list[str] = typer.Option([], "--eval-id", "-e", help="Only cases whose id matches this glob (repeatable)."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Gate on mean score >= X instead of 'every case passed'."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."),
+) -> int:
+    """Run an eval dataset against a target and score every case."""
+    from rich.console import Console
+
+    from agentv_py.report.render import PlainProgress, RichProgress, render_summary
+    from agentv_py.runner.session import EvalRequest, execute, plan_eval
+
+    request = EvalRequest(
+        dataset=dataset,
+        target=target,
+        targets=targets,
+        out=out,
+        workers=workers,
+        max_retries=max_retries,
+        eval_ids=list(eval_id),
+        verbose=verbose,
+        dry_run=dry_run,
+    )
+    plan = plan_eval(request)
+    err = Console(stderr=True, highlight=False)
+    for warning in plan.warnings:
+        err.print(f"warning: {warning}", markup=False)
+    err.print(
+        f"agentv: {len(plan.cases)} case{'s' if len(plan.cases) != 1 else ''} of '{plan.dataset.name}' "
+        f"against target '{plan.target.name}' ({workers} worker{'s' if workers != 1 else ''})",
+        markup=False,
+    )
+    progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
+    with progress:
+        summary = execute(plan, progress.advance)
+    # Human output goes to stdout, unless stdout carries the JSONL.
+    human = err if plan.out == "-" else Console(highlight=False)
+    render_summary(human, summary, verbose=verbose)
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    if summary.errored:
+        return EXIT_CASE_ERRORS
+    if threshold is not None:
+        stats = summary.stats()
+        mean = stats.mean if stats else 0.0
+        if mean < threshold:
+            print(f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", file=sys.stderr)
+            return EXIT_GATE_FAILED
+        return EXIT_OK
+    if not summary.all_passed:
+        not_passed = summary.completed - summary.passed
+        print(f"gate failed: {not_passed} of {summary.completed} cases did not pass", file=sys.stderr)
+        return EXIT_GATE_FAILED
+    return EXIT_OK

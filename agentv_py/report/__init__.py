@@ -1,0 +1,1 @@
+"""Results: JSONL writer/reader, summary statistics, terminal rendering."""

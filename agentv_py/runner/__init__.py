@@ -1,0 +1,1 @@
+"""Running things: subprocesses, targets, and the engine that drives a whole eval."""

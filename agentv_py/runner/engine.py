@@ -1,0 +1,234 @@
+"""The engine: run the target once per case, concurrently, score, and stream one row per case."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import math
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from agentv_py.errors import AgentvError
+from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.loading import LoadedDataset, PreparedCase
+from agentv_py.models.results import EvaluatorResult, ResultRow, Trace, verdict_for
+from agentv_py.runner.process import LIVE
+from agentv_py.runner.targets import TargetOutcome, TargetRunner
+from agentv_py.scoring.answer import NOT_JSON
+
+MAX_WORKERS = 64
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    workers: int = 4
+    max_retries: int = 1
+
+
+class Interrupted(Exception):
+    """The run was stopped by Ctrl-C or SIGTERM; finished rows are on disk."""
+
+
+def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> list[PreparedCase]:
+    """Cases whose id matches any glob in `patterns` (all cases when there are none)."""
+    patterns = list(patterns)
+    if not patterns:
+        return list(cases)
+    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.case.id, p) for p in patterns)]
+    if not chosen:
+        ids = ", ".join(c.case.id for c in cases[:10]) + (", ..." if len(cases) > 10 else "")
+        raise AgentvError(
+            f"no case id matches --eval-id {' '.join(patterns)}",
+            hint=f"ids in this dataset: {ids} (globs such as 'invoice-00*' work)",
+        )
+    return chosen
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def case_score(results: Sequence[EvaluatorResult]) -> float:
+    """Weighted mean over processed and errored results (skipped excluded; all weights 0 -> 0)."""
+    counted = [r for r in results if r.status != "skipped"]
+    total_weight = math.fsum(r.weight for r in counted)
+    if total_weight <= 0:
+        return 0.0
+    return math.fsum((r.score or 0.0) * r.weight for r in counted) / total_weight
+
+
+def _join(results: Sequence[EvaluatorResult], attr: str) -> list[str]:
+    if len(results) == 1:
+        return list(getattr(results[0], attr))
+    return [f"{r.name}: {item}" for r in results for item in getattr(r, attr)]
+
+
+def score_case(
+    prepared: PreparedCase,
+    evaluators: Sequence[Any],
+    outcome: TargetOutcome,
+    *,
+    dataset: LoadedDataset,
+    target: str,
+    attempts: int,
+    duration_ms: float,
+) -> ResultRow:
+    """Build the row for one case from the target's outcome (pure apart from the evaluators)."""
+    case = prepared.case
+    trace = _trace(outcome)
+    base = dict(
+        timestamp=_utc_now(),
+        eval_id=case.id,
+        dataset=dataset.name,
+        conversation_id=case.conversation_id,
+        target=target,
+        attempts=attempts,
+        duration_ms=round(duration_ms, 3),
+        trace=trace,
+    )
+    if outcome.answer is None:
+        error = outcome.error or "target failed"
+        return ResultRow(
+            **base, status="error", score=0.0, verdict="fail", misses=[error], reasoning=error, error=error
+        )
+    context = EvalContext(
+        eval_id=case.id,
+        dataset=dataset.name,
+        dataset_dir=dataset.directory,
+        answer=outcome.answer,
+        expected=prepared.expected,
+        question=prepared.question,
+        files=tuple(prepared.files),
+        images=tuple(prepared.images),
+    )
+    if outcome.parsed is not NOT_JSON:
+        context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
+    results = [run_evaluator(config, context) for config in evaluators]
+    score = case_score(results)
+    counted = [r for r in results if r.status != "skipped"]
+    reasoning = (
+        "; ".join(f"{r.name}: {r.reasoning}" if len(results) > 1 else r.reasoning for r in results)
+        if counted
+        else "no evaluator produced a score: " + "; ".join(r.reasoning for r in results)
+    )
+    return ResultRow(
+        **base,
+        status="ok",
+        score=score,
+        verdict=verdict_for(score) if counted else "fail",
+        hits=_join(results, "hits"),
+        misses=_join(results, "misses"),
+        reasoning=reasoning,
+        candidate_answer=outcome.answer,
+        evaluator_results=results,
+    )
+
+
+def _trace(outcome: TargetOutcome) -> Trace:
+    """Target-reported metrics when they have the right types; else our own measurement."""
+    reported = outcome.trace
+    duration = reported.get("duration_ms")
+    cost = reported.get("cost_usd")
+    usage = reported.get("token_usage")
+    is_number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)  # noqa: E731
+    return Trace(
+        duration_ms=float(duration) if is_number(duration) else round(outcome.duration_ms, 3),
+        cost_usd=float(cost) if is_number(cost) else None,
+        token_usage=usage if isinstance(usage, dict) else None,
+    )
+
+
+def _guarded(error_row: Callable[[str], ResultRow], work: Callable[[], ResultRow]) -> ResultRow:
+    try:
+        return work()
+    except Exception as exc:  # noqa: BLE001 - every case must produce a row
+        return error_row(f"internal error while running the case: {type(exc).__name__}: {exc}")
+
+
+def run_cases(
+    dataset: LoadedDataset,
+    cases: Sequence[PreparedCase],
+    runner: TargetRunner,
+    options: RunOptions,
+    on_row: Callable[[ResultRow], None],
+    on_start: Callable[[PreparedCase], None] | None = None,
+) -> None:
+    """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
+
+    Raises Interrupted on KeyboardInterrupt: running processes are killed, rows already handed
+    over stay written, and no partial row is produced.
+    """
+    workers = max(1, min(options.workers, MAX_WORKERS, len(cases) or 1))
+    suite = dataset.model.execution.evaluators
+    pending = iter(cases)
+    lock = threading.Lock()
+    stop = threading.Event()
+    done: queue.SimpleQueue[ResultRow | None] = queue.SimpleQueue()
+
+    def one_case(prepared: PreparedCase) -> ResultRow:
+        started = time.monotonic()
+        evaluators = prepared.case.case_evaluators
+        evaluators = suite if evaluators is None else evaluators
+        attempts = 0
+        outcome = TargetOutcome(None, "not run")
+        for attempts in range(1, options.max_retries + 2):
+            outcome = runner.invoke(prepared, attempts)
+            if outcome.answer is not None or stop.is_set():
+                break
+        return score_case(
+            prepared,
+            evaluators,
+            outcome,
+            dataset=dataset,
+            target=runner.name,
+            attempts=attempts,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+
+    def error_row(prepared: PreparedCase) -> Callable[[str], ResultRow]:
+        def build(message: str) -> ResultRow:
+            return score_case(
+                prepared, [], TargetOutcome(None, message), dataset=dataset, target=runner.name, attempts=1, duration_ms=0.0
+            )
+
+        return build
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    prepared = next(pending, None)
+                if prepared is None:
+                    return
+                if on_start is not None:
+                    on_start(prepared)
+                row = _guarded(error_row(prepared), lambda: one_case(prepared))
+                if not stop.is_set():
+                    done.put(row)
+        finally:
+            done.put(None)
+
+    LIVE.reopen()
+    threads = [threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    finished = 0
+    try:
+        while finished < workers:
+            try:
+                item = done.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            if item is None:
+                finished += 1
+            else:
+                on_row(item)
+    except KeyboardInterrupt:
+        stop.set()
+        LIVE.kill_all()
+        for thread in threads:
+            thread.join(timeout=2.0)
+        raise Interrupted() from None

@@ -1,0 +1,257 @@
+"""`run_process`: start a command in its own session, capture capped output, never hang.
+
+Every subprocess the tool starts (targets, healthchecks, code judges) goes through here:
+- it gets its own session, so the whole process group can be signalled;
+- stdout/stderr are read concurrently with a byte cap; exceeding it kills the group;
+- on timeout the group gets SIGTERM, then SIGKILL after a short grace;
+- when the direct child exits, anything it left in its group is killed, and a grandchild that
+  keeps the pipes open cannot keep the run waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+DEFAULT_OUTPUT_CAP = 10 * 1024 * 1024
+KILL_GRACE_SECONDS = 1.0
+# After the direct child exits, how long pipes still held by a descendant may stay open.
+ORPHAN_PIPE_GRACE_SECONDS = 0.2
+_IDLE_POLL_SECONDS = 0.05
+_STDERR_TAIL_BYTES = 64 * 1024
+_CHUNK = 65536
+
+
+@dataclass(slots=True)
+class ProcResult:
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    duration: float
+    timed_out: bool = False
+    overflow: bool = False
+    spawn_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not (self.timed_out or self.overflow or self.spawn_error)
+
+    def stderr_tail(self, limit: int = 300) -> str:
+        """The last non-empty stderr lines, on one line, at most `limit` characters."""
+        text = self.stderr.decode("utf-8", errors="replace").strip()
+        if not text:
+            return ""
+        one_line = " | ".join(line.strip() for line in text.splitlines()[-5:] if line.strip())
+        return one_line if len(one_line) <= limit else "..." + one_line[-(limit - 3) :]
+
+
+class _LiveProcesses:
+    """Process groups started and not yet finished, so an interrupt can kill them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pids: set[int] = set()
+        self.closed = False
+
+    def add(self, pid: int) -> None:
+        with self._lock:
+            self._pids.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._pids.discard(pid)
+
+    def reopen(self) -> None:
+        with self._lock:
+            self.closed = False
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self.closed = True
+            pids = list(self._pids)
+        for pid in pids:
+            _signal_group(pid, signal.SIGKILL)
+
+
+LIVE = _LiveProcesses()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _terminate_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)  # also reaches descendants that ignored SIGTERM
+    proc.wait()
+
+
+def _leader_exited(pid: int) -> bool:
+    """Has the direct child exited? (does not reap it, so its group id stays reserved)"""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    stdin: bytes | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    output_cap: int = DEFAULT_OUTPUT_CAP,
+    kill_grace: float = KILL_GRACE_SECONDS,
+) -> ProcResult:
+    """Run `argv` and return what happened. Never raises for anything the command does."""
+    start = time.monotonic()
+    if LIVE.closed:
+        return ProcResult(None, b"", b"", 0.0, spawn_error="interrupted")
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
+        return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}")
+    LIVE.add(proc.pid)
+    try:
+        return _communicate(proc, stdin, start, timeout, output_cap, kill_grace)
+    finally:
+        LIVE.discard(proc.pid)
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes],
+    stdin: bytes | None,
+    start: float,
+    timeout: float,
+    cap: int,
+    kill_grace: float,
+) -> ProcResult:
+    assert proc.stdout is not None and proc.stderr is not None
+    deadline = start + timeout
+    out_chunks: list[bytes] = []
+    err_chunks: deque[bytes] = deque()
+    out_size = err_size = err_kept = 0
+    timed_out = overflow = False
+    exited_at: float | None = None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+
+    with selectors.PollSelector() as selector:
+        selector.register(out_fd, selectors.EVENT_READ)
+        selector.register(err_fd, selectors.EVENT_READ)
+        view = memoryview(stdin) if stdin else None
+        if proc.stdin is not None:
+            if view:
+                os.set_blocking(proc.stdin.fileno(), False)
+                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if exited_at is not None and now - exited_at > ORPHAN_PIPE_GRACE_SECONDS:
+                break  # a descendant holds the pipes open; the group is killed below
+            events = selector.select(min(deadline - now, _IDLE_POLL_SECONDS))
+            if not events:
+                if exited_at is None and _leader_exited(proc.pid):
+                    exited_at = time.monotonic()
+                continue
+            for key, _ in events:
+                fd = key.fd
+                if fd == out_fd or fd == err_fd:
+                    data = os.read(fd, _CHUNK)
+                    if not data:
+                        selector.unregister(fd)
+                        continue
+                    if fd == out_fd:
+                        out_chunks.append(data)
+                        out_size += len(data)
+                    else:
+                        err_chunks.append(data)
+                        err_size += len(data)
+                        err_kept += len(data)
+                        while err_kept > _STDERR_TAIL_BYTES and len(err_chunks) > 1:
+                            err_kept -= len(err_chunks.popleft())
+                    if out_size > cap or err_size > cap:
+                        overflow = True
+                else:  # stdin writable
+                    assert view is not None and proc.stdin is not None
+                    try:
+                        written = os.write(fd, view[:_CHUNK])
+                    except (BrokenPipeError, BlockingIOError) as exc:
+                        written = 0 if isinstance(exc, BlockingIOError) else len(view)
+                    view = view[written:]
+                    if not view:
+                        selector.unregister(fd)
+                        proc.stdin.close()
+            if overflow:
+                break
+
+    if timed_out or overflow:
+        _terminate_group(proc, kill_grace)
+    else:
+        remaining = max(deadline - time.monotonic(), 0.0)
+        try:
+            # Pipes are closed; the child normally has exited or is about to.
+            if not _wait_unreaped(proc, remaining):
+                timed_out = True
+        finally:
+            # Whatever the child left behind in its group (daemons, stuck grandchildren) goes too.
+            _signal_group(proc.pid, signal.SIGKILL)
+        if timed_out:
+            _terminate_group(proc, kill_grace)
+        else:
+            proc.wait()
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    return ProcResult(
+        returncode=proc.returncode,
+        stdout=b"".join(out_chunks),
+        stderr=b"".join(err_chunks),
+        duration=time.monotonic() - start,
+        timed_out=timed_out,
+        overflow=overflow,
+    )
+
+
+def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the child to exit without reaping it (its pid stays its group's id). True if it did."""
+    deadline = time.monotonic() + timeout
+    delay = 0.0005
+    while not _leader_exited(proc.pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+    return True

@@ -1,0 +1,234 @@
+"""Target runners: produce the answer for one case (SPEC §2)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from agentv_py.errors import TargetError
+from agentv_py.loading import PreparedCase
+from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, TargetConfig
+from agentv_py.runner.command import render_command, render_files
+from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.scoring.answer import NOT_JSON
+
+# Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an
+# answer in its own right (an extractor may well emit a `text` field) and is not unwrapped.
+ENVELOPE_KEYS = frozenset({"text", "output_messages", "token_usage", "cost_usd", "duration_ms", "metadata", "raw"})
+
+
+@dataclass
+class TargetOutcome:
+    """What one target call produced: an answer, or a one-line error."""
+
+    answer: str | None
+    error: str | None = None
+    parsed: Any = NOT_JSON  # the answer already parsed as JSON, when it was
+    trace: dict[str, Any] = field(default_factory=dict)
+    duration_ms: float = 0.0
+
+
+class TargetRunner(Protocol):
+    name: str
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome: ...
+
+
+class Redactor:
+    """Removes substituted secrets (`${{ VAR }}` values) from any text we are about to show."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [i.get("value") or i.get("text") for i in content if isinstance(i, dict)]
+        if texts and all(isinstance(t, str) for t in texts):
+            return "\n".join(texts)  # type: ignore[arg-type]
+    return orjson.dumps(content).decode()
+
+
+def unwrap_answer(text: str) -> tuple[str, Any, dict[str, Any]]:
+    """(answer text, answer parsed as JSON or NOT_JSON, trace metrics) for a raw target answer.
+
+    An AgentV envelope (`output_messages` list, or a `text` field with only envelope keys beside
+    it) is unwrapped; `token_usage`, `cost_usd`, `duration_ms` found in it go to the trace.
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return text, NOT_JSON, {}
+    try:
+        data = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return text, NOT_JSON, {}
+    if not isinstance(data, dict):
+        return text, data, {}
+    trace = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in data}
+    messages = data.get("output_messages")
+    if isinstance(messages, list) and messages:
+        assistant = [m for m in messages if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+        last = (assistant or [m for m in messages if isinstance(m, dict)] or [None])[-1]
+        content = last.get("content") if isinstance(last, dict) else None
+        if isinstance(content, (dict, list)):
+            return orjson.dumps(content).decode(), content, trace
+        return _message_text(content) if content is not None else "", NOT_JSON, trace
+    if isinstance(data.get("text"), str) and data.keys() <= ENVELOPE_KEYS:
+        return data["text"], NOT_JSON, trace
+    return text, data, {}
+
+
+def _decode(raw: bytes, what: str) -> tuple[str | None, str | None]:
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"{what} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+
+
+def describe_failure(result: ProcResult, timeout: float, cap: int, redact: Redactor) -> str | None:
+    """One-line reason a process run failed, or None when it succeeded."""
+    tail = result.stderr_tail()
+    suffix = f": {redact(tail)}" if tail else ""
+    if result.spawn_error:
+        return redact(result.spawn_error)
+    if result.timed_out:
+        return f"timed out after {timeout:g}s (process group killed){suffix}"
+    if result.overflow:
+        return f"output exceeded the {cap // (1024 * 1024)} MB cap (process group killed)"
+    if result.returncode != 0:
+        code = result.returncode
+        what = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return f"{what}{suffix}"
+    return None
+
+
+class CliRunner:
+    """Runs `command_template` once per case."""
+
+    def __init__(
+        self,
+        config: CliTarget,
+        *,
+        dataset_dir: Path,
+        work_dir: Path,
+        secrets: list[str] | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self.cwd = str((dataset_dir / config.cwd).resolve()) if config.cwd else str(dataset_dir)
+        self.work_dir = work_dir
+        self.redact = Redactor(secrets or [])
+        self.output_cap = output_cap
+        self.env = {**os.environ, **config.env} if config.env else None
+        self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
+        self._counter = itertools.count()
+
+    def _output_path(self, case: PreparedCase, attempt: int) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", case.case.id)[:80]
+        return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}.out")
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        fmt = self.config.files_format
+        values = {
+            "PROMPT": [case.question],
+            "FILES": render_files(case.files, fmt),
+            "IMAGES": render_files(case.images, fmt),
+            "EVAL_ID": [case.case.id],
+        }
+        output_path = self._output_path(case, attempt) if self._uses_output_file else None
+        if output_path:
+            values["OUTPUT_FILE"] = [output_path]
+        command = render_command(self.config.command_template, values)
+        timeout = self.config.timeout_seconds
+        result = run_process(command.argv, timeout=timeout, cwd=self.cwd, env=self.env, output_cap=self.output_cap)
+        outcome = self._outcome(result, output_path, timeout)
+        outcome.duration_ms = result.duration * 1000
+        if output_path:
+            try:
+                os.unlink(output_path)
+            except OSError:
+                pass
+        return outcome
+
+    def _outcome(self, result: ProcResult, output_path: str | None, timeout: float) -> TargetOutcome:
+        failure = describe_failure(result, timeout, self.output_cap, self.redact)
+        if failure:
+            return TargetOutcome(None, f"target '{self.name}' failed: {failure}")
+        if output_path:
+            try:
+                with open(output_path, "rb") as handle:
+                    raw = handle.read(self.output_cap + 1)
+            except FileNotFoundError:
+                tail = result.stderr_tail()
+                return TargetOutcome(
+                    None,
+                    f"target '{self.name}' exited 0 but did not write {{OUTPUT_FILE}}"
+                    + (f": {self.redact(tail)}" if tail else ""),
+                )
+            if len(raw) > self.output_cap:
+                return TargetOutcome(None, f"target '{self.name}' wrote more than the {self.output_cap // (1024 * 1024)} MB cap")
+            what = "the output file"
+        else:
+            raw, what = result.stdout, "stdout"
+        text, error = _decode(raw, f"target '{self.name}' answer ({what})")
+        if error or text is None:
+            return TargetOutcome(None, error)
+        if not text.strip():
+            return TargetOutcome(None, f"target '{self.name}' returned an empty answer ({what})")
+        answer, parsed, trace = unwrap_answer(text)
+        return TargetOutcome(answer, parsed=parsed, trace=trace)
+
+
+class MockRunner:
+    """A fixed answer, or the case's ground truth (`echo_expected`)."""
+
+    def __init__(self, config: MockTarget) -> None:
+        self.name = config.name
+        self.config = config
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        value = case.expected if self.config.echo_expected else self.config.response
+        if isinstance(value, str):
+            return TargetOutcome(value)
+        if value is None:
+            return TargetOutcome(None, f"target '{self.name}' has no expected answer to echo for this case")
+        return TargetOutcome(orjson.dumps(value).decode(), parsed=value)
+
+
+DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
+
+
+def make_runner(config: TargetConfig, *, dataset_dir: Path, work_dir: Path, secrets: list[str]) -> TargetRunner:
+    if isinstance(config, CliTarget):
+        return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets)
+    return MockRunner(config)
+
+
+def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:
+    """Run the target's healthcheck once; raise TargetError (nothing is run) when it fails."""
+    check: Healthcheck | None = getattr(config, "healthcheck", None)
+    if check is None:
+        return
+    cwd = str((dataset_dir / check.cwd).resolve()) if check.cwd else str(dataset_dir)
+    command = render_command(check.command_template, {})
+    result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd)
+    failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, Redactor(secrets))
+    if failure:
+        raise TargetError(
+            f"healthcheck of target '{config.name}' failed: {failure}",
+            hint=f"the healthcheck runs `{check.command_template}` in {cwd}",
+        )
