@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,7 +24,23 @@ from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.targets import TargetConfig, TargetsFile
 from agentv_py.scoring.paths import path_problem
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe YAML, except that dates stay strings: ground truth `2025-01-15` must compare as the
+    text the extractor emits, not as a Python date."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_constructor(_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
+
+CACHE_VERSION = "1"
+CACHE_MAX_ENTRIES = 32
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -107,7 +125,7 @@ def _read_yaml(path: Path) -> tuple[_Source, Any]:
         raise ConfigError([Problem(display, None, "", f"not valid UTF-8 ({exc.reason} at byte {exc.start})")]) from None
     source = _Source(path, display, text, _LineIndex(text))
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = _parse_cached(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -116,6 +134,46 @@ def _read_yaml(path: Path) -> tuple[_Source, Any]:
         text_reason = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
         raise ConfigError([Problem(display, line, "", text_reason)]) from None
     return source, data
+
+
+def cache_dir() -> Path | None:
+    """Where parsed YAML is cached (None when AGENTV_NO_CACHE is set)."""
+    if os.environ.get("AGENTV_NO_CACHE"):
+        return None
+    base = os.environ.get("AGENTV_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "agentv"
+    )
+    return Path(base) / "yaml"
+
+
+def _parse_cached(text: str) -> Any:
+    """yaml.load, memoised on disk by content hash: a large dataset is parsed once, not per run.
+
+    The cache holds only the parsed data; validation always runs in full. Any cache problem
+    falls back to parsing.
+    """
+    directory = cache_dir()
+    if directory is None or len(text) < 64 * 1024:
+        return yaml.load(text, Loader=_Loader)
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=20)
+    digest.update(f"{CACHE_VERSION}/{yaml.__version__}".encode())
+    entry = directory / f"{digest.hexdigest()}.marshal"
+    try:
+        return marshal.loads(entry.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    data = yaml.load(text, Loader=_Loader)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = entry.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(marshal.dumps(data))
+        os.replace(temporary, entry)
+        entries = sorted(directory.glob("*.marshal"), key=lambda p: p.stat().st_mtime)
+        for old in entries[:-CACHE_MAX_ENTRIES]:
+            old.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        pass
+    return data
 
 
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
@@ -229,15 +287,15 @@ def repo_root(start: Path) -> Path | None:
 
 
 def search_dirs(base_dir: Path) -> list[Path]:
-    """Where relative paths are looked up: base dir, its ancestors up to the repo root, then cwd."""
+    """Where relative paths are looked up: base dir, its ancestors up to the repository root (all of
+    them outside a repository), then the current directory."""
     base_dir = base_dir.resolve()
-    root = repo_root(base_dir)
+    root = repo_root(base_dir)  # outside a repository: every ancestor
     dirs = [base_dir]
-    if root is not None:
-        for parent in base_dir.parents:
-            dirs.append(parent)
-            if parent == root:
-                break
+    for parent in base_dir.parents:
+        dirs.append(parent)
+        if parent == root:
+            break
     cwd = Path.cwd().resolve()
     if cwd not in dirs:
         dirs.append(cwd)

@@ -1,20 +1,26 @@
-"""Rendering `command_template`s: every substituted value is one literal, shell-quoted argument.
+"""Rendering `command_template`s: every substituted value is one literal argument.
 
-The template is scanned once with POSIX quoting rules. Placeholders outside quotes become quoted
-words; inside single or double quotes the quote is closed, the quoted value inserted, and the
-quote reopened, so `"{PROMPT}"` and `{PROMPT}` behave the same. When the template itself uses no
-shell feature (pipes, redirections, variables, globs, `VAR=x cmd`, ...) the command is run
-without a shell, from the argv the shell would have built.
+A template is compiled once with POSIX quoting rules. When it uses no shell feature (pipes,
+redirections, variables, globs, `VAR=x cmd`, ...) it becomes a list of argv tokens and runs
+without a shell: a placeholder standing alone as an unquoted word expands to its words (`{FILES}`
+gives one argument per file); anywhere else (inside quotes, or glued to text as in
+`--in={FILES}`) it contributes its words joined by spaces to that one argument. When the template
+does need a shell, each value is shell-quoted in place (inside quotes: the quote is closed, the
+quoted value inserted, the quote reopened) and the text runs under `/bin/sh -c`.
 """
 
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass
 
 from agentv_py.models.targets import PLACEHOLDER_RE
 
 _SHELL_META = set("|&;<>()$`*?[]~!#\n")
+_DOUBLE_QUOTE_ESCAPABLE = set('$`"\\\n')
+
+Part = str | tuple[str, bool]  # literal text, or (placeholder name, standalone unquoted word)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,61 +33,137 @@ class Command:
         return self.argv[2] if self.shell else shlex.join(self.argv)
 
 
-def render_shell_text(template: str, values: dict[str, list[str]]) -> tuple[str, bool]:
-    """The template as shell text with placeholders replaced by quoted words, and whether the
-    template needs a shell. `values` maps a placeholder name to its words (a list: `{FILES}`
-    expands to several arguments outside quotes, to one space-joined argument inside them)."""
-    out: list[str] = []
+@dataclass(frozen=True, slots=True)
+class CompiledTemplate:
+    template: str
+    needs_shell: bool
+    tokens: tuple[tuple[Part, ...], ...]  # argv tokens, for templates that need no shell
+
+    def render(self, values: dict[str, list[str]]) -> Command:
+        if self.needs_shell:
+            return Command(["/bin/sh", "-c", render_shell_text(self.template, values)], shell=True)
+        argv: list[str] = []
+        for parts in self.tokens:
+            if len(parts) == 1 and isinstance(parts[0], tuple) and parts[0][1]:
+                argv.extend(values.get(parts[0][0], ()))
+                continue
+            argv.append(
+                "".join(p if isinstance(p, str) else " ".join(values.get(p[0], ())) for p in parts)
+            )
+        return Command(argv, shell=False)
+
+
+def _placeholder_at(template: str, i: int) -> tuple[str, int] | None:
+    found = PLACEHOLDER_RE.match(template, i)
+    return (found.group(1), found.end()) if found else None
+
+
+@functools.lru_cache(maxsize=256)
+def compile_template(template: str) -> CompiledTemplate:
+    """Tokenise a template once (POSIX quoting), noting whether it needs a shell."""
+    tokens: list[tuple[Part, ...]] = []
+    parts: list[Part] = []
+    started = False  # a token exists even when empty ("" is an argument)
     needs_shell = False
-    state: str | None = None  # None, "'" or '"'
+    state: str | None = None
+    literal = ""
     i, n = 0, len(template)
+
+    def flush_literal() -> None:
+        nonlocal literal
+        if literal:
+            parts.append(literal)
+            literal = ""
+
     while i < n:
         ch = template[i]
-        if ch == "{":
-            found = PLACEHOLDER_RE.match(template, i)
-            if found and found.group(1) in values:
-                words = values[found.group(1)]
-                if state is None:
-                    out.append(" ".join(shlex.quote(w) for w in words))
-                else:
-                    out.append(state + shlex.quote(" ".join(words)) + state)
-                i = found.end()
-                continue
+        if ch == "{" and (found := _placeholder_at(template, i)):
+            flush_literal()
+            parts.append((found[0], state is None))
+            started = True
+            i = found[1]
+            continue
         if state is None:
-            if ch == "\\":
-                out.append(template[i : i + 2])
+            if ch in " \t":
+                flush_literal()
+                if started:
+                    tokens.append(tuple(parts))
+                parts, started = [], False
+            elif ch == "\\":
+                if i + 1 < n and template[i + 1] != "\n":
+                    literal += template[i + 1]
+                    started = True
                 i += 2
                 continue
-            if ch in "'\"":
-                state = ch
-            elif ch in _SHELL_META:
-                needs_shell = True
+            elif ch in "'\"":
+                state, started = ch, True
+            else:
+                if ch in _SHELL_META:
+                    needs_shell = True
+                literal += ch
+                started = True
         elif state == "'":
             if ch == "'":
                 state = None
+            else:
+                literal += ch
         else:
-            if ch == "\\":
-                out.append(template[i : i + 2])
+            if ch == "\\" and i + 1 < n and template[i + 1] in _DOUBLE_QUOTE_ESCAPABLE:
+                literal += template[i + 1]
                 i += 2
                 continue
             if ch == '"':
                 state = None
-            elif ch in "$`":
-                needs_shell = True
-        out.append(ch)
+            else:
+                if ch in "$`":
+                    needs_shell = True
+                literal += ch
         i += 1
+    flush_literal()
+    if started:
+        tokens.append(tuple(parts))
     if state is not None:
         needs_shell = True  # unbalanced quote: let the shell report it
-    return "".join(out), needs_shell
+    # A standalone placeholder is a word only if nothing else is glued to it.
+    tokens = [
+        t if len(t) == 1 else tuple((p[0], False) if isinstance(p, tuple) else p for p in t) for t in tokens
+    ]
+    first = tokens[0] if tokens else ()
+    if any(isinstance(p, str) and "=" in p for p in first[:1]):
+        needs_shell = True  # `VAR=value cmd` is a shell feature
+    return CompiledTemplate(template, needs_shell, tuple(tokens))
+
+
+def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
+    """The template as shell text, each placeholder replaced by its shell-quoted words."""
+    out: list[str] = []
+    state: str | None = None
+    i, n = 0, len(template)
+    while i < n:
+        ch = template[i]
+        if ch == "{" and (found := _placeholder_at(template, i)):
+            words = values.get(found[0], [])
+            if state is None:
+                out.append(" ".join(shlex.quote(w) for w in words))
+            else:
+                out.append(state + shlex.quote(" ".join(words)) + state)
+            i = found[1]
+            continue
+        if ch == "\\" and state != "'":
+            out.append(template[i : i + 2])
+            i += 2
+            continue
+        if state is None and ch in "'\"":
+            state = ch
+        elif state is not None and ch == state:
+            state = None
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def render_command(template: str, values: dict[str, list[str]]) -> Command:
-    text, needs_shell = render_shell_text(template, values)
-    if not needs_shell:
-        argv = shlex.split(text)
-        if argv and "=" not in argv[0]:  # `VAR=value cmd` is a shell feature
-            return Command(argv, shell=False)
-    return Command(["/bin/sh", "-c", text], shell=True)
+    return compile_template(template).render(values)
 
 
 def render_files(paths: list[str], files_format: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import threading
@@ -83,6 +84,23 @@ class _LiveProcesses:
 LIVE = _LiveProcesses()
 
 
+_WHICH_CACHE: dict[tuple[str, str, str], str | None] = {}
+
+
+def resolve_executable(name: str, env: Mapping[str, str] | None) -> str | None:
+    """Absolute path of a bare command name, looked up on PATH once per (name, PATH, cwd).
+
+    subprocess would otherwise search PATH on every spawn; paths with a `/` are left alone.
+    """
+    if "/" in name:
+        return None
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    key = (name, path, os.getcwd())
+    if key not in _WHICH_CACHE:
+        _WHICH_CACHE[key] = shutil.which(name, path=path)
+    return _WHICH_CACHE[key]
+
+
 def _signal_group(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)
@@ -118,16 +136,21 @@ def run_process(
     env: Mapping[str, str] | None = None,
     output_cap: int = DEFAULT_OUTPUT_CAP,
     kill_grace: float = KILL_GRACE_SECONDS,
+    capture_stdout: bool = True,
 ) -> ProcResult:
-    """Run `argv` and return what happened. Never raises for anything the command does."""
+    """Run `argv` and return what happened. Never raises for anything the command does.
+
+    `capture_stdout=False` discards stdout (for commands whose answer is a file).
+    """
     start = time.monotonic()
     if LIVE.closed:
         return ProcResult(None, b"", b"", 0.0, spawn_error="interrupted")
     try:
         proc = subprocess.Popen(
             list(argv),
+            executable=resolve_executable(argv[0], env),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=env,
@@ -144,6 +167,17 @@ def run_process(
         LIVE.discard(proc.pid)
 
 
+def _open_pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux >= 5.3), else None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
 def _communicate(
     proc: subprocess.Popen[bytes],
     stdin: bytes | None,
@@ -152,18 +186,24 @@ def _communicate(
     cap: int,
     kill_grace: float,
 ) -> ProcResult:
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stderr is not None
     deadline = start + timeout
     out_chunks: list[bytes] = []
     err_chunks: deque[bytes] = deque()
     out_size = err_size = err_kept = 0
     timed_out = overflow = False
     exited_at: float | None = None
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    out_fd = proc.stdout.fileno() if proc.stdout is not None else -1
+    err_fd = proc.stderr.fileno()
+    pidfd = _open_pidfd(proc.pid)
+    open_pipes = 2 if out_fd >= 0 else 1
 
     with selectors.PollSelector() as selector:
-        selector.register(out_fd, selectors.EVENT_READ)
+        if out_fd >= 0:
+            selector.register(out_fd, selectors.EVENT_READ)
         selector.register(err_fd, selectors.EVENT_READ)
+        if pidfd is not None:
+            selector.register(pidfd, selectors.EVENT_READ)
         view = memoryview(stdin) if stdin else None
         if proc.stdin is not None:
             if view:
@@ -171,24 +211,31 @@ def _communicate(
                 selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
             else:
                 proc.stdin.close()
-        while selector.get_map():
+        # Until the pipes are closed AND the direct child has exited (noticed without reaping it,
+        # so its process-group id stays reserved for the clean-up kill below).
+        while open_pipes or exited_at is None:
             now = time.monotonic()
             if now >= deadline:
                 timed_out = True
                 break
             if exited_at is not None and now - exited_at > ORPHAN_PIPE_GRACE_SECONDS:
                 break  # a descendant holds the pipes open; the group is killed below
-            events = selector.select(min(deadline - now, _IDLE_POLL_SECONDS))
-            if not events:
-                if exited_at is None and _leader_exited(proc.pid):
-                    exited_at = time.monotonic()
-                continue
+            wait = deadline - now
+            if pidfd is None or exited_at is not None:
+                wait = min(wait, _IDLE_POLL_SECONDS)
+            events = selector.select(wait)
+            if not events and pidfd is None and exited_at is None and _leader_exited(proc.pid):
+                exited_at = time.monotonic()
             for key, _ in events:
                 fd = key.fd
-                if fd == out_fd or fd == err_fd:
+                if fd == pidfd:
+                    selector.unregister(fd)
+                    exited_at = time.monotonic()
+                elif fd == out_fd or fd == err_fd:
                     data = os.read(fd, _CHUNK)
                     if not data:
                         selector.unregister(fd)
+                        open_pipes -= 1
                         continue
                     if fd == out_fd:
                         out_chunks.append(data)
@@ -213,22 +260,21 @@ def _communicate(
                         proc.stdin.close()
             if overflow:
                 break
+            if not open_pipes and exited_at is None and pidfd is None:
+                # No pidfd: wait for the exit without reaping, by polling with backoff.
+                if not _wait_unreaped(proc, max(deadline - time.monotonic(), 0.0)):
+                    timed_out = True
+                    break
+                exited_at = time.monotonic()
+    if pidfd is not None:
+        os.close(pidfd)
 
     if timed_out or overflow:
         _terminate_group(proc, kill_grace)
     else:
-        remaining = max(deadline - time.monotonic(), 0.0)
-        try:
-            # Pipes are closed; the child normally has exited or is about to.
-            if not _wait_unreaped(proc, remaining):
-                timed_out = True
-        finally:
-            # Whatever the child left behind in its group (daemons, stuck grandchildren) goes too.
-            _signal_group(proc.pid, signal.SIGKILL)
-        if timed_out:
-            _terminate_group(proc, kill_grace)
-        else:
-            proc.wait()
+        # Whatever the child left behind in its group (daemons, stuck grandchildren) goes too.
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
     for stream in (proc.stdout, proc.stderr, proc.stdin):
         if stream is not None:
             try:

@@ -154,7 +154,14 @@ class CliRunner:
             values["OUTPUT_FILE"] = [output_path]
         command = render_command(self.config.command_template, values)
         timeout = self.config.timeout_seconds
-        result = run_process(command.argv, timeout=timeout, cwd=self.cwd, env=self.env, output_cap=self.output_cap)
+        result = run_process(
+            command.argv,
+            timeout=timeout,
+            cwd=self.cwd,
+            env=self.env,
+            output_cap=self.output_cap,
+            capture_stdout=output_path is None,  # with {OUTPUT_FILE} the answer is the file
+        )
         outcome = self._outcome(result, output_path, timeout)
         outcome.duration_ms = result.duration * 1000
         if output_path:
