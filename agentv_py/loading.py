@@ -131,7 +131,8 @@ def _read_yaml(path: Path) -> tuple[_Source, Any]:
         line = mark.line + 1 if mark is not None else None
         reason = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)
-        text_reason = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
+        column = f" at column {mark.column + 1}" if mark is not None else ""
+        text_reason = f"invalid YAML{column}: {reason}" + (f" ({context})" if context else "")
         raise ConfigError([Problem(display, line, "", text_reason)]) from None
     return source, data
 

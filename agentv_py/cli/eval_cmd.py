@@ -53,11 +53,12 @@ def eval_command(
     plan = plan_eval(request)
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
-        err.print(f"warning: {warning}", markup=False)
+        err.print(f"warning: {warning}", markup=False, soft_wrap=True)
     err.print(
         f"agentv: {len(plan.cases)} case{'s' if len(plan.cases) != 1 else ''} of '{plan.dataset.name}' "
         f"against target '{plan.target.name}' ({workers} worker{'s' if workers != 1 else ''})",
         markup=False,
+        soft_wrap=True,
     )
     progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
     with progress:

@@ -19,6 +19,7 @@ class CaseLine:
     """What the summary table shows of one case."""
 
     eval_id: str
+    position: int  # the case's index among the selected cases (table order)
     score: float
     verdict: str
     status: str
@@ -53,7 +54,7 @@ class RunSummary:
     interrupted: bool = False
     results_path: str = ""
 
-    def add(self, row: ResultRow) -> None:
+    def add(self, row: ResultRow, position: int | None = None) -> None:
         self.scores.append(row.score)
         if row.status == "error":
             self.errored += 1
@@ -69,7 +70,9 @@ class RunSummary:
                 sums[0] += result.score
                 sums[1] += 1
         line = CaseLine(
-            row.eval_id, row.score, row.verdict, row.status, row.misses[:MISSES_SHOWN], len(row.misses), row.error
+            row.eval_id,
+            self.completed - 1 if position is None else position,
+            row.score, row.verdict, row.status, row.misses[:MISSES_SHOWN], len(row.misses), row.error
         )
         if self.keep_all_lines or len(self.lines) < TABLE_ROWS:
             self.lines.append(line)
@@ -109,7 +112,8 @@ class RunSummary:
 
     def table_lines(self) -> tuple[list[CaseLine], int]:
         """Lines for the table and how many cases it leaves out."""
+        in_order = lambda lines: sorted(lines, key=lambda line: line.position)  # noqa: E731
         if self.keep_all_lines or self.completed <= TABLE_ROWS:
-            return self.lines, 0
+            return in_order(self.lines), 0
         # Too many to list: show the cases that did not pass (those are what a reader needs).
-        return self.problem_lines, self.completed - len(self.problem_lines)
+        return in_order(self.problem_lines), self.completed - len(self.problem_lines)

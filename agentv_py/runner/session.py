@@ -86,6 +86,7 @@ def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
     work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
     runner = make_runner(plan.target, dataset_dir=plan.dataset.directory, work_dir=work_dir, secrets=plan.secrets)
+    positions = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}  # ids are unique
     previous = _raise_on_sigterm()
     try:
         with JsonlWriter(plan.out) as writer:
@@ -93,7 +94,7 @@ def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -
 
             def accept(row: ResultRow) -> None:
                 writer.write(row)
-                summary.add(row)
+                summary.add(row, positions.get(row.eval_id))
                 if on_row is not None:
                     on_row(row)
 
