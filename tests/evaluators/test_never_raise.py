@@ -1,0 +1,51 @@
+"""Property: field_accuracy never raises, whatever JSON the target and the dataset hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.models.evaluators import FieldAccuracyConfig
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from("abcx"), children, max_size=4),
+    max_leaves=20,
+)
+
+CONFIG = FieldAccuracyConfig.model_validate(
+    {
+        "type": "field_accuracy",
+        "fields": [
+            {"path": "a", "match": "exact"},
+            {"path": "b", "match": "numeric_tolerance", "tolerance": 0.5, "relative": True},
+            {"path": "c", "match": "fuzzy", "algorithm": "jaro_winkler"},
+            {"path": "x", "match": "date"},
+            {"path": "a.b[0].c", "match": "numeric_tolerance", "tolerance": 1},
+            {"path": "b[1]", "match": "fuzzy"},
+            {"path": "x..y", "match": "exact"},
+        ],
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(candidate=json_values, expected=json_values)
+def test_field_accuracy_never_raises(candidate, expected):
+    answer = json.dumps(candidate)  # NaN/Infinity give non-standard JSON: the parser must cope
+    result = run_evaluator(CONFIG, EvalContext("c", "d", Path("."), answer, expected))
+    assert result.status in {"processed", "skipped"}
+    if result.status == "processed":
+        assert 0.0 <= result.score <= 1.0
+    json.dumps(result.model_dump())  # the result is always serialisable
+
+
+@settings(max_examples=200, deadline=None)
+@given(answer=st.text(max_size=200), expected=json_values)
+def test_field_accuracy_never_raises_on_arbitrary_text(answer, expected):
+    result = run_evaluator(CONFIG, EvalContext("c", "d", Path("."), answer, expected))
+    assert result.status in {"processed", "skipped"}
