@@ -107,10 +107,12 @@ class _Source:
 
 
 def _display(path: Path) -> str:
+    """The path as the user would type it: relative under the current directory, else absolute."""
+    absolute = path.resolve()
     try:
-        return os.path.relpath(path)
+        return str(absolute.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        return str(absolute)
 
 
 def _read_yaml(path: Path) -> tuple[_Source, Any]:
@@ -231,6 +233,8 @@ def _message(error: dict[str, Any]) -> str:
         return msg
     if kind == "literal_error":
         return f"invalid value {_short(value)}: expected {error['ctx']['expected']}"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return f"expected a mapping, got {_json_type(value)} {_short(value)}"
     if kind.endswith("_type") or kind.endswith("_parsing"):
         return f"{msg[0].lower()}{msg[1:]}, got {_json_type(value)} {_short(value)}"
     return f"{msg} (got {_short(value)})"
@@ -238,7 +242,8 @@ def _message(error: dict[str, Any]) -> str:
 
 def _validate(source: _Source, raw: Any, model: type[BaseModel]) -> tuple[Any | None, list[Problem]]:
     if not isinstance(raw, dict):
-        what = "empty" if raw is None else f"a {_json_type(raw)}"
+        kind = _json_type(raw)
+        what = "empty" if raw is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
         return None, [source.problem([], f"expected a mapping at the top level, the file is {what}")]
     unknown: list[tuple[int, list[str], list[str]]] = []
     problems: list[Problem] = []

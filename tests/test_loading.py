@@ -1,0 +1,352 @@
+"""Dataset and targets loading (SPEC §1, §2): every error names file, line, location, what is valid."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from agentv_py.errors import ConfigError, TargetError
+from agentv_py.loading import (
+    discover_targets_file,
+    load_dataset,
+    load_targets,
+    select_target_name,
+)
+
+SUITE = """\
+execution:
+  evaluators:
+    - {type: field_accuracy, fields: [{path: a}]}
+"""
+
+INVALID = [
+    (
+        "typo-in-case-key",
+        SUITE + "evalcases:\n  - id: c1\n    expected_message: [{role: assistant, content: {a: 1}}]\n",
+        ["dataset.yaml:6: evalcases[0].expected_message: unknown key 'expected_message' (did you mean "
+         "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, input_messages, "
+         "input, expected_messages, expected_output, evaluators, execution"],
+    ),
+    (
+        "invalid-match-type",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n        - {path: a}\n"
+        "        - {path: total, match: invalid_type}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
+         "Valid types: exact, fuzzy, numeric_tolerance, date"],
+    ),
+    (
+        "negative-tolerance",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: numeric_tolerance, tolerance: -1}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: tolerance must be a number >= 0, got -1.0"],
+    ),
+    (
+        "tolerance-not-a-number",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: numeric_tolerance, tolerance: lots}\nevalcases:\n  - id: c1\n",
+        ['dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: input should be a valid number, got string "lots"'],
+    ),
+    (
+        "numeric-without-tolerance",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: numeric_tolerance}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:5: execution.evaluators[0].fields[0]: numeric_tolerance needs 'tolerance' (a number >= 0)"],
+    ),
+    (
+        "threshold-out-of-range",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: fuzzy, threshold: 1.5}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:5: execution.evaluators[0].fields[0].threshold: threshold must be between 0 and 1, got 1.5"],
+    ),
+    (
+        "unknown-algorithm",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: fuzzy, algorithm: soundex}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:5: execution.evaluators[0].fields[0].algorithm: Invalid algorithm: soundex. "
+         "Valid algorithms: levenshtein, jaro_winkler"],
+    ),
+    (
+        "option-for-another-match",
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: a, match: exact, tolerance: 1}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:5: execution.evaluators[0].fields[0]: option 'tolerance' does not apply to match 'exact' "
+         "(options for 'exact': none)"],
+    ),
+    (
+        "unknown-evaluator-type",
+        "execution:\n  evaluators:\n    - {type: field_acuracy, fields: []}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
+         "(did you mean 'field_accuracy'?). Valid types: field_accuracy"],
+    ),
+    (
+        "evaluator-without-type",
+        "execution:\n  evaluators:\n    - {fields: []}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy"],
+    ),
+    (
+        "no-fields",
+        "execution:\n  evaluators:\n    - {type: field_accuracy, fields: []}\nevalcases:\n  - id: c1\n",
+        ["dataset.yaml:3: execution.evaluators[0].fields: fields must list at least one field"],
+    ),
+    (
+        "empty-evalcases",
+        SUITE + "evalcases: []\n",
+        ["dataset.yaml:4: evalcases: evalcases must be a non-empty list of cases"],
+    ),
+    (
+        "missing-evalcases",
+        SUITE,
+        ["dataset.yaml:1: evalcases: missing required key 'evalcases'"],
+    ),
+    (
+        "missing-id",
+        SUITE + "evalcases:\n  - outcome: no id\n",
+        ["dataset.yaml:5: evalcases[0].id: missing required key 'id'"],
+    ),
+    (
+        "duplicate-ids",
+        SUITE + "evalcases:\n  - id: c1\n  - id: c2\n  - id: c1\n",
+        ["dataset.yaml:7: evalcases[2].id: duplicate id 'c1' (first used by evalcases[0]); ids must be unique"],
+    ),
+    (
+        "wrong-type-for-id",
+        SUITE + "evalcases:\n  - id: 7\n",
+        ["dataset.yaml:5: evalcases[0].id: input should be a valid string, got number 7"],
+    ),
+    (
+        "bad-role",
+        SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: robot, content: hi}]\n",
+        ["dataset.yaml:6: evalcases[0].input_messages[0].role: invalid value \"robot\": "
+         "expected 'system', 'user', 'assistant' or 'tool'"],
+    ),
+    (
+        "typo-in-content-item",
+        SUITE + "evalcases:\n  - id: c1\n    input_messages:\n      - role: user\n        content:\n"
+        "          - {type: text, valeu: hi}\n",
+        [
+            "dataset.yaml:9: evalcases[0].input_messages[0].content[0].valeu: unknown key 'valeu' "
+            "(did you mean 'value'?). Valid keys: type, value, detail",
+            "dataset.yaml:9: evalcases[0].input_messages[0].content[0].value: missing required key 'value'",
+        ],
+    ),
+    (
+        "no-evaluators-anywhere",
+        "evalcases:\n  - id: c1\n",
+        ["dataset.yaml:2: evalcases[0]: case 'c1' has no evaluators: add execution.evaluators to the dataset "
+         "or evaluators to the case"],
+    ),
+    (
+        "alias-given-twice",
+        SUITE + "evalcases:\n  - id: c1\n    input: hi\n    input_messages: [{role: user, content: hi}]\n",
+        ["dataset.yaml:6: evalcases[0].input: give only one of 'input_messages', 'input' (they are aliases)"],
+    ),
+    (
+        "top-level-list",
+        "- id: c1\n",
+        ["dataset.yaml:1: expected a mapping at the top level, the file is an array"],
+    ),
+    (
+        "yaml-syntax",
+        "evalcases:\n  - id: [c1\n",
+        ["dataset.yaml:3: invalid YAML at column 1: did not find expected ',' or ']' (while parsing a flow sequence)"],
+    ),
+]
+
+
+@pytest.mark.parametrize("text, messages", [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
+def test_invalid_dataset_messages(ws, text, messages):
+    ws.file("dataset.yaml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert [str(p) for p in caught.value.problems] == messages
+
+
+def test_all_problems_are_reported_together(ws):
+    ws.dataset(
+        """
+        execution:
+          evaluators:
+            - {type: field_accuracy, fields: [{path: a, match: nope}]}
+        evalcases:
+          - id: c1
+            expected_mesages: []
+          - id: c1
+        """
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert len(caught.value.problems) == 3
+    assert str(caught.value).startswith("3 problems found:\n  dataset.yaml:3: execution.evaluators[0].fields[0].match")
+
+
+def test_missing_file_names_case_and_every_place_tried(ws):
+    ws.dataset(SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: nope.json}]}]\n", "evals/ds/dataset.yaml")
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("evals/ds/dataset.yaml")
+    root = ws.root.resolve()
+    assert [str(p) for p in caught.value.problems] == [
+        "evals/ds/dataset.yaml:6: evalcases[0].input_messages[0].content[0].value: file not found: nope.json "
+        f"(case 'c1'); tried: {root}/evals/ds/nope.json, {root}/evals/nope.json, {root}/nope.json"
+    ]
+
+
+def test_relative_files_resolve_against_ancestors(ws):
+    ws.file("fixtures/a.json", "{}")
+    ws.dataset(SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n", "evals/ds/dataset.yaml")
+    loaded = load_dataset("evals/ds/dataset.yaml")
+    assert loaded.cases[0].files == [str(ws.root.resolve() / "fixtures/a.json")]
+
+
+def test_aliases_and_shorthands(ws):
+    ws.dataset(
+        SUITE
+        + """\
+evalcases:
+  - id: c1
+    outcome: described
+    input: Extract the header.
+    expected_output: {a: 1}
+    execution:
+      evaluators: [{type: field_accuracy, fields: [{path: a, match: exact}]}]
+"""
+    )
+    case = load_dataset("dataset.yaml").cases[0]
+    assert case.case.expected_outcome == "described"
+    assert case.question == "Extract the header."
+    assert case.expected == {"a": 1}
+    assert case.case.case_evaluators is not None and len(case.case.case_evaluators) == 1
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('\'{"a": 1}\'', {"a": 1}),
+        ("'[1, 2]'", [1, 2]),
+        ("plain words", "plain words"),
+        ("'{not json'", "{not json"),
+        ("{a: 2025-01-15}", {"a": "2025-01-15"}),  # unquoted YAML dates stay strings
+    ],
+    ids=["json-object-string", "json-list-string", "text", "broken-json-is-text", "dates-stay-strings"],
+)
+def test_ground_truth_is_last_assistant_message(ws, content, expected):
+    ws.dataset(
+        SUITE
+        + f"evalcases:\n  - id: c1\n    expected_messages:\n      - {{role: assistant, content: ignored}}\n"
+        f"      - {{role: user, content: not this}}\n      - role: assistant\n        content: {content}\n"
+    )
+    assert load_dataset("dataset.yaml").cases[0].expected == expected
+
+
+def test_dataset_name_defaults_to_file_stem(ws):
+    ws.dataset(SUITE + "evalcases:\n  - id: c1\n", "invoices.yaml")
+    assert load_dataset("invoices.yaml").name == "invoices"
+
+
+def test_malformed_field_path_is_a_warning(ws):
+    ws.dataset("execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: 'a..b'}]}\nevalcases:\n  - id: c1\n")
+    warnings = [str(w) for w in load_dataset("dataset.yaml").warnings]
+    assert warnings == [
+        "dataset.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a..b': segment '' is not a key "
+        "optionally followed by [index]; the field will always be missing"
+    ]
+
+
+# ----------------------------------------------------------------------------- targets
+
+TARGET_ERRORS = [
+    (
+        "unknown-placeholder",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: run {FILE} {OUTPUT_FILE}\n",
+        ["targets.yaml:4: targets[0].command_template: unknown placeholder {FILE} in command_template "
+         "(did you mean {FILES}?). Valid placeholders: {PROMPT}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}"],
+    ),
+    (
+        "unknown-provider",
+        "targets:\n  - name: t\n    provider: clii\n",
+        ["targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock"],
+    ),
+    (
+        "missing-command",
+        "targets:\n  - name: t\n    provider: cli\n",
+        ["targets.yaml:2: targets[0].command_template: missing required key 'command_template'"],
+    ),
+    (
+        "typo-in-target-key",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
+        ["targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
+         "name, judge_target, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
+         "env, provider_batching"],
+    ),
+    (
+        "bad-timeout",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout_seconds: 0\n",
+        ["targets.yaml:5: targets[0].timeout_seconds: timeout_seconds must be a number > 0, got 0.0"],
+    ),
+    (
+        "duplicate-name",
+        "targets:\n  - {name: t, provider: mock, response: x}\n  - {name: t, provider: mock, response: y}\n",
+        ["targets.yaml:1: targets: duplicate target name 't'"],
+    ),
+    (
+        "mock-without-answer",
+        "targets:\n  - {name: t, provider: mock}\n",
+        ["targets.yaml:2: targets[0]: a mock target needs 'response' or 'echo_expected: true'"],
+    ),
+]
+
+
+@pytest.mark.parametrize("text, messages", [c[1:] for c in TARGET_ERRORS], ids=[c[0] for c in TARGET_ERRORS])
+def test_invalid_targets_messages(ws, text, messages):
+    ws.file("targets.yaml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_targets("targets.yaml")
+    assert [str(p) for p in caught.value.problems] == messages
+
+
+def test_agentv_generated_targets_with_both_command_spellings_load(ws):
+    ws.file(
+        "targets.yaml",
+        'targets:\n  - name: "copy_sh"\n    provider: "cli"\n    provider_batching: false\n'
+        '    command_template: "sh ../copy.sh {FILES} {OUTPUT_FILE}"\n'
+        '    command: "sh ../copy.sh {FILES} {OUTPUT_FILE}"\n    timeout_seconds: 60\n',
+    )
+    assert load_targets("targets.yaml").get("copy_sh").command_template == "sh ../copy.sh {FILES} {OUTPUT_FILE}"
+
+
+def test_env_substitution_and_missing_variable(ws, monkeypatch):
+    ws.file("targets.yaml", "targets:\n  - name: t\n    provider: cli\n    command_template: run --key ${{ API_KEY }} {FILES}\n")
+    loaded = load_targets("targets.yaml")
+    monkeypatch.setenv("API_KEY", "sk-secret-123")
+    target, secrets = loaded.with_env("t")
+    assert target.command_template == "run --key sk-secret-123 {FILES}"
+    assert secrets == ["sk-secret-123"]
+    monkeypatch.delenv("API_KEY")
+    with pytest.raises(ConfigError) as caught:
+        loaded.with_env("t")
+    assert str(caught.value.problems[0]) == (
+        "targets.yaml:4: targets[0].command_template: environment variable API_KEY is not set (used as ${{ API_KEY }})"
+    )
+
+
+def test_target_selection_lists_available_names(ws):
+    ws.file("targets.yaml", "targets:\n  - {name: a, provider: mock, response: x}\n  - {name: b, provider: mock, response: y}\n")
+    ws.dataset(SUITE + "evalcases:\n  - id: c1\n")
+    targets, dataset = load_targets("targets.yaml"), load_dataset("dataset.yaml").model
+    assert select_target_name(targets, "b", dataset) == "b"
+    with pytest.raises(TargetError) as caught:
+        select_target_name(targets, None, dataset)
+    assert caught.value.message == (
+        "target 'default' (from default) is not defined in targets.yaml. Available targets: a, b"
+    )
+    with pytest.raises(TargetError) as caught:
+        select_target_name(targets, "c", dataset)
+    assert caught.value.message.startswith("target 'c' (from --target) is not defined")
+
+
+def test_targets_discovery_walks_up_to_repo_root(ws):
+    ws.targets("targets:\n  - {name: t, provider: mock, response: x}\n")
+    (ws.root / "evals" / "ds").mkdir(parents=True)
+    assert discover_targets_file(ws.root / "evals" / "ds") == ws.root / ".agentv" / "targets.yaml"
+    nearer = ws.file("evals/targets.yaml", textwrap.dedent("targets: []\n"))
+    assert discover_targets_file(ws.root / "evals" / "ds") == nearer
