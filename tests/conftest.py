@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,26 @@ import pytest
 
 TARGETS_DIR = Path(__file__).parent / "fixtures" / "targets"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def process_alive(pid: int) -> bool:
+    """Is `pid` running (a zombie counts as dead)?"""
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
+def wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    """True once `pid` is gone (signals are delivered asynchronously)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not process_alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def script(name: str) -> str:
@@ -66,15 +88,10 @@ class Workspace:
         return self.file(name, "\n".join(lines) + "\n")
 
     def cli_target(self, command: str, name: str = "t", extra: str = "") -> Path:
-        return self.targets(
-            f"""
-            targets:
-              - name: {name}
-                provider: cli
-                command_template: {json.dumps(command)}
-            """
-            + (textwrap.indent(textwrap.dedent(extra).strip(), " " * 4) + "\n" if extra else "")
-        )
+        """A targets file with one cli target; `extra` is more YAML for that target's mapping."""
+        lines = ["targets:", f"  - name: {name}", "    provider: cli", f"    command_template: {json.dumps(command)}"]
+        lines += ["    " + line for line in textwrap.dedent(extra).strip().splitlines()]
+        return self.file(".agentv/targets.yaml", "\n".join(lines) + "\n")
 
 
 @pytest.fixture(autouse=True)

@@ -72,7 +72,12 @@ class RunSummary:
         line = CaseLine(
             row.eval_id,
             self.completed - 1 if position is None else position,
-            row.score, row.verdict, row.status, row.misses[:MISSES_SHOWN], len(row.misses), row.error
+            row.score,
+            row.verdict,
+            row.status,
+            row.misses if self.keep_all_lines else row.misses[:MISSES_SHOWN],
+            len(row.misses),
+            row.error,
         )
         if self.keep_all_lines or len(self.lines) < TABLE_ROWS:
             self.lines.append(line)

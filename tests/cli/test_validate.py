@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+from tests.conftest import REPO_ROOT
+
+
+def test_validate_reports_every_problem_in_every_file(ws):
+    ws.dataset("evalcases:\n  - id: a\n  - id: a\n", "one.yaml")
+    ws.dataset("evalcases: []\n", "two.yaml")
+    result = CliRunner().invoke(app, ["validate", "one.yaml", "two.yaml", "missing.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "one.yaml:2: evalcases[0]: case 'a' has no evaluators: add execution.evaluators to the dataset or evaluators to the case",
+        "one.yaml:3: evalcases[1]: case 'a' has no evaluators: add execution.evaluators to the dataset or evaluators to the case",
+        "one.yaml:3: evalcases[1].id: duplicate id 'a' (first used by evalcases[0]); ids must be unique",
+        "two.yaml:1: evalcases: evalcases must be a non-empty list of cases",
+        "missing.yaml: file not found",
+        "5 problems found",
+    ]
+
+
+def test_validate_accepts_the_example_and_its_targets(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    result = CliRunner().invoke(
+        app, ["validate", "evals/invoice-extraction/dataset.yaml", "evals/invoice-extraction/.agentv/targets.yaml"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "ok: evals/invoice-extraction/dataset.yaml (6 cases)",
+        "ok: evals/invoice-extraction/.agentv/targets.yaml (2 targets)",
+    ]

@@ -1,0 +1,57 @@
+"""Template rendering: values are literal arguments; a shell only when the template needs one."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from agentv_py.runner.command import render_command, render_files
+
+ODD = "/tmp/a b;$(touch x)'q.json"
+VALUES = {"FILES": [ODD, "/tmp/c.json"], "OUTPUT_FILE": ["/tmp/o.out"], "PROMPT": ['say "hi" $HOME'], "EVAL_ID": ["c1"]}
+
+NO_SHELL = [
+    ("files-expand-to-arguments", "python x.py {FILES} {OUTPUT_FILE}", ["python", "x.py", ODD, "/tmp/c.json", "/tmp/o.out"]),
+    ("quoted-placeholder-is-one-argument", 'x "{FILES}"', ["x", f"{ODD} /tmp/c.json"]),
+    ("single-quoted-placeholder", "echo '{PROMPT}'", ["echo", 'say "hi" $HOME']),
+    ("glued-placeholder", "x --id={EVAL_ID}", ["x", "--id=c1"]),
+    ("empty-quoted-argument-kept", 'x "" {EVAL_ID}', ["x", "", "c1"]),
+    ("backslash-escapes", 'a\\ b "c\\"d"', ["a b", 'c"d']),
+]
+
+
+@pytest.mark.parametrize("template, argv", [c[1:] for c in NO_SHELL], ids=[c[0] for c in NO_SHELL])
+def test_templates_without_shell_features_run_without_a_shell(template, argv):
+    command = render_command(template, VALUES)
+    assert (command.shell, command.argv) == (False, argv)
+
+
+SHELL = [
+    ("pipe", "cat {FILES} | jq . > {OUTPUT_FILE}"),
+    ("redirect", "python x.py {FILES} > {OUTPUT_FILE}"),
+    ("variable", "python $SCRIPT {FILES}"),
+    ("env-assignment", "FOO=1 python x.py {FILES}"),
+    ("glob", "cat *.json"),
+    ("and", "cd sub && run {FILES}"),
+]
+
+
+@pytest.mark.parametrize("template", [c[1] for c in SHELL], ids=[c[0] for c in SHELL])
+def test_templates_with_shell_features_run_under_sh_with_quoted_values(template):
+    command = render_command(template, VALUES)
+    assert command.shell and command.argv[:2] == ["/bin/sh", "-c"]
+    # Every substituted value survives the shell's parsing as the same literal text.
+    if "{FILES}" in template:
+        assert shlex.quote(ODD) in command.argv[2]
+
+
+def test_values_inside_double_quotes_under_a_shell_stay_literal():
+    command = render_command('echo "{PROMPT}" > {OUTPUT_FILE}', VALUES)
+    assert command.argv[2] == "echo \"\"'say \"hi\" $HOME'\"\" > /tmp/o.out"
+
+
+def test_files_format():
+    assert render_files(["/a/b.json", "/c d.json"], "--file {path}") == ["--file", "/a/b.json", "--file", "/c d.json"]
+    assert render_files(["/a/b.json"], "{basename}") == ["b.json"]
+    assert render_files(["/a/b.json"], "{path}") == ["/a/b.json"]

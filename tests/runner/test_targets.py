@@ -1,0 +1,129 @@
+"""Target runners against real tiny scripts: every failure is a one-line error, never a crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentv_py.loading import PreparedCase
+from agentv_py.models.dataset import EvalCase
+from agentv_py.models.targets import CliTarget, MockTarget
+from agentv_py.runner.targets import CliRunner, MockRunner, unwrap_answer
+from agentv_py.scoring.answer import NOT_JSON
+from tests.conftest import script, wait_dead
+
+
+def case(files: list[str] = (), expected=None, question="Extract.") -> PreparedCase:
+    return PreparedCase(EvalCase(id="case 1/x"), 0, list(files), [], expected, question)
+
+
+def cli(tmp_path: Path, command: str, **extra) -> CliRunner:
+    config = CliTarget(name="t", provider="cli", command_template=command, **extra)
+    return CliRunner(config, dataset_dir=tmp_path, work_dir=tmp_path)
+
+
+def test_output_file_answer(tmp_path):
+    source = tmp_path / "in.json"
+    source.write_text('{"a": 1}')
+    outcome = cli(tmp_path, f"sh {script('copy_file.sh')} {{FILES}} {{OUTPUT_FILE}}").invoke(case([str(source)]), 1)
+    assert (outcome.answer, outcome.error, outcome.parsed) == ('{"a": 1}', None, {"a": 1})
+    assert list(tmp_path.glob("*.out")) == []  # the temporary output file is removed
+
+
+def test_stdout_answer(tmp_path):
+    source = tmp_path / "in.json"
+    source.write_text("plain text answer")
+    outcome = cli(tmp_path, f"sh {script('echo_file.sh')} {{FILES}}").invoke(case([str(source)]), 1)
+    assert (outcome.answer, outcome.parsed) == ("plain text answer", NOT_JSON)
+
+
+FAILURES = [
+    ("crash", "crash.sh", "target 't' failed: exit code 3: loading model | boom: extractor crashed on page 2"),
+    ("not-utf8", "bad_utf8.sh", "target 't' answer (stdout) is not valid UTF-8 (byte 0xff at offset 7)"),
+    ("empty", "empty.sh", "target 't' returned an empty answer (stdout)"),
+    ("flood", "flood.sh", "target 't' failed: output exceeded the 10 MB cap (process group killed)"),
+]
+
+
+@pytest.mark.parametrize("name, message", [c[1:] for c in FAILURES], ids=[c[0] for c in FAILURES])
+def test_failures_are_one_line_errors(tmp_path, name, message):
+    outcome = cli(tmp_path, f"sh {script(name)}").invoke(case(), 1)
+    assert (outcome.answer, outcome.error) == (None, message)
+
+
+def test_timeout(tmp_path):
+    outcome = cli(tmp_path, f"sh {script('sleep.sh')}", timeout_seconds=0.3).invoke(case(), 1)
+    assert outcome.error == "target 't' failed: timed out after 0.3s (process group killed)"
+
+
+def test_missing_output_file(tmp_path):
+    outcome = cli(tmp_path, f"sh {script('no_output_file.sh')} {{OUTPUT_FILE}}").invoke(case(), 1)
+    assert outcome.error == "target 't' exited 0 but did not write {OUTPUT_FILE}: forgot to write the output file"
+
+
+def test_missing_program(tmp_path):
+    outcome = cli(tmp_path, "no-such-extractor {FILES}").invoke(case(), 1)
+    assert outcome.error == "target 't' failed: cannot run no-such-extractor: No such file or directory"
+
+
+def test_odd_file_names_reach_the_target_as_one_literal_argument(tmp_path):
+    odd = tmp_path / "a b;$(touch x)'q.json"
+    odd.write_text("{}")
+    for template in (f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}}",
+                     f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}} | cat"):
+        outcome = cli(tmp_path, template).invoke(case([str(odd)]), 1)
+        assert json.loads(outcome.answer)["argv"] == [str(odd), "case 1/x"], template
+    assert not (tmp_path / "x").exists() and not Path("x").exists()
+
+
+def test_prompt_placeholder(tmp_path):
+    outcome = cli(tmp_path, f"python3 {script('argv_json.py')} {{PROMPT}}").invoke(case(question="It's $5; ok?"), 1)
+    assert json.loads(outcome.answer)["argv"] == ["It's $5; ok?"]
+
+
+def test_secrets_are_redacted_from_errors(tmp_path):
+    config = CliTarget(name="t", provider="cli", command_template="sh -c 'echo key=sk-secret-1234 >&2; exit 1'")
+    runner = CliRunner(config, dataset_dir=tmp_path, work_dir=tmp_path, secrets=["sk-secret-1234"])
+    assert runner.invoke(case(), 1).error == "target 't' failed: exit code 1: key=***"
+
+
+def test_cwd_defaults_to_the_dataset_directory(tmp_path):
+    outcome = cli(tmp_path, "pwd").invoke(case(), 1)
+    assert outcome.answer.strip() == str(tmp_path)
+
+
+def test_env_is_passed(tmp_path):
+    outcome = cli(tmp_path, "sh -c 'echo $EXTRACTOR_MODE'", env={"EXTRACTOR_MODE": "strict"}).invoke(case(), 1)
+    assert outcome.answer.strip() == "strict"
+
+
+ENVELOPES = [
+    ("output-messages", '{"output_messages": [{"role": "assistant", "content": "hello"}]}', "hello", {}),
+    ("output-messages-object", '{"output_messages": [{"role": "assistant", "content": {"a": 1}}], "cost_usd": 0.1}', '{"a":1}', {"cost_usd": 0.1}),
+    ("text-envelope", '{"text": "{\\"a\\": 2}", "token_usage": {"input": 3}}', '{"a": 2}', {"token_usage": {"input": 3}}),
+    ("text-field-of-a-real-answer-is-kept", '{"text": "Invoice", "invoice_number": "X"}', '{"text": "Invoice", "invoice_number": "X"}', {}),
+    ("plain-json", '{"a": 1}', '{"a": 1}', {}),
+    ("not-json", "hello", "hello", {}),
+]
+
+
+@pytest.mark.parametrize("raw, answer, trace", [c[1:] for c in ENVELOPES], ids=[c[0] for c in ENVELOPES])
+def test_unwrap_answer(raw, answer, trace):
+    got_answer, _, got_trace = unwrap_answer(raw)
+    assert (got_answer, got_trace) == (answer, trace)
+
+
+def test_mock_runner():
+    echo = MockRunner(MockTarget(name="m", provider="mock", echo_expected=True))
+    assert echo.invoke(case(expected={"a": 1}), 1).answer == '{"a":1}'
+    assert echo.invoke(case(expected=None), 1).error == "target 'm' has no expected answer to echo for this case"
+    fixed = MockRunner(MockTarget(name="m", provider="mock", response="fixed"))
+    assert fixed.invoke(case(), 1).answer == "fixed"
+
+
+def test_no_leftover_processes_after_failures(tmp_path):
+    pid_file = tmp_path / "pid"
+    cli(tmp_path, f"sh {script('grandchild_hang.sh')} {pid_file}", timeout_seconds=0.3).invoke(case(), 1)
+    assert wait_dead(int(pid_file.read_text()))
