@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.jsonl import JsonlWriter, default_results_path, read_rows
+
+
+def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
+    path = tmp_path / "out.jsonl"
+    details = {"metrics": {"supplier.name": {"tp": 1, "fn": 0}}, "nested": [1, {"x": None}]}
+    result = EvaluatorResult.processed(name="judge", type="field_accuracy", score=0.5, details=details)
+    row = ResultRow(timestamp="t", eval_id="c1", dataset="d", target="x", status="ok", score=0.5, verdict="fail",
+                    evaluator_results=[result])
+    with JsonlWriter(path) as writer:
+        writer.write(row)
+    with open(path, "a") as handle:
+        handle.write("{not json\n")
+    read = list(read_rows(path))
+    assert read[0] == (1, row)
+    assert read[0][1].evaluator_results[0].details == details
+    assert read[1][0] == 2 and read[1][1].startswith("not JSON")
+
+
+def test_default_results_path():
+    now = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    assert default_results_path("invoice extraction", now, Path("/w")) == Path(
+        "/w/.agentv/results/invoice_extraction_20260102T030405Z.jsonl"
+    )
