@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Runner benchmark: our per-case cost against the cost of merely spawning the same target.
+
+Everything is measured in one run on this machine, so the ratios are comparable even when the
+machine is noisy. It prints:
+
+  1. `agentv eval` on N cases (default 1000) with a trivial `sh` target that copies a file, at
+     4 workers: wall time per case, cold (YAML parse cache empty) and warm;
+  2. the spawn floor: launching that same target N times, 4 at a time, with `xargs -P 4`
+     (and, for reference, from a bare Python parent with 4 threads);
+  3. their ratio (bar: <= 2.0; AgentV spends ~10x the floor on this workload, promptfoo ~14x);
+  4. `agentv --help` wall time (bar: < 0.3 s);
+  5. field_accuracy fields scored per second in-process (bar: >= 100,000);
+  6. peak RSS of `agentv eval` at several N (bar: < 80 MB and flat as N grows).
+
+Usage: python scripts/bench_runner.py [--cases 1000] [--reps 3] [--sizes 250,1000,4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+FIELDS = [
+    {"path": "invoice_number", "match": "exact", "weight": 2},
+    {"path": "invoice_date", "match": "date", "formats": ["DD-MMM-YYYY", "YYYY-MM-DD", "MM/DD/YYYY"]},
+    {"path": "currency", "match": "exact"},
+    {"path": "supplier.name", "match": "fuzzy", "threshold": 0.85},
+    {"path": "importer.name", "match": "exact"},
+    {"path": "net_total", "match": "numeric_tolerance", "tolerance": 1.0, "weight": 3},
+    {"path": "tax_total", "match": "numeric_tolerance", "tolerance": 1.0, "required": False},
+    {"path": "gross_total", "match": "numeric_tolerance", "tolerance": 1.0, "weight": 3},
+    {"path": "line_items[0].description", "match": "exact", "required": False},
+]
+CHARGES = ["OCEAN FREIGHT", "Bunker Adjustment Factor", "Terminal Handling Charge", "Documentation Fee",
+           "Port Security Charge", "Energy Transition Surcharge", "Container maintenance Fee at destination"]
+
+
+def invoice(i: int) -> dict:
+    items = [
+        {"description": CHARGES[(i + k) % len(CHARGES)], "quantity": 1 + (i + k) % 4, "unit_price": 100 + 37 * k,
+         "line_total": (1 + (i + k) % 4) * (100 + 37 * k), "hs_code": f"8{i % 7}{k}130"}
+        for k in range(5 + i % 5)
+    ]
+    net = sum(item["line_total"] for item in items)
+    return {
+        "invoice_number": f"INV-2025-{i:06d}",
+        "invoice_date": f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}",
+        "currency": ["USD", "EUR", "GBP"][i % 3],
+        "incoterm": "FOB",
+        "supplier": {"name": "Acme Shipping", "address": "123 Harbor Boulevard\nSuite 400\nLos Angeles"},
+        "importer": {"name": "Global Trade Co", "address": "456 Commerce Street\nNew York"},
+        "net_total": net,
+        "tax_total": round(net * 0.15, 2),
+        "gross_total": round(net * 1.15, 2),
+        "line_items": items,
+    }
+
+
+def perturb(i: int, truth: dict) -> dict:
+    """What the "extractor" returns: mostly right, with the usual kinds of mistakes."""
+    answer = json.loads(json.dumps(truth))
+    kind = i % 10
+    if kind == 1:
+        answer["supplier"]["name"] = "Acme - Shipping"
+    elif kind == 2:
+        answer["net_total"] += 0.5
+    elif kind == 3:
+        del answer["invoice_number"]
+    elif kind == 5:
+        answer["invoice_date"] = "15-JAN-2025"
+    elif kind == 7:
+        answer["gross_total"] += 2.0
+    return answer
+
+
+def make_workload(root: Path, n: int) -> Path:
+    """fixtures/, copy.sh, .agentv/targets.yaml and evals/dataset.yaml for n cases."""
+    (root / "fixtures").mkdir(parents=True)
+    (root / "evals").mkdir()
+    (root / ".agentv").mkdir()
+    (root / ".git").mkdir()  # the workload is its own repository root
+    (root / "copy.sh").write_text('#!/bin/sh\nexec cp "$1" "$2"\n')
+    (root / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: copy_sh\n    provider: cli\n    command_template: sh ../copy.sh {FILES} {OUTPUT_FILE}\n"
+    )
+    lines = [
+        "execution:",
+        "  target: copy_sh",
+        "  evaluators:",
+        "    - name: invoice_fields",
+        "      type: field_accuracy",
+        f"      fields: {json.dumps(FIELDS)}",
+        "evalcases:",
+    ]
+    for i in range(1, n + 1):
+        truth = invoice(i)
+        name = f"invoice-{i:05d}.json"
+        (root / "fixtures" / name).write_text(json.dumps(perturb(i, truth), indent=2))
+        lines += [
+            f"  - id: invoice-{i:05d}",
+            "    input_messages:",
+            "      - role: user",
+            "        content:",
+            f"          - {{type: file, value: ../fixtures/{name}}}",
+            "          - {type: text, value: Extract the invoice as JSON.}",
+            "    expected_messages:",
+            "      - role: assistant",
+            "        content:",
+        ]
+        lines += ["          " + line for line in _yaml_block(truth)]
+    dataset = root / "evals" / "dataset.yaml"
+    dataset.write_text("\n".join(lines) + "\n")
+    return dataset
+
+
+def _yaml_block(value: dict, indent: int = 0) -> list[str]:
+    """Block-style YAML (what people write by hand), values JSON-quoted."""
+    out = []
+    pad = "  " * indent
+    for key, item in value.items():
+        if isinstance(item, dict):
+            out.append(f"{pad}{key}:")
+            out += _yaml_block(item, indent + 1)
+        elif isinstance(item, list):
+            out.append(f"{pad}{key}:")
+            for element in item:
+                block = _yaml_block(element, indent + 2)
+                out.append(f"{pad}  - {block[0].strip()}")
+                out += block[1:]
+        else:
+            out.append(f"{pad}{key}: {json.dumps(item)}")
+    return out
+
+
+def timed_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB of the largest process, exit code) of one command."""
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+        "wall = time.perf_counter() - t\n"
+        "print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    wall, rss_kib, code = out.stdout.split()
+    return float(wall), int(rss_kib) / 1024, int(code)
+
+
+def agentv_argv() -> list[str]:
+    console = Path(sys.executable).with_name("agentv")
+    return [str(console)] if console.exists() else [sys.executable, "-m", "agentv_py"]
+
+
+def floor_xargs(root: Path, workers: int) -> float:
+    out_dir = Path(tempfile.mkdtemp(prefix="floor-"))
+    command = (
+        f"cd evals && for f in ../fixtures/*.json; do printf '%s\\n%s\\n' \"$f\" {out_dir}/\"${{f##*/}}\"; done"
+        f" | xargs -P {workers} -n 2 sh ../copy.sh"
+    )
+    started = time.perf_counter()
+    subprocess.run(["sh", "-c", command], cwd=root, check=True)
+    wall = time.perf_counter() - started
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return wall
+
+
+def floor_python(root: Path, workers: int) -> float:
+    files = sorted((root / "fixtures").glob("*.json"))
+    out_dir = Path(tempfile.mkdtemp(prefix="floor-py-"))
+    pending = iter(files)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                path = next(pending, None)
+            if path is None:
+                return
+            subprocess.run(["sh", "../copy.sh", str(path), str(out_dir / path.name)], cwd=root / "evals", check=True)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return wall
+
+
+def fields_per_second(seconds: float = 1.5) -> tuple[float, float]:
+    """field_accuracy throughput in-process: (fields/s through the evaluator, fields/s pure scoring)."""
+    from agentv_py.evaluators import EvalContext, run_evaluator
+    from agentv_py.evaluators.field_accuracy import score_fields
+    from agentv_py.models.evaluators import FieldAccuracyConfig
+
+    config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": FIELDS})
+    truth = invoice(11)
+    answer_text = json.dumps(perturb(11, truth))
+    answer = json.loads(answer_text)
+    rates = []
+    for run in (
+        lambda: run_evaluator(config, EvalContext("c", "d", Path("."), answer_text, truth)),
+        lambda: score_fields(config, answer, truth),
+    ):
+        count = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            for _ in range(200):
+                run()
+            count += 200
+        rates.append(count * len(FIELDS) / (time.perf_counter() - started))
+    return rates[0], rates[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--reps", type=int, default=3, help="measured repetitions (medians are reported)")
+    parser.add_argument("--sizes", default="250,1000,4000", help="N values for the memory check")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="agentv-bench-"))
+    cache = work / "cache"
+    env = {**os.environ, "AGENTV_CACHE_DIR": str(cache)}
+    n, w = args.cases, args.workers
+    try:
+        root = work / f"n{n}"
+        dataset = make_workload(root, n)
+        eval_argv = agentv_argv() + ["eval", str(dataset), "--workers", str(w), "--out", str(work / "out.jsonl")]
+
+        # Warm-up (file system caches), then alternate measurements so drift hits all alike.
+        floor_xargs(root, w)
+        cold, warm, floors, py_floors, rss = [], [], [], [], []
+        for _ in range(args.reps):
+            shutil.rmtree(cache, ignore_errors=True)
+            wall, peak, code = timed_child(eval_argv, root, env)
+            assert code in (0, 1), f"agentv eval exited {code}"
+            cold.append(wall)
+            wall, peak, _ = timed_child(eval_argv, root, env)
+            warm.append(wall)
+            rss.append(peak)
+            floors.append(floor_xargs(root, w))
+            py_floors.append(floor_python(root, w))
+        rows = [json.loads(line) for line in (work / "out.jsonl").read_text().splitlines()]
+        assert len(rows) == n and all(r["status"] == "ok" for r in rows), "every case must be scored"
+        mean_score = statistics.fmean(r["score"] for r in rows)
+
+        floor = statistics.median(floors)
+        per_case = lambda wall: wall / n * 1000  # noqa: E731
+        print(f"agentv eval, N={n} cases, {w} workers, trivial sh target (copy a file); medians of {args.reps}")
+        print(f"  scored {len(rows)}/{n} cases, mean score {mean_score:.4f}")
+        print(f"  spawn floor, xargs -P {w}     : {floor:6.2f} s  {per_case(floor):6.2f} ms/case")
+        print(f"  spawn floor, Python parent   : {statistics.median(py_floors):6.2f} s  {per_case(statistics.median(py_floors)):6.2f} ms/case (reference)")
+        for label, walls in (("agentv eval, cold YAML cache", cold), ("agentv eval, warm YAML cache", warm)):
+            wall = statistics.median(walls)
+            print(f"  {label} : {wall:6.2f} s  {per_case(wall):6.2f} ms/case  ratio {wall / floor:4.2f} x floor")
+
+        helps = []
+        for _ in range(7):
+            started = time.perf_counter()
+            subprocess.run(agentv_argv() + ["--help"], capture_output=True, check=True)
+            helps.append(time.perf_counter() - started)
+        print(f"agentv --help: {statistics.median(helps):.3f} s (median of 7)")
+
+        via_evaluator, pure = fields_per_second()
+        print(f"field_accuracy: {via_evaluator:,.0f} fields/s through the evaluator, {pure:,.0f} fields/s pure scoring")
+
+        print(f"peak RSS of agentv eval (warm cache) by N, {w} workers:")
+        for size in [int(s) for s in args.sizes.split(",") if s]:
+            if size == n:
+                peak = max(rss)
+            else:
+                other = make_workload(work / f"n{size}", size)
+                argv = agentv_argv() + ["eval", str(other), "--workers", str(w), "--out", str(work / "o.jsonl")]
+                timed_child(argv, other.parent.parent, env)  # fill the cache
+                _, peak, _ = timed_child(argv, other.parent.parent, env)
+            print(f"  N={size:>6}: {peak:6.1f} MiB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
