@@ -58,10 +58,11 @@ def format_location(parts: Iterable[str | int]) -> str:
 
 
 class _LineIndex:
-    """Line numbers for locations in a YAML text; the node tree is built only when needed."""
+    """Line numbers for locations in a YAML file. The file is read again and its node tree built
+    only when a problem needs a line number, so a valid dataset costs one parse, not two."""
 
-    def __init__(self, text: str) -> None:
-        self._text = text
+    def __init__(self, path: Path) -> None:
+        self._path = path
         self._root: yaml.Node | None = None
         self._built = False
 
@@ -69,8 +70,8 @@ class _LineIndex:
         if not self._built:
             self._built = True
             try:
-                self._root = yaml.compose(self._text, Loader=_Loader)
-            except yaml.YAMLError:
+                self._root = yaml.compose(self._path.read_bytes(), Loader=_Loader)
+            except (OSError, yaml.YAMLError):
                 self._root = None
         node, line = self._root, None
         if node is None:
@@ -98,7 +99,6 @@ class _LineIndex:
 class _Source:
     path: Path
     display: str
-    text: str
     lines: _LineIndex
 
     def problem(self, parts: Iterable[str | int], message: str) -> Problem:
@@ -118,16 +118,18 @@ def _display(path: Path) -> str:
 def _read_yaml(path: Path) -> tuple[_Source, Any]:
     display = _display(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        content = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError([Problem(display, None, "", "file not found")]) from None
     except IsADirectoryError:
         raise ConfigError([Problem(display, None, "", "is a directory, expected a YAML file")]) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError([Problem(display, None, "", f"not valid UTF-8 ({exc.reason} at byte {exc.start})")]) from None
-    source = _Source(path, display, text, _LineIndex(text))
+    source = _Source(path, display, _LineIndex(path))
     try:
-        data = _parse_cached(text)
+        data = _parse_cached(content)
+    except yaml.reader.ReaderError as exc:
+        reason = f"not valid UTF-8 (byte 0x{exc.character:02x} at offset {exc.position})" if isinstance(
+            exc.character, int) else f"unreadable: {exc.reason}"
+        raise ConfigError([Problem(display, None, "", reason)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -149,23 +151,23 @@ def cache_dir() -> Path | None:
     return Path(base) / "yaml"
 
 
-def _parse_cached(text: str) -> Any:
+def _parse_cached(content: bytes) -> Any:
     """yaml.load, memoised on disk by content hash: a large dataset is parsed once, not per run.
 
     The cache holds only the parsed data; validation always runs in full. Any cache problem
     falls back to parsing.
     """
     directory = cache_dir()
-    if directory is None or len(text) < 64 * 1024:
-        return yaml.load(text, Loader=_Loader)
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=20)
+    if directory is None or len(content) < 64 * 1024:
+        return yaml.load(content, Loader=_Loader)
+    digest = hashlib.blake2b(content, digest_size=20)
     digest.update(f"{CACHE_VERSION}/{yaml.__version__}".encode())
     entry = directory / f"{digest.hexdigest()}.marshal"
     try:
         return marshal.loads(entry.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    data = yaml.load(text, Loader=_Loader)
+    data = yaml.load(content, Loader=_Loader)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_suffix(f".{os.getpid()}.tmp")

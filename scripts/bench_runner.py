@@ -227,21 +227,51 @@ def fields_per_second(seconds: float = 1.5) -> tuple[float, float]:
     return rates[0], rates[1]
 
 
+def dataset_mib(path: Path) -> float:
+    """Memory the loaded dataset keeps (parsed ground truth, models), measured with tracemalloc."""
+    import gc
+    import tracemalloc
+
+    from agentv_py.loading import load_dataset
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    loaded = load_dataset(path)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del loaded
+    return held / 2**20
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--reps", type=int, default=3, help="measured repetitions (medians are reported)")
     parser.add_argument("--sizes", default="250,1000,4000", help="N values for the memory check")
+    parser.add_argument(
+        "--workload",
+        type=Path,
+        help="time an existing workload folder instead (fixtures/, copy.sh, evals/dataset.yaml, "
+        ".agentv/targets.yaml), e.g. the peer harness's ../shared/bench/data/n1000",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="agentv-bench-"))
     cache = work / "cache"
     env = {**os.environ, "AGENTV_CACHE_DIR": str(cache)}
-    n, w = args.cases, args.workers
+    w = args.workers
     try:
-        root = work / f"n{n}"
-        dataset = make_workload(root, n)
+        if args.workload:
+            root = args.workload.resolve()
+            dataset = root / "evals" / "dataset.yaml"
+            n = len(list((root / "fixtures").glob("*.json")))
+        else:
+            n = args.cases
+            root = work / f"n{n}"
+            dataset = make_workload(root, n)
         eval_argv = agentv_argv() + ["eval", str(dataset), "--workers", str(w), "--out", str(work / "out.jsonl")]
 
         # Warm-up (file system caches), then alternate measurements so drift hits all alike.
@@ -281,16 +311,19 @@ def main() -> int:
         via_evaluator, pure = fields_per_second()
         print(f"field_accuracy: {via_evaluator:,.0f} fields/s through the evaluator, {pure:,.0f} fields/s pure scoring")
 
-        print(f"peak RSS of agentv eval (warm cache) by N, {w} workers:")
-        for size in [int(s) for s in args.sizes.split(",") if s]:
+        print(f"peak RSS of agentv eval (warm cache) by N, {w} workers; the loaded dataset's own size")
+        print("(tracemalloc, in process) is subtracted to show what the runner itself holds:")
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        for size in sizes if not args.workload else [n]:
             if size == n:
-                peak = max(rss)
+                peak, path = max(rss), dataset
             else:
-                other = make_workload(work / f"n{size}", size)
-                argv = agentv_argv() + ["eval", str(other), "--workers", str(w), "--out", str(work / "o.jsonl")]
-                timed_child(argv, other.parent.parent, env)  # fill the cache
-                _, peak, _ = timed_child(argv, other.parent.parent, env)
-            print(f"  N={size:>6}: {peak:6.1f} MiB")
+                path = make_workload(work / f"n{size}", size)
+                argv = agentv_argv() + ["eval", str(path), "--workers", str(w), "--out", str(work / "o.jsonl")]
+                timed_child(argv, path.parent.parent, env)  # fill the cache
+                _, peak, _ = timed_child(argv, path.parent.parent, env)
+            held = dataset_mib(path)
+            print(f"  N={size:>6}: peak RSS {peak:6.1f} MiB, dataset {held:5.1f} MiB, RSS - dataset {peak - held:5.1f} MiB")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -350,3 +350,23 @@ def test_targets_discovery_walks_up_to_repo_root(ws):
     assert discover_targets_file(ws.root / "evals" / "ds") == ws.root / ".agentv" / "targets.yaml"
     nearer = ws.file("evals/targets.yaml", textwrap.dedent("targets: []\n"))
     assert discover_targets_file(ws.root / "evals" / "ds") == nearer
+
+
+def test_non_utf8_dataset(ws):
+    ws.file("dataset.yaml", b'evalcases:\n  - id: "\xff"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert [str(p) for p in caught.value.problems] == ["dataset.yaml: not valid UTF-8 (byte 0xff at offset 20)"]
+
+
+def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("parse-cache")
+    monkeypatch.setenv("AGENTV_CACHE_DIR", str(cache))
+    ws.dataset(SUITE + "evalcases:\n" + "".join(f"  - id: c{i}\n    expected_output: {{a: {i}, when: 2025-01-15}}\n" for i in range(3000)))
+    first = load_dataset("dataset.yaml")
+    assert len(list((cache / "yaml").glob("*.marshal"))) == 1
+    second = load_dataset("dataset.yaml")  # from the cache
+    assert [c.expected for c in second.cases] == [c.expected for c in first.cases]
+    assert second.cases[5].expected == {"a": 5, "when": "2025-01-15"}
+    monkeypatch.setenv("AGENTV_NO_CACHE", "1")
+    assert [c.expected for c in load_dataset("dataset.yaml").cases] == [c.expected for c in first.cases]

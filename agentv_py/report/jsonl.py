@@ -40,7 +40,13 @@ class JsonlWriter:
 
     @property
     def display(self) -> str:
-        return "<stdout>" if self.path is None else str(self.path)
+        """The path as a user would type it (relative under the current directory)."""
+        if self.path is None:
+            return "<stdout>"
+        try:
+            return str(self.path.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(self.path)
 
     def write(self, row: ResultRow) -> None:
         self._handle.write(orjson.dumps(row.to_json_dict(), option=_OPTIONS) + b"\n")

@@ -166,7 +166,16 @@ def run_cases(
     pending = iter(cases)
     lock = threading.Lock()
     stop = threading.Event()
-    done: queue.SimpleQueue[ResultRow | None] = queue.SimpleQueue()
+    # Bounded: when the writer falls behind, workers wait instead of piling rows up in memory.
+    done: queue.Queue[ResultRow | None] = queue.Queue(maxsize=workers * 2)
+
+    def hand_over(item: ResultRow | None) -> None:
+        while not stop.is_set():
+            try:
+                done.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
 
     def one_case(prepared: PreparedCase) -> ResultRow:
         started = time.monotonic()
@@ -205,11 +214,9 @@ def run_cases(
                     return
                 if on_start is not None:
                     on_start(prepared)
-                row = _guarded(error_row(prepared), lambda: one_case(prepared))
-                if not stop.is_set():
-                    done.put(row)
+                hand_over(_guarded(error_row(prepared), lambda: one_case(prepared)))
         finally:
-            done.put(None)
+            hand_over(None)
 
     LIVE.reopen()
     threads = [threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)]
