@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.models.base import UNKNOWN_KEYS
-from agentv_py.models.dataset import Dataset, EvalCase
-from agentv_py.models.targets import TargetConfig, TargetsFile
+from agentv_py.models.dataset import CONTENT_TAGS, Dataset, EvalCase
+from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES
+from agentv_py.models.targets import PROVIDERS, TargetConfig, TargetsFile
 from agentv_py.scoring.paths import path_problem
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -216,7 +217,8 @@ def _data_path(raw: Any, loc: tuple[Any, ...]) -> list[str | int]:
     return parts
 
 
-_UNION_TAGS = {"text", "items", "object", "data", "field_accuracy", "cli", "mock"}
+# Union member tags pydantic puts into error locations (not keys of the data).
+_UNION_TAGS = {*CONTENT_TAGS, *EVALUATOR_TYPE_NAMES, *PROVIDERS}
 
 
 def _is_union_tag(part: str) -> bool:
@@ -231,7 +233,7 @@ def _message(error: dict[str, Any]) -> str:
         return f"missing required key '{error['loc'][-1]}'"
     if kind == "value_error":
         return msg.removeprefix("Value error, ")
-    if kind in {"unknown_key", "unknown_type", "unknown_provider", "alias_conflict", "missing_type", "missing_provider"}:
+    if kind in {"unknown_key", "unknown_tag", "missing_tag", "alias_conflict"}:
         return msg
     if kind == "literal_error":
         return f"invalid value {_short(value)}: expected {error['ctx']['expected']}"

@@ -154,12 +154,16 @@ INVALID = [
 ]
 
 
+def assert_problems(load, path: str, messages: list[str]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(path)
+    assert [str(p) for p in caught.value.problems] == messages
+
+
 @pytest.mark.parametrize("text, messages", [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
 def test_invalid_dataset_messages(ws, text, messages):
     ws.file("dataset.yaml", text)
-    with pytest.raises(ConfigError) as caught:
-        load_dataset("dataset.yaml")
-    assert [str(p) for p in caught.value.problems] == messages
+    assert_problems(load_dataset, "dataset.yaml", messages)
 
 
 def test_all_problems_are_reported_together(ws):
@@ -299,9 +303,7 @@ TARGET_ERRORS = [
 @pytest.mark.parametrize("text, messages", [c[1:] for c in TARGET_ERRORS], ids=[c[0] for c in TARGET_ERRORS])
 def test_invalid_targets_messages(ws, text, messages):
     ws.file("targets.yaml", text)
-    with pytest.raises(ConfigError) as caught:
-        load_targets("targets.yaml")
-    assert [str(p) for p in caught.value.problems] == messages
+    assert_problems(load_targets, "targets.yaml", messages)
 
 
 def test_agentv_generated_targets_with_both_command_spellings_load(ws):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
@@ -76,3 +76,31 @@ class StrictModel(BaseModel):
             raise unknown_key_error(unknown, valid)
         sink.append((id(data), unknown, valid))
         return {k: v for k, v in data.items() if k in valid}
+
+
+def one_of(value: str, valid: Sequence[str], what: str, plural: str) -> str:
+    """`value` if it is in `valid`, else the error `Invalid <what>: v. Valid <plural>: ...`."""
+    if value not in valid:
+        raise ValueError(f"Invalid {what}: {value}. Valid {plural}: {', '.join(valid)}")
+    return value
+
+
+def tag_checker(key: str, valid: Sequence[str], *, owner: str, label: str, plural: str) -> Callable[[Any], Any]:
+    """A before-validator for a union discriminated on `key`: one precise error (with a
+    did-you-mean) for a missing or unknown tag, instead of one error per union member."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, dict):
+            tag = value.get(key)
+            listed = ", ".join(valid)
+            if tag is None:
+                raise PydanticCustomError("missing_tag", f"{owner} needs a '{key}'. Valid {plural}: {listed}")
+            if tag not in valid:
+                close = suggest(str(tag), list(valid))
+                hint = f" (did you mean '{close}'?)" if close else ""
+                raise PydanticCustomError(
+                    "unknown_tag", f"Unknown {label}: {tag}{hint}. Valid {plural}: {listed}", {"agentv_key": key}
+                )
+        return value
+
+    return check

@@ -20,6 +20,9 @@ class ContentItem(StrictModel):
     detail: Literal["low", "high", "auto"] | None = None
 
 
+CONTENT_TAGS = ("text", "items", "object", "data")  # how message content is read, by shape
+
+
 def _content_kind(value: Any) -> str:
     if isinstance(value, str):
         return "text"

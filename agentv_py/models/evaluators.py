@@ -6,9 +6,7 @@ import math
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
-
-from agentv_py.models.base import StrictModel, suggest
+from agentv_py.models.base import StrictModel, one_of, tag_checker
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
 MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")
@@ -48,9 +46,7 @@ class FieldSpec(StrictModel):
     @field_validator("match")
     @classmethod
     def _known_match(cls, value: str) -> str:
-        if value not in MATCH_TYPES:
-            raise ValueError(f"Invalid match type: {value}. Valid types: {', '.join(MATCH_TYPES)}")
-        return value
+        return one_of(value, MATCH_TYPES, "match type", "types")
 
     @field_validator("path")
     @classmethod
@@ -79,9 +75,7 @@ class FieldSpec(StrictModel):
     @field_validator("algorithm")
     @classmethod
     def _algorithm(cls, value: str) -> str:
-        if value not in FUZZY_ALGORITHMS:
-            raise ValueError(f"Invalid algorithm: {value}. Valid algorithms: {', '.join(FUZZY_ALGORITHMS)}")
-        return value
+        return one_of(value, FUZZY_ALGORITHMS, "algorithm", "algorithms")
 
     @field_validator("formats")
     @classmethod
@@ -165,20 +159,9 @@ EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
 )
 
 
-def _check_type_tag(value: Any) -> Any:
-    """One precise error for a missing or unknown `type`, instead of one per union member."""
-    if isinstance(value, dict):
-        tag = value.get("type")
-        valid = ", ".join(EVALUATOR_TYPE_NAMES)
-        if tag is None:
-            raise PydanticCustomError("missing_type", f"evaluator needs a 'type'. Valid types: {valid}")
-        if tag not in EVALUATOR_TYPE_NAMES:
-            close = suggest(str(tag), list(EVALUATOR_TYPE_NAMES))
-            hint = f" (did you mean '{close}'?)" if close else ""
-            raise PydanticCustomError(
-                "unknown_type", f"Unknown evaluator type: {tag}{hint}. Valid types: {valid}", {"agentv_key": "type"}
-            )
-    return value
+_check_type_tag = tag_checker(
+    "type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types"
+)
 
 
 _Members = (

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AliasChoices, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, suggest
+from agentv_py.models.base import StrictModel, suggest, tag_checker
 
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
@@ -108,22 +108,7 @@ class MockTarget(TargetBase):
         return self
 
 
-def _check_provider(value: Any) -> Any:
-    if isinstance(value, dict):
-        provider = value.get("provider")
-        valid = ", ".join(PROVIDERS)
-        if provider is None:
-            raise PydanticCustomError("missing_provider", f"target needs a 'provider'. Valid providers: {valid}")
-        if provider not in PROVIDERS:
-            close = suggest(str(provider), list(PROVIDERS))
-            hint = f" (did you mean '{close}'?)" if close else ""
-            raise PydanticCustomError(
-                "unknown_provider",
-                f"Unknown provider: {provider}{hint}. Valid providers: {valid}",
-                {"agentv_key": "provider"},
-            )
-    return value
-
+_check_provider = tag_checker("provider", PROVIDERS, owner="target", label="provider", plural="providers")
 
 
 TargetConfig = Annotated[
