@@ -238,3 +238,27 @@ def test_python_dash_m_and_console_script_agree(ws):
     result = subprocess.run([sys.executable, "-m", "agentv_py", "--version"], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     assert result.returncode == 0 and result.stdout.startswith("agentv ")
+
+
+def test_images_and_files_reach_the_command(ws):
+    ws.file("scan.png", b"\x89PNG\r\n\x1a\n")
+    ws.file("doc.json", "{}")
+    ws.cli_target(f"python3 {script('argv_json.py')} --files {{FILES}} --images {{IMAGES}} --id {{EVAL_ID}}",
+                  extra='files_format: "{basename}"')
+    ws.dataset(
+        """
+        execution:
+          target: t
+          evaluators: [{type: field_accuracy, fields: [{path: argv}]}]
+        evalcases:
+          - id: c1
+            input_messages:
+              - role: user
+                content:
+                  - {type: file, value: doc.json}
+                  - {type: image, value: scan.png}
+            expected_output: {argv: [--files, doc.json, --images, scan.png, --id, c1]}
+        """
+    )
+    result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
+    assert result.exit_code == 0, rows("o.jsonl")[0]["misses"]
