@@ -21,8 +21,9 @@ from pydantic import BaseModel, ValidationError
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.models.base import UNKNOWN_KEYS
 from agentv_py.models.dataset import CONTENT_TAGS, Dataset, EvalCase
-from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES
+from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES, FieldAccuracyConfig
 from agentv_py.models.targets import PROVIDERS, TargetConfig, TargetsFile
+from agentv_py.programs import find_program, missing_program_message
 from agentv_py.scoring.paths import path_problem
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -385,6 +386,9 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: (p.line or 0, p.location)))
     assert model is not None
+    judge_problems = _judge_problems(source, model, dataset_path.resolve().parent)
+    if judge_problems:
+        raise ConfigError(judge_problems)
     name = model.dataset or dataset_path.stem
     warnings = _path_warnings(source, model)
     cases = [
@@ -489,12 +493,59 @@ def _evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], list[Any
             yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
 
 
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php", ".r", ".jl", ".lua")
+
+
+def _judge_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
+    """Code judges that cannot possibly run: caught when the dataset loads, not mid-run."""
+    from agentv_py.evaluators.code_judge import judge_argv
+    from agentv_py.models.evaluators import CodeJudgeConfig
+
+    problems: list[Problem] = []
+    for base, evaluators in _evaluator_lists(model):
+        for e, config in enumerate(evaluators):
+            if not isinstance(config, CodeJudgeConfig):
+                continue
+            where = [*base, e]
+            cwd = (dataset_dir / config.cwd).resolve() if config.cwd else dataset_dir
+            if not cwd.is_dir():
+                problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
+                continue
+            argv = judge_argv(config.script)
+            if argv[:2] == ["/bin/sh", "-c"]:
+                continue  # shell syntax: the shell resolves it at run time
+            program = argv[0]
+            if "/" in program:
+                path = (cwd / program).resolve()
+                if not path.is_file():
+                    problems.append(source.problem([*where, "script"], f"script not found: {program} (looked in {cwd})"))
+                elif not os.access(path, os.X_OK):
+                    problems.append(
+                        source.problem(
+                            [*where, "script"],
+                            f"not executable: {program}; run `chmod +x {program}`, or name its interpreter "
+                            f"first, e.g. script: [python3, {program}]",
+                        )
+                    )
+            elif find_program(program) is None:
+                problems.append(source.problem([*where, "script"], missing_program_message(program)))
+            for arg in argv[1:]:
+                looks_like_file = arg.lower().endswith(_SCRIPT_SUFFIXES) and not arg.startswith("-")
+                if looks_like_file and not (cwd / arg).is_file():
+                    problems.append(
+                        source.problem([*where, "script"], f"script file not found: {arg} (relative to {cwd})")
+                    )
+    return problems
+
+
 def _path_warnings(source: _Source, model: Dataset) -> list[Problem]:
     """Malformed field paths resolve to "missing" at run time; say so once, at load time."""
     warnings = []
     for base, evaluators in _evaluator_lists(model):
         for e, evaluator in enumerate(evaluators):
-            for f, spec in enumerate(getattr(evaluator, "fields", []) or []):
+            if not isinstance(evaluator, FieldAccuracyConfig):
+                continue
+            for f, spec in enumerate(evaluator.fields):
                 reason = path_problem(spec.path)
                 if reason:
                     warnings.append(

@@ -77,12 +77,12 @@ INVALID = [
         "unknown-evaluator-type",
         "execution:\n  evaluators:\n    - {type: field_acuracy, fields: []}\nevalcases:\n  - id: c1\n",
         ["dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
-         "(did you mean 'field_accuracy'?). Valid types: field_accuracy"],
+         "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge"],
     ),
     (
         "evaluator-without-type",
         "execution:\n  evaluators:\n    - {fields: []}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy"],
+        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge"],
     ),
     (
         "no-fields",
@@ -372,3 +372,54 @@ def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
     assert second.cases[5].expected == {"a": 5, "when": "2025-01-15"}
     monkeypatch.setenv("AGENTV_NO_CACHE", "1")
     assert [c.expected for c in load_dataset("dataset.yaml").cases] == [c.expected for c in first.cases]
+
+
+# ----------------------------------------------------------------------------- code judges
+
+JUDGE_ERRORS = [
+    ("missing-script-file", "[python3, judges/nope.py]",
+     "dataset.yaml:3: execution.evaluators[0].script: script file not found: judges/nope.py (relative to {root})"),
+    ("missing-relative-program", "[./judges/nope.sh]",
+     "dataset.yaml:3: execution.evaluators[0].script: script not found: ./judges/nope.sh (looked in {root})"),
+    ("not-executable", "[./judges/run.sh]",
+     "dataset.yaml:3: execution.evaluators[0].script: not executable: ./judges/run.sh; run `chmod +x ./judges/run.sh`, "
+     "or name its interpreter first, e.g. script: [python3, ./judges/run.sh]"),
+    ("unknown-program", "[judge-runner-xyz, a]",
+     "dataset.yaml:3: execution.evaluators[0].script: command not found: judge-runner-xyz (not on PATH)"),
+    ("empty-argv", "[]",
+     "dataset.yaml:3: execution.evaluators[0].script: script must not be empty: give an argv list such as [uv, run, judge.py]"),
+    ("timeout-type", "[python3, judges/ok.py], timeout_seconds: soon",
+     'dataset.yaml:3: execution.evaluators[0].timeout_seconds: input should be a valid number, got string "soon"'),
+    ("missing-cwd", "[python3, judges/ok.py], cwd: elsewhere",
+     "dataset.yaml:3: execution.evaluators[0].cwd: directory not found: {root}/elsewhere"),
+]
+
+
+@pytest.mark.parametrize("script, message", [c[1:] for c in JUDGE_ERRORS], ids=[c[0] for c in JUDGE_ERRORS])
+def test_code_judges_that_cannot_run_are_rejected_at_load(ws, script, message):
+    ws.file("judges/run.sh", "#!/bin/sh\n")
+    ws.file("judges/ok.py", "")
+    ws.dataset(f"execution:\n  evaluators:\n    - {{type: code_judge, script: {script}}}\nevalcases:\n  - id: c1\n")
+    assert_problems(load_dataset, "dataset.yaml", [message.format(root=ws.root.resolve())])
+
+
+def test_missing_uv_says_how_to_install_it(ws, monkeypatch):
+    monkeypatch.setattr("agentv_py.loading.find_program", lambda name, env=None: None)
+    ws.file("judge.py", "")
+    ws.dataset("execution:\n  evaluators:\n    - {type: code_judge, script: [uv, run, judge.py]}\nevalcases:\n  - id: c1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert str(caught.value.problems[0]) == (
+        "dataset.yaml:3: execution.evaluators[0].script: uv is not installed: `pip install uv` (it is a dependency "
+        "of agentv, so reinstalling agentv also brings it), or see https://docs.astral.sh/uv/getting-started/installation/"
+    )
+
+
+def test_code_judge_extra_keys_are_config_not_typos(ws):
+    ws.file("judge.py", "")
+    ws.dataset(
+        "execution:\n  evaluators:\n    - type: code_judge\n      script: [python3, judge.py]\n"
+        "      fields: [{path: a, threshold: 0.9}]\n      CaseSensitive: true\nevalcases:\n  - id: c1\n"
+    )
+    judge = load_dataset("dataset.yaml").model.execution.evaluators[0]
+    assert judge.config == {"fields": [{"path": "a", "threshold": 0.9}], "CaseSensitive": True}

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, Evaluator
+from agentv_py.evaluators.code_judge import evaluate_code_judge
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, FieldAccuracyConfig
 from agentv_py.models.results import EvaluatorResult
 
 REGISTRY: dict[type[Any], Evaluator] = {
     FieldAccuracyConfig: evaluate_field_accuracy,
+    CodeJudgeConfig: evaluate_code_judge,
 }
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import parse_answer_json
 
@@ -21,6 +22,8 @@ class EvalContext:
     question: str = ""
     files: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
+    case: EvalCase | None = None
+    output_messages: list[Any] | None = None  # as the target gave them, when it did
 
     @functools.cached_property
     def candidate(self) -> Any:

@@ -1,13 +1,14 @@
 """Pydantic models: dataset, targets, evaluator configs, results. No I/O, no package imports."""
 
 from agentv_py.models.dataset import ContentItem, Dataset, EvalCase, Message
-from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, FieldSpec
+from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict, verdict_for
 from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig, TargetsFile
 
 __all__ = [
     "CaseStatus",
     "CliTarget",
+    "CodeJudgeConfig",
     "ContentItem",
     "Dataset",
     "EvalCase",

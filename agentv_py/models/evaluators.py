@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from agentv_py.models.base import StrictModel, one_of, tag_checker
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
@@ -151,9 +151,49 @@ class FieldAccuracyConfig(EvaluatorBase):
         return value
 
 
+class CodeJudgeConfig(EvaluatorBase):
+    """`code_judge`: a user script fed a JSON payload on stdin, printing one JSON result.
+
+    `script` is an argv list, or a string run through the shell when it needs one. Every key
+    other than the ones declared here is passed through verbatim to the judge as `config`.
+    """
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
+
+    type: Literal["code_judge"]
+    script: list[str] | str
+    cwd: str | None = None
+    timeout_seconds: float = 30.0
+
+    @classmethod
+    def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        return data  # unknown keys are this evaluator's config, not typos
+
+    @field_validator("script")
+    @classmethod
+    def _script(cls, value: list[str] | str) -> list[str] | str:
+        if (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value):
+            raise ValueError("script must not be empty: give an argv list such as [uv, run, judge.py]")
+        if isinstance(value, list) and not value[0].strip():
+            raise ValueError("script[0] must name a program")
+        return value
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
+        return float(value)
+
+    @property
+    def config(self) -> dict[str, Any] | None:
+        """The pass-through keys, verbatim (None when there are none)."""
+        return dict(self.model_extra) if self.model_extra else None
+
+
 # The closed set of evaluator configs. Add a member here AND register its evaluator in
 # agentv_py.evaluators; a test checks the two sets are equal.
-EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (FieldAccuracyConfig,)
+EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (FieldAccuracyConfig, CodeJudgeConfig)
 EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
     get_args(cls.model_fields["type"].annotation)[0] for cls in EVALUATOR_CONFIG_TYPES
 )

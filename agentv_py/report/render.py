@@ -133,7 +133,9 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
             console.print(f"  [{low:.1f}, {high:.1f}{closing} {bar:<{BAR_WIDTH}} {count}", highlight=False)
     means = summary.evaluator_means()
     if means:
-        console.print("Evaluator means: " + "  ".join(f"{name} {mean:.3f}" for name, mean in means.items()))
+        console.print(
+            "Evaluator means: " + "  ".join(f"{name} {mean:.3f}" for name, mean in means.items()), soft_wrap=True
+        )
     if summary.results_path:
         console.print(f"Results written to: {summary.results_path}", highlight=False, soft_wrap=True)
 

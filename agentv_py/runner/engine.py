@@ -103,6 +103,8 @@ def score_case(
         question=prepared.question,
         files=tuple(prepared.files),
         images=tuple(prepared.images),
+        case=case,
+        output_messages=outcome.output_messages,
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping

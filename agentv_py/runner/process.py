@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import threading
@@ -20,6 +19,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Mapping, Sequence
+
+from agentv_py.programs import find_program, missing_program_message
 
 DEFAULT_OUTPUT_CAP = 10 * 1024 * 1024
 KILL_GRACE_SECONDS = 1.0
@@ -84,23 +85,6 @@ class _LiveProcesses:
 LIVE = _LiveProcesses()
 
 
-_WHICH_CACHE: dict[tuple[str, str, str], str | None] = {}
-
-
-def resolve_executable(name: str, env: Mapping[str, str] | None) -> str | None:
-    """Absolute path of a bare command name, looked up on PATH once per (name, PATH, cwd).
-
-    subprocess would otherwise search PATH on every spawn; paths with a `/` are left alone.
-    """
-    if "/" in name:
-        return None
-    path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    key = (name, path, os.getcwd())
-    if key not in _WHICH_CACHE:
-        _WHICH_CACHE[key] = shutil.which(name, path=path)
-    return _WHICH_CACHE[key]
-
-
 def _signal_group(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)
@@ -148,7 +132,7 @@ def run_process(
     try:
         proc = subprocess.Popen(
             list(argv),
-            executable=resolve_executable(argv[0], env),
+            executable=find_program(argv[0], env),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -157,6 +141,8 @@ def run_process(
             start_new_session=True,
         )
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and "/" not in argv[0] and (cwd is None or os.path.isdir(cwd)):
+            return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=missing_program_message(argv[0]))
         reason = exc.strerror or str(exc)
         where = f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
         return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}")

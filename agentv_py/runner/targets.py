@@ -30,6 +30,7 @@ class TargetOutcome:
     answer: str | None
     error: str | None = None
     parsed: Any = NOT_JSON  # the answer already parsed as JSON, when it was
+    output_messages: list[Any] | None = None  # the target's own message list, when it gave one
     trace: dict[str, Any] = field(default_factory=dict)
     duration_ms: float = 0.0
 
@@ -62,21 +63,22 @@ def _message_text(content: Any) -> str:
     return orjson.dumps(content).decode()
 
 
-def unwrap_answer(text: str) -> tuple[str, Any, dict[str, Any]]:
-    """(answer text, answer parsed as JSON or NOT_JSON, trace metrics) for a raw target answer.
+def unwrap_answer(text: str) -> TargetOutcome:
+    """The outcome for a raw target answer: its text, the text parsed as JSON when it is, and
+    what an AgentV envelope carried.
 
-    An AgentV envelope (`output_messages` list, or a `text` field with only envelope keys beside
-    it) is unwrapped; `token_usage`, `cost_usd`, `duration_ms` found in it go to the trace.
+    An envelope (an `output_messages` list, or a `text` field with only envelope keys beside it)
+    is unwrapped; its `token_usage`, `cost_usd` and `duration_ms` go to the trace.
     """
     stripped = text.lstrip()
     if not stripped.startswith(("{", "[")):
-        return text, NOT_JSON, {}
+        return TargetOutcome(text)
     try:
         data = orjson.loads(stripped)
     except orjson.JSONDecodeError:
-        return text, NOT_JSON, {}
+        return TargetOutcome(text)
     if not isinstance(data, dict):
-        return text, data, {}
+        return TargetOutcome(text, parsed=data)
     trace = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in data}
     messages = data.get("output_messages")
     if isinstance(messages, list) and messages:
@@ -84,11 +86,12 @@ def unwrap_answer(text: str) -> tuple[str, Any, dict[str, Any]]:
         last = (assistant or [m for m in messages if isinstance(m, dict)] or [None])[-1]
         content = last.get("content") if isinstance(last, dict) else None
         if isinstance(content, (dict, list)):
-            return orjson.dumps(content).decode(), content, trace
-        return _message_text(content) if content is not None else "", NOT_JSON, trace
+            return TargetOutcome(orjson.dumps(content).decode(), parsed=content, trace=trace, output_messages=messages)
+        answer = _message_text(content) if content is not None else ""
+        return TargetOutcome(answer, trace=trace, output_messages=messages)
     if isinstance(data.get("text"), str) and data.keys() <= ENVELOPE_KEYS:
-        return data["text"], NOT_JSON, trace
-    return text, data, {}
+        return TargetOutcome(data["text"], trace=trace)
+    return TargetOutcome(text, parsed=data)
 
 
 def _decode(raw: bytes, what: str) -> tuple[str | None, str | None]:
@@ -196,8 +199,7 @@ class CliRunner:
             return TargetOutcome(None, error)
         if not text.strip():
             return TargetOutcome(None, f"target '{self.name}' returned an empty answer ({what})")
-        answer, parsed, trace = unwrap_answer(text)
-        return TargetOutcome(answer, parsed=parsed, trace=trace)
+        return unwrap_answer(text)
 
 
 class MockRunner:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
+try:  # orjson is a dependency of agentv; judges may import this module from a bare Python
+    import orjson
+
+    _decode_error: type[Exception] = orjson.JSONDecodeError
+    _json_loads = orjson.loads
+except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+    import json
+
+    _decode_error = ValueError
+    _json_loads = json.loads
 
 NOT_JSON: Any = type("NotJson", (), {"__repr__": lambda self: "NOT_JSON", "__bool__": lambda self: False})()
 """Sentinel: the answer could not be read as JSON."""
@@ -15,8 +24,8 @@ _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 
 def _loads(text: str) -> Any:
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return _json_loads(text)
+    except _decode_error:
         return NOT_JSON
 
 

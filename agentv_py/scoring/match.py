@@ -14,7 +14,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz.distance import JaroWinkler, Levenshtein
+try:  # rapidfuzz is a dependency of agentv; judges may import this module from a bare Python
+    from rapidfuzz.distance import JaroWinkler, Levenshtein
+except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+    JaroWinkler = Levenshtein = None  # type: ignore[assignment,misc]
 
 
 @dataclass(slots=True)
@@ -140,9 +143,56 @@ def normalize_text(text: str, case_sensitive: bool = False) -> str:
 
 def similarity(a: str, b: str, algorithm: str = "levenshtein") -> float:
     """Normalized similarity in [0, 1] (rapidfuzz): Levenshtein 1 - d/max(len); Jaro-Winkler p=0.1."""
+    if Levenshtein is None:
+        return _py_jaro_winkler(a, b) if algorithm == "jaro_winkler" else _py_levenshtein_similarity(a, b)
     if algorithm == "jaro_winkler":
         return float(JaroWinkler.normalized_similarity(a, b, prefix_weight=0.1))
     return float(Levenshtein.normalized_similarity(a, b))
+
+
+# Pure-Python versions, used only where rapidfuzz cannot be imported (a code judge running under
+# `uv run` with no dependencies). A property test checks they agree with rapidfuzz.
+
+def _py_levenshtein_similarity(a: str, b: str) -> float:
+    if not a and not b:
+        return 1.0
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return 1.0 - previous[-1] / max(len(a), len(b))
+
+
+def _py_jaro_winkler(a: str, b: str, prefix_weight: float = 0.1) -> float:
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    window = max(max(len(a), len(b)) // 2 - 1, 0)
+    b_used = [False] * len(b)
+    a_matches = []
+    for i, ca in enumerate(a):
+        for j in range(max(0, i - window), min(len(b), i + window + 1)):
+            if not b_used[j] and b[j] == ca:
+                b_used[j] = True
+                a_matches.append(ca)
+                break
+    if not a_matches:
+        return 0.0
+    b_matches = [cb for cb, used in zip(b, b_used) if used]
+    transpositions = sum(x != y for x, y in zip(a_matches, b_matches)) // 2
+    m = len(a_matches)
+    jaro = (m / len(a) + m / len(b) + (m - transpositions) / m) / 3
+    if jaro <= 0.7:
+        return jaro
+    prefix = 0
+    for x, y in zip(a[:4], b[:4]):
+        if x != y:
+            break
+        prefix += 1
+    return jaro + prefix * prefix_weight * (1.0 - jaro)
 
 
 def match_fuzzy(

@@ -262,3 +262,56 @@ def test_images_and_files_reach_the_command(ws):
     )
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
     assert result.exit_code == 0, rows("o.jsonl")[0]["misses"]
+
+
+JUDGES_DIR = REPO_ROOT / "tests" / "fixtures" / "judges"
+
+
+def test_judge_details_round_trip_into_jsonl(sh_target):
+    details = {"metrics": {"supplier.name": {"tp": 1, "fn": 0, "f1": None}}, "alignment": [[0, 1, 0.93]]}
+    sh_target.file("judge.sh", f"cat >/dev/null; echo '{json.dumps({'score': 0.75, 'details': details})}'\n")
+    sh_target.dataset(
+        """
+        execution:
+          target: t
+          evaluators: [{name: metrics, type: code_judge, script: [sh, judge.sh]}]
+        evalcases:
+          - id: c1
+            input_messages: [{role: user, content: [{type: file, value: fx.sh}]}]
+        """
+    )
+    sh_target.file("fx.sh", "echo '{}'")
+    invoke("eval", "dataset.yaml", "--out", "o.jsonl")
+    result = rows("o.jsonl")[0]["evaluator_results"][0]
+    assert (result["name"], result["score"], result["details"]) == ("metrics", 0.75, details)
+
+
+def test_many_judges_run_concurrently_without_cross_talk(sh_target):
+    cases = [(f"case-{i}", f"echo 'answer {i}'", {"i": i}) for i in range(40)]
+    sh_target.cases_dataset(cases)
+    text = (sh_target.root / "dataset.yaml").read_text().replace(
+        "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
+        f"{{type: code_judge, script: [python3, {JUDGES_DIR / 'by_id.py'}]}}",
+    )
+    sh_target.file("dataset.yaml", text)
+    result = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--workers", "8", "--threshold", "0")
+    assert result.exit_code == 0, result.output
+    written = rows("o.jsonl")
+    assert len(written) == 40
+    for row in written:
+        i = int(row["eval_id"].split("-")[1])
+        judged = row["evaluator_results"][0]
+        assert judged["score"] == pytest.approx(i / 100)
+        assert judged["details"] == {"eval_id": row["eval_id"], "answer": f"answer {i}\n"}
+
+
+def test_example_judges_score_the_acme_case(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    result = invoke("eval", "evals/invoice-extraction/dataset.yaml", "--eval-id", "invoice-002", "-e", "invoice-007", "--out", "-")
+    assert result.exit_code == 0, result.stderr
+    by_id = {json.loads(line)["eval_id"]: json.loads(line) for line in result.stdout.splitlines()}
+    fuzzy = by_id["invoice-002"]["evaluator_results"][1]
+    assert (fuzzy["name"], fuzzy["score"]) == ("names_fuzzy", 1.0)
+    assert fuzzy["hits"] == ["supplier.name: 86.7% >= 85%", "importer.name: 93.8% >= 90%"]
+    summary = by_id["invoice-007"]["evaluator_results"][0]
+    assert summary["name"] == "summary_similarity" and summary["score"] >= 0.85

@@ -28,6 +28,6 @@ def test_validate_accepts_the_example_and_its_targets(monkeypatch):
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "ok: evals/invoice-extraction/dataset.yaml (6 cases)",
+        "ok: evals/invoice-extraction/dataset.yaml (7 cases)",
         "ok: evals/invoice-extraction/.agentv/targets.yaml (2 targets)",
     ]

@@ -54,7 +54,7 @@ def test_a_command_that_ignores_stdin_is_fine():
 
 def test_missing_program_is_a_result_not_an_exception():
     result = run_process(["definitely-not-a-program-xyz"], timeout=10)
-    assert result.spawn_error == "cannot run definitely-not-a-program-xyz: No such file or directory"
+    assert result.spawn_error == "command not found: definitely-not-a-program-xyz (not on PATH)"
 
 
 def test_stderr_tail_is_one_line():

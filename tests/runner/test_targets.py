@@ -65,7 +65,7 @@ def test_missing_output_file(tmp_path):
 
 def test_missing_program(tmp_path):
     outcome = cli(tmp_path, "no-such-extractor {FILES}").invoke(case(), 1)
-    assert outcome.error == "target 't' failed: cannot run no-such-extractor: No such file or directory"
+    assert outcome.error == "target 't' failed: command not found: no-such-extractor (not on PATH)"
 
 
 def test_odd_file_names_reach_the_target_as_one_literal_argument(tmp_path):
@@ -111,8 +111,8 @@ ENVELOPES = [
 
 @pytest.mark.parametrize("raw, answer, trace", [c[1:] for c in ENVELOPES], ids=[c[0] for c in ENVELOPES])
 def test_unwrap_answer(raw, answer, trace):
-    got_answer, _, got_trace = unwrap_answer(raw)
-    assert (got_answer, got_trace) == (answer, trace)
+    outcome = unwrap_answer(raw)
+    assert (outcome.answer, outcome.trace) == (answer, trace)
 
 
 def test_mock_runner():

@@ -1,0 +1,208 @@
+"""`code_judge` (SPEC §3.2): a user script, any language, fed JSON on stdin.
+
+The judge's answer is taken exactly as given: a score that is missing, not a number, NaN or
+outside [0, 1], stdout that is not one JSON object, an unexpected exit code or a timeout is an
+error result (score 0, a miss naming the judge, the problem and the stderr tail), never a guess.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.models.evaluators import CodeJudgeConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.scoring.answer import NOT_JSON
+
+_SHELL_META = set("|&;<>()$`*?[]~!#\n")
+RESULT_KEYS = ("score", "hits", "misses", "reasoning", "details", "passed", "status")
+
+
+def judge_argv(script: list[str] | str) -> list[str]:
+    """An argv list as given; a string is split like a shell would, or run by /bin/sh when it
+    uses shell syntax."""
+    if isinstance(script, list):
+        return script
+    if any(ch in _SHELL_META for ch in script) or "=" in script.split(maxsplit=1)[0]:
+        return ["/bin/sh", "-c", script]
+    return shlex.split(script)
+
+
+@lru_cache(maxsize=1)
+def sdk_path() -> str:
+    """A directory holding only `agentv_py`, put on judges' PYTHONPATH so that
+    `import agentv_py.judge` works under any Python that runs them (uv run included),
+    without exposing the rest of agentv's environment."""
+    directory = tempfile.mkdtemp(prefix="agentv-sdk-")
+    atexit.register(shutil.rmtree, directory, True)
+    os.symlink(Path(__file__).resolve().parents[1], Path(directory) / "agentv_py")
+    return directory
+
+
+def judge_env() -> dict[str, str]:
+    """The environment judges run in: agentv's own, plus the SDK on PYTHONPATH, and (unless set)
+    UV_PYTHON = agentv's interpreter, so `uv run` neither searches for nor downloads a Python."""
+    env = dict(os.environ)
+    existing = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = sdk_path() + (os.pathsep + existing if existing else "")
+    env.setdefault("UV_PYTHON", sys.executable)
+    return env
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, Any]:
+    """The JSON object a judge reads on stdin (SPEC §3.2), aliases included."""
+    case = context.case
+    candidate = context.candidate
+    reference = _text(context.expected)
+    output_messages = context.output_messages or [{"role": "assistant", "content": context.answer}]
+    dump = lambda messages: [m.model_dump(exclude_none=True) for m in messages] if case else []  # noqa: E731
+    return {
+        "candidate_answer": context.answer,
+        "output": context.answer,
+        "reference_answer": reference,
+        "expected_output": reference,
+        "candidate": None if candidate is NOT_JSON else candidate,
+        "expected": context.expected,
+        "question": context.question,
+        "input": context.question,
+        "expected_outcome": case.expected_outcome if case else None,
+        "expected_messages": dump(case.expected_messages) if case else [],
+        "input_messages": dump(case.input_messages) if case else [],
+        "output_messages": output_messages,
+        "input_files": list(context.files),
+        "image_files": list(context.images),
+        "config": config.config,
+        "eval_id": context.eval_id,
+        "dataset": context.dataset,
+    }
+
+
+def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> EvaluatorResult:
+    cwd = (context.dataset_dir / config.cwd).resolve() if config.cwd else context.dataset_dir
+    payload = json.dumps(build_payload(config, context), ensure_ascii=False, allow_nan=False, default=str)
+    result = run_process(
+        judge_argv(config.script),
+        timeout=config.timeout_seconds,
+        stdin=payload.encode("utf-8"),
+        cwd=cwd,
+        env=judge_env(),
+    )
+    return judge_result(config, result)
+
+
+def _error(config: CodeJudgeConfig, problem: str, result: ProcResult | None = None) -> EvaluatorResult:
+    tail = result.stderr_tail() if result is not None else ""
+    message = f"code_judge '{config.display_name}': {problem}" + (f" (stderr: {tail})" if tail else "")
+    return EvaluatorResult.error(name=config.display_name, type=config.type, weight=config.weight, message=message)
+
+
+def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult:
+    """Turn a finished judge process into a result, exactly as the contract says."""
+    if result.spawn_error:
+        return _error(config, result.spawn_error)
+    if result.timed_out:
+        return _error(config, f"timed out after {config.timeout_seconds:g}s (process group killed)", result)
+    if result.overflow:
+        return _error(config, f"output exceeded the {DEFAULT_OUTPUT_CAP // (1024 * 1024)} MB cap (process group killed)")
+    code = result.returncode
+    if code not in (0, 1):
+        what = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return _error(config, f"{what} (0 or 1 with a JSON result expected)", result)
+    try:
+        stdout = result.stdout.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _error(config, f"stdout is not valid UTF-8 (byte offset {exc.start})", result)
+    parsed, problem = _one_json_object(stdout)
+    if problem:
+        prefix = "exited with code 1 and " if code == 1 else ""
+        return _error(config, prefix + problem, result)
+    assert parsed is not None
+    return _checked(config, parsed, code, result)
+
+
+def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
+    text = stdout.strip()
+    if not text:
+        return None, "printed nothing on stdout (one JSON object expected)"
+    try:
+        value = json.loads(text)
+    except ValueError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        try:
+            last = json.loads(lines[-1])
+        except ValueError:
+            last = None
+        if isinstance(last, dict) and len(lines) > 1:
+            extra = len(lines) - 1
+            return None, (
+                f"printed {extra} line{'s' if extra != 1 else ''} before its JSON result "
+                "(stdout must hold only the result; print debug output to stderr)"
+            )
+        snippet = text[:80] + ("..." if len(text) > 80 else "")
+        return None, f"stdout is not JSON: {snippet!r}"
+    if not isinstance(value, dict):
+        kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
+        return None, f"stdout is {kind}, not a JSON object"
+    return value, None
+
+
+def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, result: ProcResult) -> EvaluatorResult:
+    name, weight = config.display_name, config.weight
+    status = data.get("status", "processed")
+    if status not in ("processed", "error", "skipped"):
+        return _error(config, f"status must be processed, error or skipped, got {json.dumps(status)}", result)
+    reasoning = data.get("reasoning", "")
+    details = data.get("details", {})
+    for key, value, ok, expected in (
+        ("hits", data.get("hits", []), lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings"),
+        ("misses", data.get("misses", []), lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings"),
+        ("reasoning", reasoning, lambda v: isinstance(v, str), "a string"),
+        ("details", details, lambda v: isinstance(v, dict), "an object"),
+        ("passed", data.get("passed", False), lambda v: isinstance(v, bool), "true or false"),
+    ):
+        if not ok(value):
+            return _error(config, f"'{key}' must be {expected}, got {json.dumps(value)[:60]}", result)
+    if status == "error":
+        message = reasoning or "the judge reported an error"
+        return _error(config, f"reported an error: {message}", result)
+    if status == "skipped":
+        return EvaluatorResult.skipped(name=name, type=config.type, weight=weight, reasoning=reasoning, details=details)
+    if "score" not in data:
+        return _error(config, "the result has no 'score' (a number in [0, 1])", result)
+    score = data["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return _error(config, f"score must be a number in [0, 1], got {json.dumps(score)}", result)
+    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
+        shown = json.dumps(score) if math.isfinite(score) else str(score)
+        return _error(config, f"score must be a number in [0, 1], got {shown}", result)
+    passed = data.get("passed")
+    if passed is None and code == 1:
+        passed = False  # exit 1 with a valid result: the convention "1 = not passed"
+    return EvaluatorResult.processed(
+        name=name,
+        type=config.type,
+        score=float(score),
+        weight=weight,
+        hits=data.get("hits", []),
+        misses=data.get("misses", []),
+        reasoning=reasoning,
+        details=details,
+        passed=passed,
+    )

@@ -1,0 +1,212 @@
+"""Helpers for writing code judges in Python.
+
+A code judge reads one JSON payload on stdin and prints one JSON result on stdout (see
+docs/code-judges.md). This module does that plumbing, so a judge is one function:
+
+    # /// script
+    # requires-python = ">=3.11"
+    # dependencies = []
+    # ///
+    from agentv_py.judge import JudgeInput, JudgeResult, judge
+
+    @judge
+    def check_total(inp: JudgeInput) -> JudgeResult:
+        want = inp.config.get("tolerance", 0.01)
+        got, expected = inp.get("total"), inp.get_expected("total")
+        ok = isinstance(got, (int, float)) and abs(got - expected) <= want
+        return JudgeResult(score=1.0 if ok else 0.0, hits=["total"] if ok else [], misses=[] if ok else ["total"])
+
+Run it with `script: [uv, run, judges/check_total.py]` (or `[python3, judges/check_total.py]`).
+agentv makes `agentv_py` importable in every judge it starts, whatever Python runs it; the module
+needs only the standard library. The matching and path helpers agentv itself uses are re-exported
+here (`similarity`, `normalize_text`, `match_numeric`, `match_date`, `resolve`,
+`parse_answer_json`), so a judge scores exactly like the built-in evaluators.
+
+Exit codes follow the contract: 0 when the result passed, 1 when it did not ("1 = not passed",
+with the result still on stdout). If the judge function raises, the traceback goes to stderr and
+the result is `status: error` (exit 1), which agentv reports as an evaluator error — never as a
+score. A result that breaks the contract (score outside [0, 1], NaN, not a number) is refused
+the same way instead of being clamped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, TypeVar
+
+from agentv_py.scoring.answer import NOT_JSON, parse_answer_json
+from agentv_py.scoring.match import match_date, match_exact, match_fuzzy, match_numeric, normalize_text, similarity
+from agentv_py.scoring.paths import MISSING, resolve
+
+__all__ = [
+    "MISSING",
+    "JudgeInput",
+    "JudgeResult",
+    "judge",
+    "match_date",
+    "match_exact",
+    "match_fuzzy",
+    "match_numeric",
+    "normalize_text",
+    "parse_answer_json",
+    "resolve",
+    "run",
+    "similarity",
+]
+
+PASS_THRESHOLD = 0.8
+
+
+@dataclass
+class JudgeInput:
+    """The payload a judge receives, typed. `raw` keeps the whole object."""
+
+    candidate_answer: str
+    reference_answer: str
+    candidate: Any
+    expected: Any
+    question: str
+    expected_outcome: str | None
+    expected_messages: list[dict[str, Any]]
+    input_messages: list[dict[str, Any]]
+    output_messages: list[dict[str, Any]]
+    input_files: list[str]
+    image_files: list[str]
+    config: dict[str, Any]
+    eval_id: str
+    dataset: str
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> JudgeInput:
+        answer = payload.get("candidate_answer", payload.get("output", "")) or ""
+        candidate = payload.get("candidate")
+        if candidate is None and answer:
+            parsed = parse_answer_json(answer)
+            candidate = None if parsed is NOT_JSON else parsed
+        return cls(
+            candidate_answer=answer,
+            reference_answer=payload.get("reference_answer", payload.get("expected_output", "")) or "",
+            candidate=candidate,
+            expected=payload.get("expected"),
+            question=payload.get("question", payload.get("input", "")) or "",
+            expected_outcome=payload.get("expected_outcome"),
+            expected_messages=payload.get("expected_messages") or [],
+            input_messages=payload.get("input_messages") or [],
+            output_messages=payload.get("output_messages") or [],
+            input_files=payload.get("input_files") or [],
+            image_files=payload.get("image_files") or [],
+            config=payload.get("config") or {},
+            eval_id=payload.get("eval_id", ""),
+            dataset=payload.get("dataset", ""),
+            raw=payload,
+        )
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """A value of the parsed answer by path (`supplier.name`, `items[0].qty`), else default."""
+        value = resolve(self.candidate, path)
+        return default if value is MISSING else value
+
+    def get_expected(self, path: str, default: Any = None) -> Any:
+        """A value of the ground truth by path, else default."""
+        value = resolve(self.expected, path)
+        return default if value is MISSING else value
+
+
+@dataclass
+class JudgeResult:
+    """What a judge returns. `passed` defaults to score >= 0.8."""
+
+    score: float
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    passed: bool | None = None
+    status: str = "processed"
+
+    def problems(self) -> list[str]:
+        """Ways this result breaks the contract (empty when it is valid)."""
+        found = []
+        score = self.score
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            found.append(f"score must be a number in [0, 1], got {score!r}")
+        elif not math.isfinite(score) or not 0.0 <= score <= 1.0:
+            found.append(f"score must be a number in [0, 1], got {score!r}")
+        for name in ("hits", "misses"):
+            items = getattr(self, name)
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                found.append(f"{name} must be a list of strings")
+        if not isinstance(self.details, dict):
+            found.append("details must be a dict")
+        if self.status not in ("processed", "error", "skipped"):
+            found.append("status must be processed, error or skipped")
+        return found
+
+    def is_pass(self) -> bool:
+        return self.passed if self.passed is not None else float(self.score) >= PASS_THRESHOLD
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "score": self.score,
+            "hits": self.hits,
+            "misses": self.misses,
+            "reasoning": self.reasoning,
+            "details": self.details,
+            "status": self.status,
+        }
+        if self.passed is not None:
+            data["passed"] = self.passed
+        return data
+
+
+JudgeFunction = Callable[[JudgeInput], "JudgeResult | dict[str, Any] | float"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _coerce(value: JudgeResult | dict[str, Any] | float) -> JudgeResult:
+    if isinstance(value, JudgeResult):
+        return value
+    if isinstance(value, dict):
+        known = {k: value[k] for k in ("score", "hits", "misses", "reasoning", "details", "passed", "status") if k in value}
+        if "score" not in known:
+            raise TypeError("the judge returned a dict without 'score'")
+        return JudgeResult(**known)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return JudgeResult(score=value)
+    raise TypeError(f"the judge returned {type(value).__name__}; return a JudgeResult, a dict or a number")
+
+
+def _error_result(message: str) -> JudgeResult:
+    return JudgeResult(score=0.0, misses=[message], reasoning=message, status="error", passed=False)
+
+
+def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Read the payload, call `fn`, print its result; return the exit code (0 pass, 1 otherwise)."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    try:
+        payload = json.load(stdin)
+        if not isinstance(payload, dict):
+            raise ValueError("the payload on stdin is not a JSON object")
+        result = _coerce(fn(JudgeInput.from_payload(payload)))
+        problems = result.problems()
+        if problems:
+            result = _error_result("invalid judge result: " + "; ".join(problems))
+    except Exception as exc:  # noqa: BLE001 - reported as an error result, never as a score
+        traceback.print_exc(file=sys.stderr)
+        result = _error_result(f"judge raised {type(exc).__name__}: {exc}")
+    stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    stdout.flush()
+    return 0 if result.status == "processed" and result.is_pass() else 1
+
+
+def judge(fn: F) -> F:
+    """Decorator: when the judge file runs as a script, run `fn` as the judge and exit."""
+    if getattr(fn, "__module__", None) == "__main__":
+        sys.exit(run(fn))
+    return fn

@@ -1,0 +1,93 @@
+"""The judge SDK (agentv_py.judge): payload in, validated result out, errors never scores."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from agentv_py.judge import JudgeInput, JudgeResult, run
+
+PAYLOAD = {
+    "candidate_answer": '{"supplier": {"name": "Acme - Shipping"}}',
+    "reference_answer": '{"supplier": {"name": "Acme Shipping"}}',
+    "candidate": {"supplier": {"name": "Acme - Shipping"}},
+    "expected": {"supplier": {"name": "Acme Shipping"}},
+    "question": "Extract.",
+    "config": {"threshold": 0.85},
+    "eval_id": "inv-2",
+    "dataset": "invoices",
+}
+
+
+def call(fn, payload=PAYLOAD) -> tuple[int, dict]:
+    out = io.StringIO()
+    code = run(fn, stdin=io.StringIO(json.dumps(payload)), stdout=out)
+    return code, json.loads(out.getvalue())
+
+
+def test_typed_input_and_path_helpers():
+    seen = {}
+
+    def fn(inp: JudgeInput) -> JudgeResult:
+        seen.update(name=inp.get("supplier.name"), want=inp.get_expected("supplier.name"),
+                    threshold=inp.config["threshold"], missing=inp.get("nope", "default"))
+        return JudgeResult(score=1.0)
+
+    assert call(fn) == (0, {"score": 1.0, "hits": [], "misses": [], "reasoning": "", "details": {}, "status": "processed"})
+    assert seen == {"name": "Acme - Shipping", "want": "Acme Shipping", "threshold": 0.85, "missing": "default"}
+
+
+def test_input_from_older_payload_keys_only():
+    inp = JudgeInput.from_payload({"output": '{"a": 1}', "expected_output": "x", "input": "q"})
+    assert (inp.candidate_answer, inp.candidate, inp.reference_answer, inp.question) == ('{"a": 1}', {"a": 1}, "x", "q")
+
+
+@pytest.mark.parametrize(
+    "returned, code, score, passed",
+    [
+        (JudgeResult(score=0.9), 0, 0.9, None),
+        (JudgeResult(score=0.5), 1, 0.5, None),
+        (JudgeResult(score=0.95, passed=False), 1, 0.95, False),
+        ({"score": 0.85, "hits": ["x"]}, 0, 0.85, None),
+        (0.7, 1, 0.7, None),
+    ],
+    ids=["result-pass", "result-fail", "passed-overrides", "dict", "bare-number"],
+)
+def test_results_and_exit_codes(returned, code, score, passed):
+    got_code, out = call(lambda inp: returned)
+    assert (got_code, out["score"], out.get("passed")) == (code, score, passed)
+
+
+@pytest.mark.parametrize(
+    "returned, message",
+    [
+        (JudgeResult(score=1.5), "invalid judge result: score must be a number in [0, 1], got 1.5"),
+        (JudgeResult(score=float("nan")), "invalid judge result: score must be a number in [0, 1], got nan"),
+        (JudgeResult(score="0.9"), "invalid judge result: score must be a number in [0, 1], got '0.9'"),
+        (JudgeResult(score=1, hits=[1]), "invalid judge result: hits must be a list of strings"),
+        ({"reasoning": "no score"}, "judge raised TypeError: the judge returned a dict without 'score'"),
+        ("0.9", "judge raised TypeError: the judge returned str; return a JudgeResult, a dict or a number"),
+    ],
+    ids=["above-one", "nan", "string", "hits", "dict-without-score", "wrong-type"],
+)
+def test_invalid_results_become_error_results(returned, message):
+    code, out = call(lambda inp: returned)
+    assert code == 1
+    assert (out["status"], out["score"], out["misses"]) == ("error", 0.0, [message])
+
+
+def test_an_exception_is_an_error_result_with_traceback_on_stderr(capsys):
+    def fn(inp):
+        raise ValueError("config.fields is required")
+
+    code, out = call(fn)
+    assert code == 1 and out["status"] == "error"
+    assert out["reasoning"] == "judge raised ValueError: config.fields is required"
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_payload_that_is_not_an_object():
+    code, out = call(lambda inp: 1.0, payload=[1, 2])
+    assert out["reasoning"] == "judge raised ValueError: the payload on stdin is not a JSON object"
