@@ -34,13 +34,38 @@ from __future__ import annotations
 import json
 import math
 import sys
-import traceback
-from dataclasses import dataclass, field
-from typing import IO, Any, Callable, TypeVar
+from typing import TYPE_CHECKING
 
-from agentv_py.scoring.answer import NOT_JSON, parse_answer_json
-from agentv_py.scoring.match import match_date, match_exact, match_fuzzy, match_numeric, normalize_text, similarity
 from agentv_py.scoring.paths import MISSING, resolve
+
+# A judge process starts once per case, so this module avoids costly imports (dataclasses,
+# typing, traceback cost ~13 ms per start together); annotations are strings only.
+if TYPE_CHECKING:
+    from typing import IO, Any, Callable, TypeVar
+
+    JudgeFunction = Callable[["JudgeInput"], "JudgeResult | dict[str, Any] | float"]
+    F = TypeVar("F", bound=Callable[..., Any])
+
+# The scoring helpers are imported on first use: a judge starts once per case, and a judge that
+# does not need fuzzy matching should not pay for importing it (PEP 562 module __getattr__).
+_LAZY = {
+    "similarity": "agentv_py.scoring.match",
+    "normalize_text": "agentv_py.scoring.match",
+    "match_exact": "agentv_py.scoring.match",
+    "match_numeric": "agentv_py.scoring.match",
+    "match_fuzzy": "agentv_py.scoring.match",
+    "match_date": "agentv_py.scoring.match",
+    "parse_answer_json": "agentv_py.scoring.answer",
+    "NOT_JSON": "agentv_py.scoring.answer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agentv_py.judge' has no attribute {name!r}")
 
 __all__ = [
     "MISSING",
@@ -61,9 +86,17 @@ __all__ = [
 PASS_THRESHOLD = 0.8
 
 
-@dataclass
+_INPUT_FIELDS = (
+    "candidate_answer", "reference_answer", "candidate", "expected", "question", "expected_outcome",
+    "expected_messages", "input_messages", "output_messages", "input_files", "image_files", "config",
+    "eval_id", "dataset",
+)
+
+
 class JudgeInput:
     """The payload a judge receives, typed. `raw` keeps the whole object."""
+
+    __slots__ = (*_INPUT_FIELDS, "raw")
 
     candidate_answer: str
     reference_answer: str
@@ -79,13 +112,23 @@ class JudgeInput:
     config: dict[str, Any]
     eval_id: str
     dataset: str
-    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    raw: dict[str, Any]
+
+    def __init__(self, **values: Any) -> None:
+        for name in _INPUT_FIELDS:
+            setattr(self, name, values[name])
+        self.raw = values.get("raw", {})
+
+    def __repr__(self) -> str:
+        return f"JudgeInput(eval_id={self.eval_id!r}, dataset={self.dataset!r})"
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> JudgeInput:
         answer = payload.get("candidate_answer", payload.get("output", "")) or ""
         candidate = payload.get("candidate")
-        if candidate is None and answer:
+        if candidate is None and answer and "candidate" not in payload:
+            from agentv_py.scoring.answer import NOT_JSON, parse_answer_json
+
             parsed = parse_answer_json(answer)
             candidate = None if parsed is NOT_JSON else parsed
         return cls(
@@ -117,17 +160,34 @@ class JudgeInput:
         return default if value is MISSING else value
 
 
-@dataclass
 class JudgeResult:
     """What a judge returns. `passed` defaults to score >= 0.8."""
 
-    score: float
-    hits: list[str] = field(default_factory=list)
-    misses: list[str] = field(default_factory=list)
-    reasoning: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
-    passed: bool | None = None
-    status: str = "processed"
+    __slots__ = ("score", "hits", "misses", "reasoning", "details", "passed", "status")
+
+    def __init__(
+        self,
+        score: float,
+        hits: list[str] | None = None,
+        misses: list[str] | None = None,
+        reasoning: str = "",
+        details: dict[str, Any] | None = None,
+        passed: bool | None = None,
+        status: str = "processed",
+    ) -> None:
+        self.score = score
+        self.hits = [] if hits is None else hits
+        self.misses = [] if misses is None else misses
+        self.reasoning = reasoning
+        self.details = {} if details is None else details
+        self.passed = passed
+        self.status = status
+
+    def __repr__(self) -> str:
+        return f"JudgeResult(score={self.score!r}, status={self.status!r}, passed={self.passed!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JudgeResult) and self.to_dict() == other.to_dict()
 
     def problems(self) -> list[str]:
         """Ways this result breaks the contract (empty when it is valid)."""
@@ -164,10 +224,6 @@ class JudgeResult:
         return data
 
 
-JudgeFunction = Callable[[JudgeInput], "JudgeResult | dict[str, Any] | float"]
-F = TypeVar("F", bound=Callable[..., Any])
-
-
 def _coerce(value: JudgeResult | dict[str, Any] | float) -> JudgeResult:
     if isinstance(value, JudgeResult):
         return value
@@ -198,6 +254,8 @@ def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None 
         if problems:
             result = _error_result("invalid judge result: " + "; ".join(problems))
     except Exception as exc:  # noqa: BLE001 - reported as an error result, never as a score
+        import traceback
+
         traceback.print_exc(file=sys.stderr)
         result = _error_result(f"judge raised {type(exc).__name__}: {exc}")
     stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False, default=str) + "\n")
