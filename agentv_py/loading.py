@@ -241,7 +241,10 @@ def _message(error: dict[str, Any]) -> str:
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         return f"expected a mapping, got {_json_type(value)} {_short(value)}"
     if kind.endswith("_type") or kind.endswith("_parsing"):
-        return f"{msg[0].lower()}{msg[1:]}, got {_json_type(value)} {_short(value)}"
+        text = f"{msg[0].lower()}{msg[1:]}, got {_json_type(value)} {_short(value)}"
+        if kind == "string_type" and isinstance(value, bool):
+            text += " (YAML reads yes/no/on/off/true/false as booleans: quote the value)"
+        return text
     return f"{msg} (got {_short(value)})"
 
 

@@ -115,6 +115,12 @@ INVALID = [
         ["dataset.yaml:5: evalcases[0].id: input should be a valid string, got number 7"],
     ),
     (
+        "yaml-boolean-id",
+        SUITE + "evalcases:\n  - id: off\n",
+        ["dataset.yaml:5: evalcases[0].id: input should be a valid string, got boolean false "
+         "(YAML reads yes/no/on/off/true/false as booleans: quote the value)"],
+    ),
+    (
         "bad-role",
         SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: robot, content: hi}]\n",
         ["dataset.yaml:6: evalcases[0].input_messages[0].role: invalid value \"robot\": "
