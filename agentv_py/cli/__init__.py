@@ -25,7 +25,7 @@ EXIT_CODES_HELP = """Exit codes:
   1    gate failed: some case did not pass, or mean score < --threshold
   2    usage or dataset/target configuration error (nothing was run)
   3    internal error (a bug: traceback shown)
-  4    one or more cases errored (target could not run); takes precedence over 1
+  4    one or more cases errored (target or judge could not run); takes precedence over 1
   130  interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept
 """
 

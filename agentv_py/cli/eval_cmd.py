@@ -68,7 +68,9 @@ def eval_command(
     render_summary(human, summary, verbose=verbose)
     if summary.interrupted:
         return EXIT_INTERRUPTED
-    if summary.errored:
+    if summary.any_errors:
+        if summary.evaluator_errors:
+            print(f"{summary.evaluator_errors} case(s) had an evaluator that could not run (see misses)", file=sys.stderr)
         return EXIT_CASE_ERRORS
     if threshold is not None:
         stats = summary.stats()

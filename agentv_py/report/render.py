@@ -117,6 +117,8 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
         "  ",
         (f"{summary.errored} errored", "magenta"),
     )
+    if summary.evaluator_errors:
+        totals.append(f"  ({summary.evaluator_errors} with evaluator errors)", style="magenta")
     console.print(totals)
     if summary.interrupted:
         console.print(f"[bold red]Interrupted[/] after {total} of {summary.total_selected} cases.")

@@ -47,6 +47,7 @@ class RunSummary:
     partial: int = 0
     failed: int = 0
     errored: int = 0
+    evaluator_errors: int = 0  # cases whose target answered but an evaluator could not run
     scores: array = field(default_factory=lambda: array("d"))
     evaluator_sums: dict[str, list[float]] = field(default_factory=dict)  # name -> [sum, count]
     lines: list[CaseLine] = field(default_factory=list)
@@ -64,6 +65,8 @@ class RunSummary:
             self.partial += 1
         else:
             self.failed += 1
+        if any(result.status == "error" for result in row.evaluator_results):
+            self.evaluator_errors += 1
         for result in row.evaluator_results:
             if result.status != "skipped" and result.score is not None:
                 sums = self.evaluator_sums.setdefault(result.name, [0.0, 0])
@@ -87,6 +90,11 @@ class RunSummary:
     @property
     def completed(self) -> int:
         return len(self.scores)
+
+    @property
+    def any_errors(self) -> bool:
+        """A target or an evaluator (judge) could not run for some case: exit code 4."""
+        return bool(self.errored or self.evaluator_errors)
 
     @property
     def all_passed(self) -> bool:

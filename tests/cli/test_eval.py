@@ -315,3 +315,20 @@ def test_example_judges_score_the_acme_case(monkeypatch):
     assert fuzzy["hits"] == ["supplier.name: 86.7% >= 85%", "importer.name: 93.8% >= 90%"]
     summary = by_id["invoice-007"]["evaluator_results"][0]
     assert summary["name"] == "summary_similarity" and summary["score"] >= 0.85
+
+
+def test_a_judge_that_cannot_run_exits_4(sh_target):
+    sh_target.file("judge.sh", "cat >/dev/null; echo 'not json'\n")
+    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2})])
+    text = (sh_target.root / "dataset.yaml").read_text().replace(
+        "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
+        "{type: field_accuracy, fields: [{path: a}, {path: b}]}\n    - {name: j, type: code_judge, script: [sh, judge.sh]}",
+    )
+    sh_target.file("dataset.yaml", text)
+    result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
+    assert result.exit_code == 4
+    assert "1 case(s) had an evaluator that could not run" in result.stderr
+    assert "(1 with evaluator errors)" in result.stdout
+    row = rows("o.jsonl")[0]
+    assert row["status"] == "ok" and row["score"] == 0.5  # the errored judge counts 0 in the mean
+    assert row["misses"] == ["j: code_judge 'j': stdout is not JSON: 'not json'"]
