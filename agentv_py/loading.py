@@ -316,17 +316,21 @@ def search_dirs(base_dir: Path) -> list[Path]:
     return dirs
 
 
-def resolve_file(value: str, base_dir: Path) -> tuple[Path | None, list[Path]]:
-    """Resolve a dataset-relative file path; returns (found path or None, every place tried)."""
+def resolve_file(value: str, base_dir: Path, dirs: list[Path] | None = None) -> tuple[Path | None, list[Path]]:
+    """Resolve a dataset-relative file path; returns (found path or None, every place tried).
+
+    `dirs` is `search_dirs(base_dir)` when the caller resolves many files from one place.
+    """
     candidate = Path(os.path.expanduser(value))
     if candidate.is_absolute():
         return (candidate if candidate.is_file() else None), [candidate]
     tried = []
-    for directory in search_dirs(base_dir):
-        path = (directory / candidate).resolve()
-        tried.append(path)
-        if path.is_file():
-            return path, tried
+    for directory in dirs if dirs is not None else search_dirs(base_dir):
+        # Lexical normalisation of an absolute directory: no realpath syscalls per file.
+        path = os.path.normpath(os.path.join(directory, candidate))
+        tried.append(Path(path))
+        if os.path.isfile(path):
+            return Path(path), tried
     return None, tried
 
 
@@ -463,6 +467,7 @@ def _resolve_case_files(
 ) -> tuple[dict[tuple[int, str], list[str]], list[Problem]]:
     resolved: dict[tuple[int, str], list[str]] = {}
     problems: list[Problem] = []
+    dirs = search_dirs(base_dir)  # the same for every file of the dataset
     for i, case in enumerate(_cases(raw)):
         if not isinstance(case, dict):
             continue
@@ -473,7 +478,7 @@ def _resolve_case_files(
             if kind == "image" and _is_remote(value):
                 resolved.setdefault((i, kind), []).append(value)
                 continue
-            found, tried = resolve_file(value, base_dir)
+            found, tried = resolve_file(value, base_dir, dirs)
             if found is None:
                 places = ", ".join(str(p) for p in tried)
                 problems.append(
