@@ -43,6 +43,16 @@ from agentv_py.scoring.paths import MISSING, resolve
 if TYPE_CHECKING:
     from typing import IO, Any, Callable, TypeVar
 
+    from agentv_py.scoring.answer import NOT_JSON, parse_answer_json
+    from agentv_py.scoring.match import (
+        match_date,
+        match_exact,
+        match_fuzzy,
+        match_numeric,
+        normalize_text,
+        similarity,
+    )
+
     JudgeFunction = Callable[["JudgeInput"], "JudgeResult | dict[str, Any] | float"]
     F = TypeVar("F", bound=Callable[..., Any])
 

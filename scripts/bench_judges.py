@@ -29,6 +29,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import run_parallel  # noqa: E402
 
 PLAIN_JUDGE = """\
 import json, sys
@@ -77,27 +80,6 @@ def write_dataset(root: Path, n: int, judge: str) -> Path:
     path = root / f"dataset-{Path(judge).stem}.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def run_parallel(commands: list[list[str]], workers: int, stdin: bytes | None = None) -> float:
-    pending = iter(commands)
-    lock = threading.Lock()
-
-    def worker() -> None:
-        while True:
-            with lock:
-                argv = next(pending, None)
-            if argv is None:
-                return
-            subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, check=True)
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return time.perf_counter() - started
 
 
 def timed(argv: list[str], cwd: Path) -> float:

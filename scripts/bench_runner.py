@@ -26,12 +26,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import run_parallel  # noqa: E402
 
 FIELDS = [
     {"path": "invoice_number", "match": "exact", "weight": 2},
@@ -180,24 +182,8 @@ def floor_xargs(root: Path, workers: int) -> float:
 def floor_python(root: Path, workers: int) -> float:
     files = sorted((root / "fixtures").glob("*.json"))
     out_dir = Path(tempfile.mkdtemp(prefix="floor-py-"))
-    pending = iter(files)
-    lock = threading.Lock()
-
-    def worker() -> None:
-        while True:
-            with lock:
-                path = next(pending, None)
-            if path is None:
-                return
-            subprocess.run(["sh", "../copy.sh", str(path), str(out_dir / path.name)], cwd=root / "evals", check=True)
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
+    commands = [["sh", "../copy.sh", str(path), str(out_dir / path.name)] for path in files]
+    wall = run_parallel(commands, workers, cwd=root / "evals")
     shutil.rmtree(out_dir, ignore_errors=True)
     return wall
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
@@ -104,3 +105,10 @@ def tag_checker(key: str, valid: Sequence[str], *, owner: str, label: str, plura
         return value
 
     return check
+
+
+def positive_timeout(value: float) -> float:
+    """A timeout in seconds: a finite number > 0."""
+    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
+    return float(value)

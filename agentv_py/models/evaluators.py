@@ -6,7 +6,7 @@ import math
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from agentv_py.models.base import StrictModel, one_of, tag_checker
+from agentv_py.models.base import StrictModel, one_of, positive_timeout, tag_checker
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
 MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")
@@ -181,9 +181,7 @@ class CodeJudgeConfig(EvaluatorBase):
     @field_validator("timeout_seconds")
     @classmethod
     def _timeout(cls, value: float) -> float:
-        if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
-        return float(value)
+        return positive_timeout(value)
 
     @property
     def config(self) -> dict[str, Any] | None:

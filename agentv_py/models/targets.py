@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import AliasChoices, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, suggest, tag_checker
+from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
 
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
@@ -29,18 +28,12 @@ def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str
     return template
 
 
-def _positive_timeout(value: float) -> float:
-    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
-    return float(value)
-
-
 class Healthcheck(StrictModel):
     command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
     timeout_seconds: float = 30.0
     cwd: str | None = None
 
-    _timeout = field_validator("timeout_seconds")(classmethod(lambda cls, v: _positive_timeout(v)))
+    _timeout = field_validator("timeout_seconds")(classmethod(lambda cls, v: positive_timeout(v)))
 
 
 class TargetBase(StrictModel):
@@ -91,7 +84,7 @@ class CliTarget(TargetBase):
     @field_validator("timeout_seconds")
     @classmethod
     def _timeout(cls, value: float) -> float:
-        return _positive_timeout(value)
+        return positive_timeout(value)
 
 
 class MockTarget(TargetBase):
