@@ -137,7 +137,7 @@ class JudgeInput:
         answer = payload.get("candidate_answer", payload.get("output", "")) or ""
         candidate = payload.get("candidate")
         if candidate is None and answer and "candidate" not in payload:
-            from agentv_py.scoring.answer import parse_answer_json
+            from agentv_py.scoring.answer import NOT_JSON, parse_answer_json
 
             parsed = parse_answer_json(answer)
             candidate = None if parsed is NOT_JSON else parsed
