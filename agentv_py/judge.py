@@ -20,7 +20,9 @@ Run it with `script: [uv, run, judges/check_total.py]` (or `[python3, judges/che
 agentv makes `agentv_py` importable in every judge it starts, whatever Python runs it; the module
 needs only the standard library. The matching and path helpers agentv itself uses are re-exported
 here (`similarity`, `normalize_text`, `match_numeric`, `match_date`, `resolve`,
-`parse_answer_json`), so a judge scores exactly like the built-in evaluators.
+`parse_answer_json`), so a judge scores exactly like the built-in evaluators, and so are the
+dataset-level metrics helpers (`classify`, `field_counts`, `Counts`, `macro_f1`, `total`,
+`align_items`, `item_similarity`, `line_item_counts`; see docs/metrics.md).
 
 Exit codes follow the contract: 0 when the result passed, 1 when it did not ("1 = not passed",
 with the result still on stdout). If the judge function raises, the traceback goes to stderr and
@@ -44,6 +46,17 @@ if TYPE_CHECKING:
     from typing import IO, Any, Callable, TypeVar
 
     from agentv_py.scoring.answer import parse_answer_json
+    from agentv_py.scoring.metrics import (
+        Counts,
+        align_items,
+        classify,
+        field_counts,
+        is_empty,
+        item_similarity,
+        line_item_counts,
+        macro_f1,
+        total,
+    )
     from agentv_py.scoring.match import (
         match_date,
         match_exact,
@@ -67,6 +80,16 @@ _LAZY = {
     "match_date": "agentv_py.scoring.match",
     "parse_answer_json": "agentv_py.scoring.answer",
     "NOT_JSON": "agentv_py.scoring.answer",
+    # dataset-level extraction metrics (SPEC §5)
+    "Counts": "agentv_py.scoring.metrics",
+    "classify": "agentv_py.scoring.metrics",
+    "field_counts": "agentv_py.scoring.metrics",
+    "is_empty": "agentv_py.scoring.metrics",
+    "macro_f1": "agentv_py.scoring.metrics",
+    "total": "agentv_py.scoring.metrics",
+    "align_items": "agentv_py.scoring.metrics",
+    "item_similarity": "agentv_py.scoring.metrics",
+    "line_item_counts": "agentv_py.scoring.metrics",
 }
 
 
@@ -79,6 +102,15 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MISSING",
+    "Counts",
+    "align_items",
+    "classify",
+    "field_counts",
+    "is_empty",
+    "item_similarity",
+    "line_item_counts",
+    "macro_f1",
+    "total",
     "JudgeInput",
     "JudgeResult",
     "judge",

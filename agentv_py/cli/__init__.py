@@ -84,6 +84,7 @@ def _root(
 
 
 from agentv_py.cli import eval_cmd as _eval_cmd  # noqa: E402,F401  (registers the commands)
+from agentv_py.cli import metrics_cmd as _metrics_cmd  # noqa: E402,F401
 from agentv_py.cli import validate_cmd as _validate_cmd  # noqa: E402,F401
 
 

@@ -51,9 +51,13 @@ def sdk_path() -> str:
 
 
 def judge_env() -> dict[str, str]:
-    """The environment judges run in: agentv's own, plus the SDK on PYTHONPATH, and (unless set)
-    UV_PYTHON = agentv's interpreter, so `uv run` neither searches for nor downloads a Python."""
+    """The environment judges run in: agentv's own, as if its virtual environment were activated
+    (the interpreter's directory first on PATH, so `python3` is agentv's Python with its packages),
+    plus the SDK on PYTHONPATH for judges run by another Python, and (unless set) UV_PYTHON =
+    agentv's interpreter, so `uv run` neither searches for nor downloads a Python."""
     env = dict(os.environ)
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = sdk_path() + (os.pathsep + existing if existing else "")
     env.setdefault("UV_PYTHON", sys.executable)

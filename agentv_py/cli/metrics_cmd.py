@@ -1,0 +1,56 @@
+"""`agentv metrics RESULTS.jsonl`: dataset-level per-field precision, recall and F1."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agentv_py.cli import EXIT_GATE_FAILED, app, boundary
+
+METRICS_EXIT_CODES = """Exit codes:
+
+\b
+  0  metrics reported
+  1  the file holds no details.metrics (for the chosen evaluator)
+  2  usage error, or the results file does not exist
+"""
+
+
+@app.command(epilog=METRICS_EXIT_CODES)
+@boundary
+def metrics(
+    results: Path = typer.Argument(..., help="A JSONL results file written by `agentv eval`.", show_default=False),
+    evaluator: Optional[str] = typer.Option(None, "--evaluator", "-e", help="Only metrics from evaluators with this name."),
+    output_format: str = typer.Option("table", "--format", "-f", help="table, csv or json."),
+) -> int:
+    """Sum per-field TP/TN/FP/FN (details.metrics) into precision, recall, F1, micro and macro."""
+    from rich.console import Console
+
+    from agentv_py.errors import AgentvError
+    from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table
+
+    if output_format not in ("table", "csv", "json"):
+        raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
+    if not results.is_file():
+        raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
+    report = aggregate(results, evaluator)
+    for line, reason in report.problems:
+        print(f"{results}:{line}: skipped: {reason}", file=sys.stderr)
+    if not report.per_field:
+        if evaluator and report.evaluators_with_metrics:
+            names = ", ".join(sorted(report.evaluators_with_metrics))
+            print(f"no metrics from an evaluator named '{evaluator}'; evaluators with metrics: {names}", file=sys.stderr)
+        else:
+            print(f"no details.metrics in {report.rows} rows of {results}: {HOW_TO_EMIT}", file=sys.stderr)
+        return EXIT_GATE_FAILED
+    if output_format == "json":
+        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+    elif output_format == "csv":
+        sys.stdout.write(render_csv(report))
+    else:
+        render_table(Console(highlight=False), report)
+    return 0

@@ -1,0 +1,144 @@
+"""`agentv metrics`: sum `details.metrics` over a results file into dataset-level P/R/F1.
+
+Rows are streamed (memory does not grow with the file); evaluator results are walked including
+nested ones (`details.evaluator_results`), optionally only those with a given name.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from agentv_py.models.results import ResultRow
+from agentv_py.report.jsonl import read_rows
+from agentv_py.scoring.metrics import Counts, macro_f1, total
+
+HOW_TO_EMIT = (
+    "metrics come from evaluators that put per-field counts in details.metrics, e.g. "
+    '{"metrics": {"supplier.name": {"tp": 1, "tn": 0, "fp": 0, "fn": 0}}}; the example judges '
+    "evals/invoice-extraction/judges/header_confusion_metrics.py and line_item_matching.py do "
+    "(see docs/metrics.md)"
+)
+
+
+@dataclass
+class MetricsReport:
+    path: str
+    evaluator: str | None = None
+    per_field: dict[str, Counts] = field(default_factory=dict)
+    rows: int = 0
+    rows_with_metrics: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped)
+    evaluators_with_metrics: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> Counts:
+        return total(self.per_field)
+
+    @property
+    def macro_f1(self) -> float | None:
+        return macro_f1(self.per_field)
+
+    def to_json(self) -> dict[str, Any]:
+        summed = self.total
+        return {
+            "file": self.path,
+            "evaluator": self.evaluator,
+            "fields": {name: {**c.to_dict(), "support": c.support} for name, c in self.per_field.items()},
+            "total": {**summed.to_dict(), "support": summed.support},
+            "micro": {"precision": summed.precision, "recall": summed.recall, "f1": summed.f1},
+            "macro_f1": self.macro_f1,
+            "rows": self.rows,
+            "rows_with_metrics": self.rows_with_metrics,
+            "skipped": [{"line": line, "reason": reason} for line, reason in self.problems],
+        }
+
+
+def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(evaluator name, details) for every evaluator result, nested ones included."""
+    for result in results:
+        if not isinstance(result, dict):
+            continue
+        details = result.get("details")
+        if isinstance(details, dict):
+            yield str(result.get("name", "")), details
+            nested = details.get("evaluator_results")
+            if isinstance(nested, list):
+                yield from _walk(nested)
+
+
+def aggregate(path: str | Path, evaluator: str | None = None) -> MetricsReport:
+    """Sum every `details.metrics` in a results file (bad lines and entries are skipped, noted)."""
+    report = MetricsReport(str(path), evaluator)
+    for line, row in read_rows(path):
+        if not isinstance(row, ResultRow):
+            report.problems.append((line, row))
+            continue
+        report.rows += 1
+        found = False
+        results = [r.model_dump() for r in row.evaluator_results]
+        for name, details in _walk(results):
+            metrics = details.get("metrics")
+            if not isinstance(metrics, dict):
+                continue
+            report.evaluators_with_metrics.add(name)
+            if evaluator is not None and name != evaluator:
+                continue
+            for field_name, counts in metrics.items():
+                try:
+                    if not isinstance(counts, dict):
+                        raise ValueError(f"expected an object of counts, got {json.dumps(counts)[:40]}")
+                    parsed = Counts.from_mapping(counts)
+                except ValueError as exc:
+                    report.problems.append((line, f"{row.eval_id}: {name}: details.metrics.{field_name}: {exc}"))
+                    continue
+                report.per_field.setdefault(str(field_name), Counts())
+                report.per_field[str(field_name)] += parsed
+                found = True
+        report.rows_with_metrics += found
+    return report
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render_table(console: Any, report: MetricsReport) -> None:
+    from rich.table import Table
+
+    title = f"Extraction metrics: {report.path}" + (f" (evaluator {report.evaluator})" if report.evaluator else "")
+    table = Table(title=title, title_justify="left")
+    for column in ("field", "TP", "TN", "FP", "FN", "precision", "recall", "F1", "support"):
+        table.add_column(column, justify="left" if column == "field" else "right", overflow="fold")
+    for name, c in report.per_field.items():
+        table.add_row(name, str(c.tp), str(c.tn), str(c.fp), str(c.fn), _num(c.precision), _num(c.recall), _num(c.f1), str(c.support))
+    summed = report.total
+    table.add_section()
+    table.add_row("total", str(summed.tp), str(summed.tn), str(summed.fp), str(summed.fn),
+                  _num(summed.precision), _num(summed.recall), _num(summed.f1), str(summed.support), style="bold")
+    console.print(table)
+    console.print(
+        f"micro P/R/F1: {_num(summed.precision)} / {_num(summed.recall)} / {_num(summed.f1)}   "
+        f"macro-F1: {_num(report.macro_f1)}",
+        highlight=False,
+    )
+    console.print(
+        f"{report.rows_with_metrics} of {report.rows} rows had metrics"
+        + (f"; {len(report.problems)} skipped (see stderr)" if report.problems else ""),
+        highlight=False,
+    )
+
+
+def render_csv(report: MetricsReport) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["field", "tp", "tn", "fp", "fn", "precision", "recall", "f1", "support"])
+    blank = lambda v: "" if v is None else f"{v:.6f}"  # noqa: E731
+    for name, c in [*report.per_field.items(), ("__total__", report.total)]:
+        writer.writerow([name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support])
+    writer.writerow(["__macro__", "", "", "", "", "", "", blank(report.macro_f1), ""])
+    return out.getvalue()

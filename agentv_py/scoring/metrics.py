@@ -1,0 +1,268 @@
+"""Dataset-level extraction metrics (SPEC §5): per-field TP/TN/FP/FN, P/R/F1, line-item alignment.
+
+Classification of one attribute, with `empty` = missing, null or a whitespace-only string:
+
+    expected   parsed      equal?   counts
+    non-empty  non-empty   yes      TP
+    empty      empty       -        TN
+    non-empty  non-empty   no       FP and FN (a wrong value is both)
+    empty      non-empty   -        FP (hallucinated)
+    non-empty  empty       -        FN (missed)
+
+Precision, recall and F1 are None when their denominator is 0: "undefined" is never shown as 0
+or 1. Pure functions, standard library only (scipy is imported lazily for optimal assignment).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+from agentv_py.scoring.paths import MISSING, resolve
+
+
+Assignment = Literal["greedy", "optimal"]
+COUNT_KEYS = ("tp", "tn", "fp", "fn")
+
+
+def is_empty(value: Any) -> bool:
+    """Missing, null, or a string of whitespace only."""
+    return value is MISSING or value is None or (isinstance(value, str) and not value.strip())
+
+
+def _equal(a: Any, b: Any) -> bool:
+    from agentv_py.scoring.match import json_equal
+
+    return json_equal(a, b)
+
+
+class Counts:
+    """TP/TN/FP/FN for one field (or summed over fields), with the rates derived from them."""
+
+    __slots__ = COUNT_KEYS
+
+    def __init__(self, tp: int = 0, tn: int = 0, fp: int = 0, fn: int = 0) -> None:
+        self.tp, self.tn, self.fp, self.fn = tp, tn, fp, fn
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.tp + other.tp, self.tn + other.tn, self.fp + other.fp, self.fn + other.fn)
+
+    def __iadd__(self, other: Counts) -> Counts:
+        self.tp += other.tp
+        self.tn += other.tn
+        self.fp += other.fp
+        self.fn += other.fn
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Counts) and self.as_tuple() == other.as_tuple()
+
+    def __repr__(self) -> str:
+        return f"Counts(tp={self.tp}, tn={self.tn}, fp={self.fp}, fn={self.fn})"
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        return (self.tp, self.tn, self.fp, self.fn)
+
+    @property
+    def support(self) -> int:
+        """How many times the field had a (non-empty) expected value."""
+        return self.tp + self.fn
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def f1(self) -> float | None:
+        p, r = self.precision, self.recall
+        if p is None or r is None or p + r == 0:
+            return None
+        return 2 * p * r / (p + r)
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{tp, tn, fp, fn, precision, recall, f1}` (None for undefined), as judges emit it."""
+        return {
+            "tp": self.tp, "tn": self.tn, "fp": self.fp, "fn": self.fn,
+            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+        }
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Counts:
+        """Counts from a `details.metrics` entry; raises ValueError if a count is not an int >= 0."""
+        values = []
+        for key in COUNT_KEYS:
+            value = data.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"'{key}' must be a whole number >= 0, got {value!r}")
+            values.append(value)
+        return cls(*values)
+
+
+def classify(expected: Any, parsed: Any) -> Counts:
+    """Counts for one attribute of one document (see the module docstring)."""
+    expected_empty, parsed_empty = is_empty(expected), is_empty(parsed)
+    if expected_empty and parsed_empty:
+        return Counts(tn=1)
+    if expected_empty:
+        return Counts(fp=1)
+    if parsed_empty:
+        return Counts(fn=1)
+    if _equal(expected, parsed):
+        return Counts(tp=1)
+    return Counts(fp=1, fn=1)
+
+
+def field_counts(expected: Any, parsed: Any, fields: Iterable[str]) -> dict[str, Counts]:
+    """Per-field counts for one document, fields given as paths (`supplier.name`)."""
+    return {path: classify(resolve(expected, path), resolve(parsed, path)) for path in fields}
+
+
+def macro_f1(per_field: Mapping[str, Counts]) -> float | None:
+    """Mean F1 over fields whose F1 is defined or that had errors (FP + FN > 0, counted as 0).
+
+    Fields with nothing to report (only TN) are left out; None when no field qualifies.
+    """
+    scores = []
+    for counts in per_field.values():
+        f1 = counts.f1
+        if f1 is not None:
+            scores.append(f1)
+        elif counts.fp + counts.fn > 0:
+            scores.append(0.0)
+    return sum(scores) / len(scores) if scores else None
+
+
+def total(per_field: Mapping[str, Counts]) -> Counts:
+    """Summed counts (micro P/R/F1 are its precision/recall/f1)."""
+    summed = Counts()
+    for counts in per_field.values():
+        summed += counts
+    return summed
+
+
+# ----------------------------------------------------------------------------- line items
+
+def _as_date(value: Any) -> dt.date | None:
+    if not isinstance(value, str):
+        return None
+    from agentv_py.scoring.match import parse_date
+
+    return parse_date(value, ("YYYY-MM-DD",))
+
+
+def value_similarity(a: Any, b: Any) -> float:
+    """Numbers and dates: exact (1 or 0); strings: normalised Levenshtein on trimmed, case-folded
+    text; anything else: JSON equality."""
+    from agentv_py.scoring.match import json_equal, similarity
+
+    numeric = (int, float)
+    if isinstance(a, numeric) and isinstance(b, numeric) and not isinstance(a, bool) and not isinstance(b, bool):
+        return 1.0 if a == b else 0.0
+    date_a, date_b = _as_date(a), _as_date(b)
+    if date_a is not None and date_b is not None:
+        return 1.0 if date_a == date_b else 0.0
+    if isinstance(a, str) and isinstance(b, str):
+        return similarity(a.strip().casefold(), b.strip().casefold())
+    return 1.0 if json_equal(a, b) else 0.0
+
+
+def item_similarity(expected: Any, parsed: Any, match_fields: Sequence[str]) -> float:
+    """Mean value similarity over the match fields present (non-empty) on both sides; 0 if none."""
+    if not isinstance(expected, dict) or not isinstance(parsed, dict):
+        return 0.0
+    scores = []
+    for path in match_fields:
+        a, b = resolve(expected, path), resolve(parsed, path)
+        if not is_empty(a) and not is_empty(b):
+            scores.append(value_similarity(a, b))
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+class Alignment:
+    """Matched (expected index, parsed index, similarity) pairs and what stayed unmatched."""
+
+    __slots__ = ("pairs", "unmatched_expected", "unmatched_parsed")
+
+    def __init__(self, pairs: list[tuple[int, int, float]], n_expected: int, n_parsed: int) -> None:
+        self.pairs = sorted(pairs)
+        used_e = {i for i, _, _ in pairs}
+        used_p = {j for _, j, _ in pairs}
+        self.unmatched_expected = [i for i in range(n_expected) if i not in used_e]
+        self.unmatched_parsed = [j for j in range(n_parsed) if j not in used_p]
+
+    def to_dict(self, limit: int = 100) -> dict[str, Any]:
+        """JSON form, with at most `limit` pairs listed (the counts are always complete)."""
+        return {
+            "pairs": [{"expected": i, "parsed": j, "similarity": round(s, 4)} for i, j, s in self.pairs[:limit]],
+            "pairs_total": len(self.pairs),
+            "truncated": len(self.pairs) > limit,
+            "unmatched_expected": self.unmatched_expected[:limit],
+            "unmatched_parsed": self.unmatched_parsed[:limit],
+        }
+
+
+def similarity_matrix(expected: Sequence[Any], parsed: Sequence[Any], match_fields: Sequence[str]) -> list[list[float]]:
+    return [[item_similarity(e, p, match_fields) for p in parsed] for e in expected]
+
+
+def align_items(
+    expected: Sequence[Any],
+    parsed: Sequence[Any],
+    match_fields: Sequence[str] = ("description",),
+    threshold: float = 0.8,
+    assignment: Assignment = "greedy",
+) -> Alignment:
+    """Pair expected items with parsed items, order-insensitively.
+
+    greedy: every pair with similarity >= threshold, best first; ties broken by (expected index,
+    parsed index), so the result depends on the inputs only through that rule.
+    optimal: maximum total similarity (scipy's linear_sum_assignment); pairs below the threshold
+    are discarded afterwards.
+    """
+    if not expected or not parsed:
+        return Alignment([], len(expected), len(parsed))
+    matrix = similarity_matrix(expected, parsed, match_fields)
+    if assignment == "optimal":
+        import numpy as np
+        from scipy.optimize import linear_sum_assignment
+
+        rows, cols = linear_sum_assignment(np.asarray(matrix), maximize=True)
+        pairs = [(int(i), int(j), matrix[i][j]) for i, j in zip(rows, cols) if matrix[i][j] >= threshold]
+        return Alignment(pairs, len(expected), len(parsed))
+    candidates = sorted(
+        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= threshold),
+        key=lambda c: (-c[0], c[1], c[2]),
+    )
+    used_e: set[int] = set()
+    used_p: set[int] = set()
+    pairs = []
+    for s, i, j in candidates:
+        if i not in used_e and j not in used_p:
+            used_e.add(i)
+            used_p.add(j)
+            pairs.append((i, j, s))
+    return Alignment(pairs, len(expected), len(parsed))
+
+
+def line_item_counts(
+    expected: Sequence[Any], parsed: Sequence[Any], alignment: Alignment, score_fields: Sequence[str]
+) -> dict[str, Counts]:
+    """Per-field counts over aligned items: matched pairs are classified field by field; each
+    unmatched expected item counts FN, each unmatched parsed item FP, for every non-empty field."""
+    per_field = {path: Counts() for path in score_fields}
+    for i, j, _ in alignment.pairs:
+        for path in score_fields:
+            per_field[path] += classify(resolve(expected[i], path), resolve(parsed[j], path))
+    for i in alignment.unmatched_expected:
+        for path in score_fields:
+            if not is_empty(resolve(expected[i], path)):
+                per_field[path].fn += 1
+    for j in alignment.unmatched_parsed:
+        for path in score_fields:
+            if not is_empty(resolve(parsed[j], path)):
+                per_field[path].fp += 1
+    return per_field

@@ -1,0 +1,141 @@
+"""`agentv metrics`: sums details.metrics over a results file; undefined shown as '-' / null."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import orjson
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.scoring.metrics import field_counts
+from tests.conftest import REPO_ROOT
+from tests.scoring.test_metrics import FIELDS, five_documents
+
+
+def invoke(*args: str):
+    return CliRunner(env={"COLUMNS": "120", "NO_COLOR": "1"}).invoke(app, list(args))
+
+
+def row(eval_id: str, results: list[EvaluatorResult]) -> bytes:
+    data = ResultRow(timestamp="t", eval_id=eval_id, dataset="d", target="x", status="ok", score=1.0,
+                     verdict="pass", evaluator_results=results).to_json_dict()
+    return orjson.dumps(data) + b"\n"
+
+
+def judge(name: str, metrics: dict) -> EvaluatorResult:
+    return EvaluatorResult.processed(name=name, type="code_judge", score=1.0, details={"metrics": metrics})
+
+
+def worked_example_file(path):
+    with open(path, "wb") as handle:
+        for i, (e, p) in enumerate(zip(*five_documents())):
+            metrics = {name: c.to_dict() for name, c in field_counts(e, p, FIELDS).items()}
+            handle.write(row(f"doc-{i}", [judge("header_metrics", metrics)]))
+    return path
+
+
+def test_worked_example_table(tmp_path):
+    result = invoke("metrics", str(worked_example_file(tmp_path / "run.jsonl")))
+    assert result.exit_code == 0, result.output
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    body = [" ".join(line.replace("│", " ").split()) for line in lines if line.startswith("│")]
+    assert body == [
+        "currency 4 0 1 1 0.800 0.800 0.800 5",
+        "gross_total 3 0 1 2 0.750 0.600 0.667 5",
+        "supplier.name 1 0 4 4 0.200 0.200 0.200 5",
+        "invoice_number 4 0 0 1 1.000 0.800 0.889 5",
+        "invoice_date 5 0 0 0 1.000 1.000 1.000 5",
+        "importer.name 5 0 0 0 1.000 1.000 1.000 5",
+        "total 22 0 6 8 0.786 0.733 0.759 30",
+    ]
+    assert "micro P/R/F1: 0.786 / 0.733 / 0.759   macro-F1: 0.759" in lines
+    assert "5 of 5 rows had metrics" in lines
+
+
+def test_csv_and_json_carry_the_same_numbers(tmp_path):
+    path = str(worked_example_file(tmp_path / "run.jsonl"))
+    table = list(csv.DictReader(io.StringIO(invoke("metrics", path, "--format", "csv").stdout)))
+    data = json.loads(invoke("metrics", path, "--format", "json").stdout)
+    by_field = {r["field"]: r for r in table}
+    assert by_field["gross_total"] == {"field": "gross_total", "tp": "3", "tn": "0", "fp": "1", "fn": "2",
+                                       "precision": "0.750000", "recall": "0.600000", "f1": "0.666667", "support": "5"}
+    assert by_field["__total__"]["tp"] == "22" and by_field["__macro__"]["f1"] == "0.759259"
+    assert round(data["fields"]["gross_total"]["f1"], 6) == float(by_field["gross_total"]["f1"])
+    assert data["total"]["tp"] == 22 and round(data["micro"]["f1"], 3) == 0.759 and round(data["macro_f1"], 6) == 0.759259
+
+
+def test_undefined_is_dash_in_table_empty_in_csv_null_in_json(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(row("c1", [judge("h", {"po_number": {"tp": 0, "tn": 4, "fp": 0, "fn": 0}})]))
+    body = [line for line in invoke("metrics", str(path)).stdout.splitlines() if "po_number" in line][0]
+    assert " ".join(body.replace("│", " ").split()) == "po_number 0 4 0 0 - - - 0"
+    assert next(r for r in csv.DictReader(io.StringIO(invoke("metrics", str(path), "-f", "csv").stdout)))["f1"] == ""
+    assert json.loads(invoke("metrics", str(path), "-f", "json").stdout)["fields"]["po_number"]["f1"] is None
+
+
+def test_bad_lines_are_reported_and_skipped(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(
+        row("c1", [judge("h", {"a": {"tp": 1, "tn": 0, "fp": 0, "fn": 0}})])
+        + b"{truncated\n"
+        + row("c2", [judge("h", {"a": {"tp": "one"}, "b": [1]})])
+        + row("c3", [judge("h", {"a": {"tp": 1}})])
+    )
+    result = invoke("metrics", str(path), "-f", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["fields"] == {
+        "a": {"tp": 2, "tn": 0, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2}
+    }
+    errors = result.stderr.splitlines()
+    assert errors[0].startswith(f"{path}:2: skipped: not JSON")
+    assert errors[1:] == [
+        f"{path}:3: skipped: c2: h: details.metrics.a: 'tp' must be a whole number >= 0, got 'one'",
+        f"{path}:3: skipped: c2: h: details.metrics.b: expected an object of counts, got [1]",
+    ]
+
+
+def test_nested_results_and_evaluator_filter(tmp_path):
+    nested = EvaluatorResult.processed(
+        name="composite", type="code_judge", score=1.0,
+        details={"evaluator_results": [{"name": "inner", "details": {"metrics": {"x": {"tp": 2}}}}]},
+    )
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(row("c1", [nested, judge("outer", {"y": {"fn": 1}})]))
+    data = json.loads(invoke("metrics", str(path), "-f", "json").stdout)
+    assert set(data["fields"]) == {"x", "y"}
+    only = json.loads(invoke("metrics", str(path), "-f", "json", "--evaluator", "inner").stdout)
+    assert set(only["fields"]) == {"x"} and only["evaluator"] == "inner"
+    missing = invoke("metrics", str(path), "--evaluator", "nope")
+    assert missing.exit_code == 1
+    assert "no metrics from an evaluator named 'nope'; evaluators with metrics: inner, outer" in missing.stderr
+
+
+def test_no_metrics_says_how_to_emit_them(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(row("c1", [EvaluatorResult.processed(name="f", type="field_accuracy", score=1.0)]))
+    result = invoke("metrics", str(path))
+    assert result.exit_code == 1
+    assert "no details.metrics in 1 rows" in result.stderr and "header_confusion_metrics.py" in result.stderr
+
+
+def test_missing_file_exits_2(tmp_path):
+    result = invoke("metrics", str(tmp_path / "nope.jsonl"))
+    assert result.exit_code == 2 and "error: results file not found" in result.stderr
+
+
+def test_end_to_end_with_the_example_judges(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO_ROOT)
+    out = tmp_path / "run.jsonl"
+    run = invoke("eval", "evals/invoice-extraction/confusion-metrics.yaml", "--out", str(out))
+    assert run.exit_code == 0, run.output
+    data = json.loads(invoke("metrics", str(out), "-f", "json").stdout)
+    fields = data["fields"]
+    assert (fields["po_number"]["fp"], fields["po_number"]["tn"], fields["po_number"]["f1"]) == (1, 6, None)
+    assert (fields["invoice_number"]["tp"], fields["invoice_number"]["fn"]) == (6, 1)
+    assert (fields["currency"]["fp"], fields["currency"]["fn"]) == (1, 1)
+    assert (fields["line_items[].description"]["tp"], fields["line_items[].description"]["fp"]) == (20, 1)
+    assert data["rows_with_metrics"] == 7
