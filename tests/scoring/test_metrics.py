@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentv_py.scoring.metrics import (
     Counts,
@@ -14,6 +16,7 @@ from agentv_py.scoring.metrics import (
     item_similarity,
     line_item_counts,
     macro_f1,
+    similarity_matrix,
     total,
 )
 from agentv_py.scoring.paths import MISSING
@@ -166,3 +169,20 @@ def test_alignment_details_are_bounded():
     items = [{"description": f"item {i}"} for i in range(150)]
     data = align_items(items, items).to_dict(limit=100)
     assert len(data["pairs"]) == 100 and data["pairs_total"] == 150 and data["truncated"] is True
+
+
+values = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, "2025-01-15", "2025-01-16", "15-JAN-2025"]),
+    st.text(alphabet="abc -", max_size=6), st.lists(st.integers(0, 2), max_size=2),
+)
+items = st.lists(st.dictionaries(st.sampled_from(["d", "q", "x"]), values, max_size=3), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(expected=items, parsed=items)
+def test_vectorised_matrix_agrees_with_item_similarity(expected, parsed):
+    fast = similarity_matrix(expected, parsed, ["d", "q"])
+    slow = [[item_similarity(e, p, ["d", "q"]) for p in parsed] for e in expected]
+    assert len(fast) == len(slow)
+    for row_fast, row_slow in zip(fast, slow):
+        assert row_fast == pytest.approx(row_slow)
