@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from agentv_py.models.results import ResultRow
+from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import read_rows
 from agentv_py.scoring.metrics import Counts, macro_f1, total
 
@@ -59,16 +59,19 @@ class MetricsReport:
 
 
 def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(evaluator name, details) for every evaluator result, nested ones included."""
+    """(evaluator name, details) for every evaluator result (models, or dicts when nested in a
+    composite's `details.evaluator_results`), nested ones included."""
     for result in results:
-        if not isinstance(result, dict):
+        if isinstance(result, EvaluatorResult):
+            name, details = result.name, result.details
+        elif isinstance(result, dict) and isinstance(result.get("details"), dict):
+            name, details = str(result.get("name", "")), result["details"]
+        else:
             continue
-        details = result.get("details")
-        if isinstance(details, dict):
-            yield str(result.get("name", "")), details
-            nested = details.get("evaluator_results")
-            if isinstance(nested, list):
-                yield from _walk(nested)
+        yield name, details
+        nested = details.get("evaluator_results")
+        if isinstance(nested, list):
+            yield from _walk(nested)
 
 
 def aggregate(path: str | Path, evaluator: str | None = None) -> MetricsReport:
@@ -80,8 +83,7 @@ def aggregate(path: str | Path, evaluator: str | None = None) -> MetricsReport:
             continue
         report.rows += 1
         found = False
-        results = [r.model_dump() for r in row.evaluator_results]
-        for name, details in _walk(results):
+        for name, details in _walk(row.evaluator_results):
             metrics = details.get("metrics")
             if not isinstance(metrics, dict):
                 continue

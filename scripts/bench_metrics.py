@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Metrics benchmark: `agentv metrics` over large results files, and line-item alignment speed.
+
+Prints, from one run:
+  1. wall time and peak RSS of `agentv metrics` over a results file of N rows (default 100,000;
+     bar: < 5 s) and over N/4 rows (memory must not grow with the file);
+  2. optimal (and greedy) alignment of 200 x 200 line items, median of 20 (bar: < 50 ms),
+     plus the one-off cost of importing scipy.
+
+Usage: python scripts/bench_metrics.py [--rows 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+HEADER_FIELDS = ["invoice_number", "invoice_date", "currency", "supplier.name", "importer.name", "po_number",
+                 "net_total", "gross_total"]
+ITEM_FIELDS = ["line_items[].description", "line_items[].quantity", "line_items[].line_total"]
+
+
+def counts(rng: random.Random) -> dict:
+    kind = rng.random()
+    if kind < 0.8:
+        return {"tp": 1, "tn": 0, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+    if kind < 0.9:
+        return {"tp": 0, "tn": 0, "fp": 1, "fn": 1, "precision": 0.0, "recall": 0.0, "f1": None}
+    return {"tp": 0, "tn": 0, "fp": 0, "fn": 1, "precision": None, "recall": 0.0, "f1": None}
+
+
+def write_results(path: Path, rows: int, seed: int = 7) -> int:
+    """A results file shaped like a run of the two metrics judges; returns its size in bytes."""
+    rng = random.Random(seed)
+    answer = json.dumps({"invoice_number": "INV-2025-000001", "line_items": [{"description": "OCEAN FREIGHT"}] * 8})
+    with open(path, "wb") as handle:
+        for i in range(rows):
+            header = {f: counts(rng) for f in HEADER_FIELDS}
+            items = {f: counts(rng) for f in ITEM_FIELDS}
+            row = {
+                "timestamp": "2026-11-21T00:00:00.000Z", "eval_id": f"inv-{i:06d}", "dataset": "bench",
+                "conversation_id": None, "target": "t", "status": "ok", "score": 0.9, "verdict": "pass",
+                "hits": HEADER_FIELDS, "misses": [], "reasoning": "", "candidate_answer": answer,
+                "evaluator_results": [
+                    {"name": "header_metrics", "type": "code_judge", "status": "processed", "score": 0.9,
+                     "passed": True, "verdict": "pass", "weight": 1.0, "hits": [], "misses": [], "reasoning": "",
+                     "details": {"metrics": header}},
+                    {"name": "line_item_metrics", "type": "code_judge", "status": "processed", "score": 0.9,
+                     "passed": True, "verdict": "pass", "weight": 1.0, "hits": [], "misses": [], "reasoning": "",
+                     "details": {"metrics": items, "alignment": {"pairs": [{"expected": k, "parsed": k, "similarity": 1.0} for k in range(8)]}}},
+                ],
+                "attempts": 1, "duration_ms": 3.1, "trace": {"duration_ms": 2.9},
+            }
+            handle.write(orjson.dumps(row) + b"\n")
+    return path.stat().st_size
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True)
+    wall, rss = out.stdout.split()
+    return float(wall), int(rss) / 1024
+
+
+def alignment_timings() -> tuple[float, float, float]:
+    started = time.perf_counter()
+    import scipy.optimize  # noqa: F401
+
+    scipy_import = time.perf_counter() - started
+    from agentv_py.scoring.metrics import align_items
+
+    rng = random.Random(1)
+    words = ("ocean freight bunker adjustment factor terminal handling charge documentation fee port "
+             "security energy surcharge container maintenance").split()
+    expected = [{"description": " ".join(rng.sample(words, 3)) + f" {i}", "quantity": i, "line_total": i * 10}
+                for i in range(200)]
+    parsed = list(reversed(expected))
+    results = []
+    for assignment in ("optimal", "greedy"):
+        align_items(expected, parsed, assignment=assignment)  # warm
+        runs = []
+        for _ in range(20):
+            started = time.perf_counter()
+            alignment = align_items(expected, parsed, assignment=assignment)
+            runs.append(time.perf_counter() - started)
+        assert len(alignment.pairs) == 200
+        results.append(statistics.median(runs))
+    return results[0], results[1], scipy_import
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="agentv-metrics-bench-"))
+    agentv = [sys.executable, "-m", "agentv_py", "metrics"]
+    try:
+        print(f"agentv metrics over results files (2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)")
+        for rows in (args.rows // 4, args.rows):
+            path = work / f"results-{rows}.jsonl"
+            size = write_results(path, rows)
+            walls, peaks = zip(*(timed([*agentv, str(path)]) for _ in range(3)))
+            print(f"  {rows:>7} rows ({size / 2**20:6.1f} MiB): {statistics.median(walls):5.2f} s (median of 3), "
+                  f"peak RSS {max(peaks):5.1f} MiB")
+        optimal, greedy, scipy_import = alignment_timings()
+        print("line-item alignment, 200 x 200 items (matched on description), median of 20:")
+        print(f"  optimal (scipy linear_sum_assignment): {optimal * 1000:6.1f} ms")
+        print(f"  greedy                               : {greedy * 1000:6.1f} ms")
+        print(f"  one-off scipy import                 : {scipy_import * 1000:6.1f} ms")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
