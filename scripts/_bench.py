@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -28,3 +29,20 @@ def run_parallel(commands: list[list[str]], workers: int, stdin: bytes | None = 
     for thread in threads:
         thread.join()
     return time.perf_counter() - started
+
+
+_PROBE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+    "wall = time.perf_counter() - t\n"
+    "print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+)
+
+
+def timed_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB of the largest process, exit code) of one command, measured
+    from a fresh probe process so earlier children do not count."""
+    out = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    wall, rss_kib, code = out.stdout.split()
+    return float(wall), int(rss_kib) / 1024, int(code)

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import run_parallel  # noqa: E402
+from _bench import run_parallel, timed_child  # noqa: E402
 
 PLAIN_JUDGE = """\
 import json, sys
@@ -80,12 +80,6 @@ def write_dataset(root: Path, n: int, judge: str) -> Path:
     path = root / f"dataset-{Path(judge).stem}.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def timed(argv: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
 
 
 def persistent_workers(judge: Path, payloads: list[bytes], workers: int) -> float:
@@ -144,7 +138,7 @@ def main() -> int:
         for _ in range(args.reps):
             floor.append(run_parallel([[sys.executable, "-c", "pass"]] * n, w))
             for name, dataset in datasets.items():
-                evals[name].append(timed([*agentv, str(dataset), "--workers", str(w), "--out", str(work / "o.jsonl")], work))
+                evals[name].append(timed_child([*agentv, str(dataset), "--workers", str(w), "--out", str(work / "o.jsonl")], work)[0])
         rows = [json.loads(line) for line in (work / "o.jsonl").read_text().splitlines()]
         assert len(rows) == n and all(r["score"] == 1.0 for r in rows), "every judge must have scored 1.0"
 

@@ -17,7 +17,6 @@ import json
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,9 @@ import orjson
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import timed_child  # noqa: E402
 
 HEADER_FIELDS = ["invoice_number", "invoice_date", "currency", "supplier.name", "importer.name", "po_number",
                  "net_total", "gross_total"]
@@ -68,18 +70,6 @@ def write_results(path: Path, rows: int, seed: int = 7) -> int:
     return path.stat().st_size
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    probe = (
-        "import resource, subprocess, sys, time\n"
-        "t = time.perf_counter()\n"
-        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True)
-    wall, rss = out.stdout.split()
-    return float(wall), int(rss) / 1024
-
-
 def alignment_timings() -> tuple[float, float, float]:
     started = time.perf_counter()
     import scipy.optimize  # noqa: F401
@@ -117,7 +107,7 @@ def main() -> int:
         for rows in (args.rows // 4, args.rows):
             path = work / f"results-{rows}.jsonl"
             size = write_results(path, rows)
-            walls, peaks = zip(*(timed([*agentv, str(path)]) for _ in range(3)))
+            walls, peaks, _ = zip(*(timed_child([*agentv, str(path)]) for _ in range(3)))
             print(f"  {rows:>7} rows ({size / 2**20:6.1f} MiB): {statistics.median(walls):5.2f} s (median of 3), "
                   f"peak RSS {max(peaks):5.1f} MiB")
         optimal, greedy, scipy_import = alignment_timings()

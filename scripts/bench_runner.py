@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import run_parallel  # noqa: E402
+from _bench import run_parallel, timed_child  # noqa: E402
 
 FIELDS = [
     {"path": "invoice_number", "match": "exact", "weight": 2},
@@ -145,20 +145,6 @@ def _yaml_block(value: dict, indent: int = 0) -> list[str]:
         else:
             out.append(f"{pad}{key}: {json.dumps(item)}")
     return out
-
-
-def timed_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB of the largest process, exit code) of one command."""
-    probe = (
-        "import resource, subprocess, sys, time\n"
-        "t = time.perf_counter()\n"
-        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
-        "wall = time.perf_counter() - t\n"
-        "print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    wall, rss_kib, code = out.stdout.split()
-    return float(wall), int(rss_kib) / 1024, int(code)
 
 
 def agentv_argv() -> list[str]:
