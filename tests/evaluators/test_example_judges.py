@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.models.evaluators import CodeJudgeConfig
