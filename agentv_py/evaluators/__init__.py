@@ -7,12 +7,15 @@ from typing import Any
 from agentv_py.evaluators.base import EvalContext, Evaluator
 from agentv_py.evaluators.code_judge import evaluate_code_judge
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
-from agentv_py.models.evaluators import CodeJudgeConfig, FieldAccuracyConfig
+from agentv_py.evaluators.geometry import evaluate_distance, evaluate_iou
+from agentv_py.models.evaluators import CodeJudgeConfig, CoordinateDistanceConfig, FieldAccuracyConfig, IouScoreConfig
 from agentv_py.models.results import EvaluatorResult
 
 REGISTRY: dict[type[Any], Evaluator] = {
     FieldAccuracyConfig: evaluate_field_accuracy,
     CodeJudgeConfig: evaluate_code_judge,
+    IouScoreConfig: evaluate_iou,
+    CoordinateDistanceConfig: evaluate_distance,
 }
 
 

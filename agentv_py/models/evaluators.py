@@ -189,9 +189,54 @@ class CodeJudgeConfig(EvaluatorBase):
         return dict(self.model_extra) if self.model_extra else None
 
 
+class _GeometryBase(EvaluatorBase):
+    path: str | None = None  # where the shape(s) sit in the answer; None: the whole answer
+    expected_path: str | None = None  # where they sit in the ground truth; default: `path`
+    matching: Literal["optimal", "index"] = "optimal"
+
+    @property
+    def label(self) -> str:
+        return self.path or "answer"
+
+
+class IouScoreConfig(_GeometryBase):
+    """`iou_score`: intersection over union of boxes or polygons, one or a list."""
+
+    type: Literal["iou_score"]
+    format: Literal["xyxy", "xywh", "polygon"] = "xyxy"
+    expected_format: Literal["xyxy", "xywh", "polygon"] | None = None
+    threshold: float = 0.5
+    polygon_mode: Literal["exact", "bbox"] = "exact"
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        if not (0.0 <= value <= 1.0):
+            raise ValueError(f"threshold must be between 0 and 1, got {value!r}")
+        return float(value)
+
+
+class CoordinateDistanceConfig(_GeometryBase):
+    """`coordinate_distance`: points within a distance of their expected position."""
+
+    type: Literal["coordinate_distance"]
+    metric: Literal["euclidean", "manhattan", "cosine"] = "euclidean"
+    threshold: float
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return _finite_non_negative(value, "threshold")
+
+
 # The closed set of evaluator configs. Add a member here AND register its evaluator in
 # agentv_py.evaluators; a test checks the two sets are equal.
-EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (FieldAccuracyConfig, CodeJudgeConfig)
+EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (
+    FieldAccuracyConfig,
+    CodeJudgeConfig,
+    IouScoreConfig,
+    CoordinateDistanceConfig,
+)
 EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
     get_args(cls.model_fields["type"].annotation)[0] for cls in EVALUATOR_CONFIG_TYPES
 )

@@ -1,0 +1,228 @@
+"""`iou_score` and `coordinate_distance` (SPEC §3.3): pick shapes out of the case, call the pure
+geometry functions, report pairs and detection counts. Invalid shapes are misses, never crashes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.field_accuracy import PARSE_FAILURE
+from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.geometry import (
+    as_bbox,
+    distance,
+    distance_matrix,
+    iou,
+    iou_matrix,
+    is_single,
+    pair_indices,
+    parse_point,
+    parse_shape,
+)
+from agentv_py.scoring.metrics import Counts
+from agentv_py.scoring.paths import MISSING, resolve
+
+Config = IouScoreConfig | CoordinateDistanceConfig
+
+
+def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResult | None]:
+    """(candidate value, expected value, early result when there is nothing to compare)."""
+    name, kind, weight = config.display_name, config.type, config.weight
+    expected_path = config.expected_path or config.path
+    expected = resolve(context.expected, expected_path) if expected_path else context.expected
+    if expected is MISSING or expected is None:
+        where = f" at {expected_path}" if expected_path else ""
+        return None, None, EvaluatorResult.skipped(name=name, type=kind, weight=weight, reasoning=f"no expected value{where}")
+    if context.candidate is NOT_JSON:
+        return None, None, EvaluatorResult.processed(
+            name=name, type=kind, weight=weight, score=0.0, misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE
+        )
+    candidate = resolve(context.candidate, config.path) if config.path else context.candidate
+    if candidate is MISSING or candidate is None:
+        miss = f"{config.label} ({'missing' if candidate is MISSING else 'null value'})"
+        return None, None, EvaluatorResult.processed(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss)
+    return candidate, expected, None
+
+
+def _rates(counts: Counts) -> dict[str, Any]:
+    return {"tp": counts.tp, "fp": counts.fp, "fn": counts.fn,
+            "precision": counts.precision, "recall": counts.recall, "f1": counts.f1}
+
+
+# ----------------------------------------------------------------------------- iou_score
+
+def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResult:
+    candidate, expected, early = _pick(config, context)
+    if early is not None:
+        return early
+    name, weight = config.display_name, config.weight
+    cand_fmt, exp_fmt = config.format, config.expected_format or config.format
+    if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
+        want, problem = parse_shape(expected, exp_fmt)
+        if want is None:
+            return EvaluatorResult.error(name=name, type=config.type, weight=weight,
+                                         message=f"{name}: expected shape is invalid: {problem}")
+        got, problem = parse_shape(candidate, cand_fmt)
+        if got is None:
+            miss = f"{config.label} (invalid box: {problem})"
+            return EvaluatorResult.processed(name=name, type=config.type, weight=weight, score=0.0, misses=[miss],
+                                             reasoning=miss, passed=False)
+        if config.polygon_mode == "bbox":
+            want, got = as_bbox(want), as_bbox(got)
+        value = iou(want, got)
+        ok = value >= config.threshold
+        line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
+        return EvaluatorResult.processed(
+            name=name, type=config.type, weight=weight, score=value, passed=ok,
+            hits=[line] if ok else [], misses=[] if ok else [line],
+            reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
+            details={"iou": value, "threshold": config.threshold, "format": cand_fmt, "expected_format": exp_fmt},
+        )
+    wanted = [expected] if is_single(expected, exp_fmt) else list(expected)
+    found = [candidate] if is_single(candidate, cand_fmt) else list(candidate)
+    return _iou_lists(config, wanted, found, exp_fmt, cand_fmt)
+
+
+def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str) -> EvaluatorResult:
+    misses: list[str] = []
+    exp_ok, cand_ok = [], []
+    for i, value in enumerate(wanted):
+        shape, problem = parse_shape(value, exp_fmt)
+        if shape is None:
+            misses.append(f"expected[{i}] (invalid box: {problem})")
+        else:
+            exp_ok.append((i, as_bbox(shape) if config.polygon_mode == "bbox" else shape))
+    for j, value in enumerate(found):
+        shape, problem = parse_shape(value, cand_fmt)
+        if shape is None:
+            misses.append(f"{config.label}[{j}] (invalid box: {problem})")
+        else:
+            cand_ok.append((j, as_bbox(shape) if config.polygon_mode == "bbox" else shape))
+    matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
+    if config.matching == "index":
+        # Index pairing is by position in the original lists; invalid shapes pair with nothing.
+        exp_pos = {i: k for k, (i, _) in enumerate(exp_ok)}
+        cand_pos = {j: k for k, (j, _) in enumerate(cand_ok)}
+        pairs = [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in range(min(len(wanted), len(found)))
+                 if i in exp_pos and i in cand_pos]
+    else:
+        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", True)]
+    hits = []
+    tp = 0
+    matched_ious = []
+    for i, j, value in pairs:
+        line = f"expected[{i}] ~ {config.label}[{j}] (IoU {value:.2f}"
+        if value >= config.threshold:
+            tp += 1
+            matched_ious.append(value)
+            hits.append(line + ")")
+        else:
+            misses.append(line + f" < {config.threshold:.2f})")
+    paired_e = {i for i, _, _ in pairs}
+    paired_c = {j for _, j, _ in pairs}
+    misses += [f"expected[{i}] (no box found)" for i, _ in exp_ok if i not in paired_e]
+    misses += [f"{config.label}[{j}] (spurious box)" for j, _ in cand_ok if j not in paired_c]
+    counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
+    longest = max(len(wanted), len(found))
+    score = sum(v for _, _, v in pairs) / longest if longest else 1.0
+    details = {
+        "pairs": [{"expected": i, "candidate": j, "iou": round(v, 6)} for i, j, v in pairs],
+        **_rates(counts),
+        "mean_iou_matched": sum(matched_ious) / len(matched_ious) if matched_ious else None,
+        "threshold": config.threshold,
+        "matching": config.matching,
+    }
+    reasoning = (
+        f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
+        if longest else "no boxes expected and none found"
+    )
+    return EvaluatorResult.processed(name=config.display_name, type=config.type, weight=config.weight, score=score,
+                                     hits=hits, misses=misses, reasoning=reasoning, details=details)
+
+
+# ----------------------------------------------------------------------------- coordinate_distance
+
+def _is_point(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and not isinstance(value[0], (list, tuple))
+
+
+def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) -> EvaluatorResult:
+    candidate, expected, early = _pick(config, context)
+    if early is not None:
+        return early
+    name, weight, metric, limit = config.display_name, config.weight, config.metric, config.threshold
+    if _is_point(expected) and _is_point(candidate):
+        want, problem = parse_point(expected)
+        if want is None:
+            return EvaluatorResult.error(name=name, type=config.type, weight=weight,
+                                         message=f"{name}: expected point is invalid: {problem}")
+        got, problem = parse_point(candidate)
+        if got is None or len(got) != len(want):
+            reason = problem or f"dimension mismatch: {len(got)} vs {len(want)}"  # type: ignore[arg-type]
+            miss = f"{config.label} ({reason})"
+            return EvaluatorResult.processed(name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss)
+        d = distance(got, want, metric)
+        ok = d <= limit + 1e-12
+        line = f"{config.label} ({metric} distance {d:.3g} {'<=' if ok else '>'} {limit:g})"
+        return EvaluatorResult.processed(
+            name=name, type=config.type, weight=weight, score=1.0 if ok else 0.0,
+            hits=[line] if ok else [], misses=[] if ok else [line], reasoning=line,
+            details={"distance": d, "threshold": limit, "metric": metric},
+        )
+    wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
+    found = [candidate] if _is_point(candidate) else list(candidate) if isinstance(candidate, list) else [candidate]
+    return _distance_lists(config, wanted, found)
+
+
+def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: list[Any]) -> EvaluatorResult:
+    import numpy as np
+
+    misses: list[str] = []
+    exp_ok = [(i, p) for i, v in enumerate(wanted) for p in [parse_point(v)[0]] if p is not None]
+    cand_ok = [(j, p) for j, v in enumerate(found) for p in [parse_point(v)[0]] if p is not None]
+    misses += [f"expected[{i}] (invalid point: {parse_point(v)[1]})" for i, v in enumerate(wanted) if parse_point(v)[0] is None]
+    misses += [f"{config.label}[{j}] (invalid point: {parse_point(v)[1]})" for j, v in enumerate(found) if parse_point(v)[0] is None]
+    dims_e = {len(p) for _, p in exp_ok}
+    dims_c = {len(p) for _, p in cand_ok}
+    if len(dims_e) > 1 or len(dims_c) > 1 or (dims_e and dims_c and dims_e != dims_c):
+        reason = f"dimension mismatch: {', '.join(map(str, sorted(dims_c)))} vs {', '.join(map(str, sorted(dims_e)))}"
+        miss = f"{config.label} ({reason})"
+        return EvaluatorResult.processed(name=config.display_name, type=config.type, weight=config.weight, score=0.0,
+                                         misses=[*misses, miss], reasoning=miss)
+    if exp_ok and cand_ok:
+        matrix = distance_matrix([p for _, p in exp_ok], [p for _, p in cand_ok], config.metric)
+    else:
+        matrix = np.zeros((len(exp_ok), len(cand_ok)))
+    if config.matching == "index":
+        exp_pos = {i: k for k, (i, _) in enumerate(exp_ok)}
+        cand_pos = {j: k for k, (j, _) in enumerate(cand_ok)}
+        pairs = [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in range(min(len(wanted), len(found)))
+                 if i in exp_pos and i in cand_pos]
+    else:
+        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", False)]
+    hits, within = [], 0
+    for i, j, d in pairs:
+        line = f"expected[{i}] ~ {config.label}[{j}] ({config.metric} distance {d:.3g}"
+        if d <= config.threshold + 1e-12:
+            within += 1
+            hits.append(line + f" <= {config.threshold:g})")
+        else:
+            misses.append(line + f" > {config.threshold:g})")
+    paired_e = {i for i, _, _ in pairs}
+    paired_c = {j for _, j, _ in pairs}
+    misses += [f"expected[{i}] (no point found)" for i, _ in exp_ok if i not in paired_e]
+    misses += [f"{config.label}[{j}] (extra point)" for j, _ in cand_ok if j not in paired_c]
+    longest = max(len(wanted), len(found))
+    score = within / longest if longest else 1.0
+    details = {
+        "pairs": [{"expected": i, "candidate": j, "distance": round(d, 6)} for i, j, d in pairs],
+        "within": within, "threshold": config.threshold, "metric": config.metric, "matching": config.matching,
+    }
+    return EvaluatorResult.processed(
+        name=config.display_name, type=config.type, weight=config.weight, score=score, hits=hits, misses=misses,
+        reasoning=f"{within}/{longest} points within {config.threshold:g} ({config.metric})" if longest
+        else "no points expected and none found",
+        details=details,
+    )
