@@ -108,7 +108,9 @@ def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_
         pairs = [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in range(min(len(wanted), len(found)))
                  if i in exp_pos and i in cand_pos]
     else:
-        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", True)]
+        # A zero-overlap "pair" from the assignment means nothing: report a missed and a spurious box.
+        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", True)
+                 if matrix[r, c] > 0]
     hits = []
     tp = 0
     matched_ious = []

@@ -332,3 +332,17 @@ def test_a_judge_that_cannot_run_exits_4(sh_target):
     row = rows("o.jsonl")[0]
     assert row["status"] == "ok" and row["score"] == 0.5  # the errored judge counts 0 in the mean
     assert row["misses"] == ["j: code_judge 'j': stdout is not JSON: 'not json'"]
+
+
+def test_layout_detection_example(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    result = invoke("eval", "evals/layout-detection/dataset.yaml", "--out", "-")
+    assert result.exit_code == 1  # page 3's signature is 36 px off: partial, by design
+    by_id = {json.loads(line)["eval_id"]: json.loads(line) for line in result.stdout.splitlines()}
+    regions = {r["name"]: r for r in by_id["page-1-invoice"]["evaluator_results"]}["regions"]
+    assert (regions["details"]["tp"], regions["details"]["fp"], regions["details"]["fn"]) == (3, 1, 1)
+    assert regions["misses"] == ["expected[3] (no box found)", "boxes[3] (spurious box)"]
+    assert by_id["page-2-xywh"]["score"] == 1.0
+    stamp = {r["name"]: r for r in by_id["page-3-rotated-stamp"]["evaluator_results"]}
+    assert 0.85 < stamp["stamp_exact"]["score"] < stamp["stamp_bbox"]["score"] < 0.9
+    assert stamp["signature"]["misses"] == ["signature_center (euclidean distance 36.1 > 15)"]

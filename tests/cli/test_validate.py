@@ -21,13 +21,17 @@ def test_validate_reports_every_problem_in_every_file(ws):
     ]
 
 
-def test_validate_accepts_the_example_and_its_targets(monkeypatch):
+def test_validate_accepts_every_example(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
     result = CliRunner().invoke(
-        app, ["validate", "evals/invoice-extraction/dataset.yaml", "evals/invoice-extraction/.agentv/targets.yaml"]
+        app,
+        ["validate", "evals/invoice-extraction/dataset.yaml", "evals/invoice-extraction/.agentv/targets.yaml",
+         "evals/invoice-extraction/confusion-metrics.yaml", "evals/layout-detection/dataset.yaml"],
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         "ok: evals/invoice-extraction/dataset.yaml (7 cases)",
         "ok: evals/invoice-extraction/.agentv/targets.yaml (2 targets)",
+        "ok: evals/invoice-extraction/confusion-metrics.yaml (7 cases)",
+        "ok: evals/layout-detection/dataset.yaml (3 cases)",
     ]
