@@ -3,7 +3,7 @@ geometry functions, report pairs and detection counts. Invalid shapes are misses
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.evaluators.field_accuracy import PARSE_FAILURE
@@ -44,6 +44,30 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
         miss = f"{config.label} ({'missing' if candidate is MISSING else 'null value'})"
         return None, None, EvaluatorResult.processed(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss)
     return candidate, expected, None
+
+
+def _pair(
+    matching: str,
+    exp_ok: list[tuple[int, Any]],
+    cand_ok: list[tuple[int, Any]],
+    matrix: Any,
+    maximize: bool,
+    keep: Callable[[float], bool] = lambda value: True,
+) -> list[tuple[int, int, float]]:
+    """(expected index, candidate index, value) pairs over the valid shapes/points.
+
+    `index` pairs equal positions of the original lists (an invalid item pairs with nothing);
+    `optimal` takes the assignment with the best total, keeping pairs for which `keep` holds.
+    """
+    if matching == "index":
+        exp_pos = {i: k for k, (i, _) in enumerate(exp_ok)}
+        cand_pos = {j: k for k, (j, _) in enumerate(cand_ok)}
+        return [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in sorted(exp_pos.keys() & cand_pos.keys())]
+    return [
+        (exp_ok[r][0], cand_ok[c][0], float(matrix[r, c]))
+        for r, c in pair_indices(matrix, "optimal", maximize)
+        if keep(float(matrix[r, c]))
+    ]
 
 
 def _rates(counts: Counts) -> dict[str, Any]:
@@ -101,16 +125,8 @@ def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_
         else:
             cand_ok.append((j, as_bbox(shape) if config.polygon_mode == "bbox" else shape))
     matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
-    if config.matching == "index":
-        # Index pairing is by position in the original lists; invalid shapes pair with nothing.
-        exp_pos = {i: k for k, (i, _) in enumerate(exp_ok)}
-        cand_pos = {j: k for k, (j, _) in enumerate(cand_ok)}
-        pairs = [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in range(min(len(wanted), len(found)))
-                 if i in exp_pos and i in cand_pos]
-    else:
-        # A zero-overlap "pair" from the assignment means nothing: report a missed and a spurious box.
-        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", True)
-                 if matrix[r, c] > 0]
+    # With optimal matching a zero-overlap "pair" means nothing: a missed and a spurious box.
+    pairs = _pair(config.matching, exp_ok, cand_ok, matrix, maximize=True, keep=lambda v: v > 0)
     hits = []
     tp = 0
     matched_ious = []
@@ -197,13 +213,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
         matrix = distance_matrix([p for _, p in exp_ok], [p for _, p in cand_ok], config.metric)
     else:
         matrix = np.zeros((len(exp_ok), len(cand_ok)))
-    if config.matching == "index":
-        exp_pos = {i: k for k, (i, _) in enumerate(exp_ok)}
-        cand_pos = {j: k for k, (j, _) in enumerate(cand_ok)}
-        pairs = [(i, i, float(matrix[exp_pos[i], cand_pos[i]])) for i in range(min(len(wanted), len(found)))
-                 if i in exp_pos and i in cand_pos]
-    else:
-        pairs = [(exp_ok[r][0], cand_ok[c][0], float(matrix[r, c])) for r, c in pair_indices(matrix, "optimal", False)]
+    pairs = _pair(config.matching, exp_ok, cand_ok, matrix, maximize=False)
     hits, within = [], 0
     for i, j, d in pairs:
         line = f"expected[{i}] ~ {config.label}[{j}] ({config.metric} distance {d:.3g}"

@@ -29,6 +29,12 @@ def _finite_non_negative(value: float, what: str) -> float:
     return float(value)
 
 
+def _unit_interval(value: float, what: str) -> float:
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"{what} must be between 0 and 1, got {value!r}")
+    return float(value)
+
+
 class FieldSpec(StrictModel):
     """One field of a `field_accuracy` evaluator."""
 
@@ -68,9 +74,7 @@ class FieldSpec(StrictModel):
     @field_validator("threshold")
     @classmethod
     def _threshold(cls, value: float) -> float:
-        if not (0.0 <= value <= 1.0):
-            raise ValueError(f"threshold must be between 0 and 1, got {value!r}")
-        return float(value)
+        return _unit_interval(value, "threshold")
 
     @field_validator("algorithm")
     @classmethod
@@ -211,9 +215,7 @@ class IouScoreConfig(_GeometryBase):
     @field_validator("threshold")
     @classmethod
     def _threshold(cls, value: float) -> float:
-        if not (0.0 <= value <= 1.0):
-            raise ValueError(f"threshold must be between 0 and 1, got {value!r}")
-        return float(value)
+        return _unit_interval(value, "threshold")
 
 
 class CoordinateDistanceConfig(_GeometryBase):
