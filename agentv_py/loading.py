@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentv_py.errors import ConfigError, Problem, TargetError
-from agentv_py.models.base import UNKNOWN_KEYS
+from agentv_py.models.base import UNKNOWN_KEYS, unknown_key_error
 from agentv_py.models.dataset import CONTENT_TAGS, Dataset, EvalCase
 from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES, FieldAccuracyConfig
 from agentv_py.models.targets import PROVIDERS, TargetConfig, TargetsFile
@@ -267,8 +267,6 @@ def _validate(source: _Source, raw: Any, model: type[BaseModel]) -> tuple[Any | 
             problems.append(source.problem(parts, _message(error)))
     if unknown:
         paths = _paths_by_identity(raw)
-        from agentv_py.models.base import unknown_key_error
-
         for identity, keys, valid in unknown:
             base = paths.get(identity, [])
             for key in keys:

@@ -46,6 +46,20 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
     return candidate, expected, None
 
 
+def _valid(
+    values: list[Any], parse: Callable[[Any], tuple[Any, str | None]], label: str, noun: str, misses: list[str]
+) -> list[tuple[int, Any]]:
+    """(index, parsed) for each value that parses; one miss per value that does not."""
+    valid = []
+    for index, value in enumerate(values):
+        parsed, problem = parse(value)
+        if parsed is None:
+            misses.append(f"{label}[{index}] (invalid {noun}: {problem})")
+        else:
+            valid.append((index, parsed))
+    return valid
+
+
 def _pair(
     matching: str,
     exp_ok: list[tuple[int, Any]],
@@ -110,20 +124,16 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
 
 
 def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str) -> EvaluatorResult:
+    def parse(fmt: str) -> Callable[[Any], tuple[Any, str | None]]:
+        def one(value: Any) -> tuple[Any, str | None]:
+            shape, problem = parse_shape(value, fmt)
+            return (as_bbox(shape) if shape is not None and config.polygon_mode == "bbox" else shape), problem
+
+        return one
+
     misses: list[str] = []
-    exp_ok, cand_ok = [], []
-    for i, value in enumerate(wanted):
-        shape, problem = parse_shape(value, exp_fmt)
-        if shape is None:
-            misses.append(f"expected[{i}] (invalid box: {problem})")
-        else:
-            exp_ok.append((i, as_bbox(shape) if config.polygon_mode == "bbox" else shape))
-    for j, value in enumerate(found):
-        shape, problem = parse_shape(value, cand_fmt)
-        if shape is None:
-            misses.append(f"{config.label}[{j}] (invalid box: {problem})")
-        else:
-            cand_ok.append((j, as_bbox(shape) if config.polygon_mode == "bbox" else shape))
+    exp_ok = _valid(wanted, parse(exp_fmt), "expected", "box", misses)
+    cand_ok = _valid(found, parse(cand_fmt), config.label, "box", misses)
     matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
     # With optimal matching a zero-overlap "pair" means nothing: a missed and a spurious box.
     pairs = _pair(config.matching, exp_ok, cand_ok, matrix, maximize=True, keep=lambda v: v > 0)
@@ -198,10 +208,8 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     import numpy as np
 
     misses: list[str] = []
-    exp_ok = [(i, p) for i, v in enumerate(wanted) for p in [parse_point(v)[0]] if p is not None]
-    cand_ok = [(j, p) for j, v in enumerate(found) for p in [parse_point(v)[0]] if p is not None]
-    misses += [f"expected[{i}] (invalid point: {parse_point(v)[1]})" for i, v in enumerate(wanted) if parse_point(v)[0] is None]
-    misses += [f"{config.label}[{j}] (invalid point: {parse_point(v)[1]})" for j, v in enumerate(found) if parse_point(v)[0] is None]
+    exp_ok = _valid(wanted, parse_point, "expected", "point", misses)
+    cand_ok = _valid(found, parse_point, config.label, "point", misses)
     dims_e = {len(p) for _, p in exp_ok}
     dims_c = {len(p) for _, p in cand_ok}
     if len(dims_e) > 1 or len(dims_c) > 1 or (dims_e and dims_c and dims_e != dims_c):

@@ -33,7 +33,10 @@ class Healthcheck(StrictModel):
     timeout_seconds: float = 30.0
     cwd: str | None = None
 
-    _timeout = field_validator("timeout_seconds")(classmethod(lambda cls, v: positive_timeout(v)))
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return positive_timeout(value)
 
 
 class TargetBase(StrictModel):
