@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentv_py.errors import ConfigError, Problem, TargetError
+from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
 from agentv_py.models.base import UNKNOWN_KEYS, unknown_key_error
 from agentv_py.models.dataset import CONTENT_TAGS, Dataset, EvalCase
 from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES, FieldAccuracyConfig
@@ -304,7 +305,7 @@ def search_dirs(base_dir: Path) -> list[Path]:
     base_dir = base_dir.resolve()
     root = repo_root(base_dir)  # outside a repository: every ancestor
     dirs = [base_dir]
-    for parent in base_dir.parents:
+    for parent in base_dir.parents if base_dir != root else ():
         dirs.append(parent)
         if parent == root:
             break
@@ -341,7 +342,7 @@ class PreparedCase:
     case: EvalCase
     index: int
     files: list[str]
-    images: list[str]
+    images: list[ImageRef]
     expected: Any
     question: str
 
@@ -373,10 +374,6 @@ def _ground_truth(value: Any) -> Any:
 
 def _looks_numeric(text: str) -> bool:
     return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
-
-
-def _is_remote(value: str) -> bool:
-    return value.startswith(("http://", "https://", "data:"))
 
 
 def load_dataset(path: str | Path) -> LoadedDataset:
@@ -462,8 +459,9 @@ def _content_items(case: dict[str, Any]) -> Iterable[tuple[list[str | int], dict
 
 def _resolve_case_files(
     source: _Source, raw: Any, base_dir: Path
-) -> tuple[dict[tuple[int, str], list[str]], list[Problem]]:
-    resolved: dict[tuple[int, str], list[str]] = {}
+) -> tuple[dict[tuple[int, str], list[Any]], list[Problem]]:
+    """Input files as absolute paths and images as checked ImageRefs, per case, in order."""
+    resolved: dict[tuple[int, str], list[Any]] = {}
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
     for i, case in enumerate(_cases(raw)):
@@ -471,23 +469,47 @@ def _resolve_case_files(
             continue
         for location, item in _content_items(case):
             kind, value = item.get("type"), item.get("value")
-            if kind not in ("file", "image") or not isinstance(value, str) or not value:
+            if kind not in ("file", "image", "image_url") or not isinstance(value, str) or not value:
                 continue
-            if kind == "image" and _is_remote(value):
-                resolved.setdefault((i, kind), []).append(value)
+            where = ["evalcases", i, *location, "value"]
+            label = f"case '{case.get('id')}'"
+            if kind == "file":
+                found, tried = resolve_file(value, base_dir, dirs)
+                if found is None:
+                    places = ", ".join(str(p) for p in tried)
+                    problems.append(source.problem(where, f"file not found: {value} ({label}); tried: {places}"))
+                else:
+                    resolved.setdefault((i, "file"), []).append(str(found))
                 continue
-            found, tried = resolve_file(value, base_dir, dirs)
-            if found is None:
-                places = ", ".join(str(p) for p in tried)
-                problems.append(
-                    source.problem(
-                        ["evalcases", i, *location, "value"],
-                        f"{kind} not found: {value} (case '{case.get('id')}'); tried: {places}",
-                    )
-                )
-            else:
-                resolved.setdefault((i, kind), []).append(str(found))
+            image, problem = _image(kind, value, item.get("detail"), base_dir, dirs, label)
+            if problem:
+                problems.append(source.problem(where, problem))
+            elif image is not None:
+                resolved.setdefault((i, "image"), []).append(image)
     return resolved, problems
+
+
+def _image(
+    kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str
+) -> tuple[ImageRef | None, str | None]:
+    detail = detail if isinstance(detail, str) else None
+    if value.startswith("data:"):
+        media_type, _, problem = parse_data_uri(value)
+        if problem:
+            return None, f"{problem} ({label})"
+        return ImageRef("data", value, media_type, detail), None
+    if is_url(value):
+        return ImageRef("url", value, None, detail), None
+    if kind == "image_url":
+        return None, f"image_url needs an http(s) URL or a data URI, got {value!r}; use type: image for a local file"
+    found, tried = resolve_file(value, base_dir, dirs)
+    if found is None:
+        places = ", ".join(str(p) for p in tried)
+        return None, f"image not found: {value} ({label}); tried: {places}"
+    media_type, problem = check_image_file(found)
+    if problem:
+        return None, f"unusable image {value} ({label}): {problem}"
+    return ImageRef("file", str(found), media_type, detail), None
 
 
 def _evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], list[Any]]]:

@@ -429,3 +429,55 @@ def test_code_judge_extra_keys_are_config_not_typos(ws):
     )
     judge = load_dataset("dataset.yaml").model.execution.evaluators[0]
     assert judge.config == {"fields": [{"path": "a", "threshold": 0.9}], "CaseSensitive": True}
+
+
+def _image_case(*items: str) -> str:
+    content = ", ".join(items)
+    return SUITE + f"evalcases:\n  - id: c1\n    input_messages: [{{role: user, content: [{content}]}}]\n"
+
+
+def test_images_are_checked_and_resolved(ws):
+    from tests.pngs import JPEG, data_uri, png
+
+    ws.file("img/office.png", png())
+    uri = data_uri(JPEG, "image/jpeg")
+    ws.dataset(_image_case("{type: image, value: img/office.png, detail: high}",
+                           f"{{type: image_url, value: '{uri}'}}",
+                           "{type: image_url, value: 'https://example.com/a.webp', detail: low}"))
+    images = load_dataset("dataset.yaml").cases[0].images
+    assert [(i.source, i.media_type, i.detail, i.name) for i in images] == [
+        ("file", "image/png", "high", "office.png"),
+        ("data", "image/jpeg", None, "inline image/jpeg"),
+        ("url", None, "low", "a.webp"),
+    ]
+    assert images[0].value == str(ws.root.resolve() / "img/office.png")
+
+
+IMAGE_PROBLEMS = [
+    ("missing", "{type: image, value: nope.png}",
+     "image not found: nope.png (case 'c1'); tried: {root}/nope.png"),
+    ("not-an-image", "{type: image, value: notes.txt}",
+     "unusable image notes.txt (case 'c1'): not a png, jpeg, webp, gif image (it looks like text)"),
+    ("bad-data-uri", "{type: image, value: 'data:image/png;base64,@@'}",
+     "data URI payload is not valid base64 (case 'c1')"),
+    ("image-url-with-path", "{type: image_url, value: photo.png}",
+     "image_url needs an http(s) URL or a data URI, got 'photo.png'; use type: image for a local file"),
+]
+
+
+@pytest.mark.parametrize("item, message", [p[1:] for p in IMAGE_PROBLEMS], ids=[p[0] for p in IMAGE_PROBLEMS])
+def test_image_problems(ws, item, message):
+    ws.file("notes.txt", "{not an image}")
+    ws.dataset(_image_case(item))
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    expected = "dataset.yaml:6: evalcases[0].input_messages[0].content[0].value: " + message
+    assert [str(p) for p in caught.value.problems] == [expected.format(root=ws.root.resolve())]
+
+
+def test_detail_only_on_images(ws):
+    ws.dataset(_image_case("{type: text, value: hi, detail: high}"))
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert [str(p) for p in caught.value.problems] == [
+        "dataset.yaml:6: evalcases[0].input_messages[0].content[0]: 'detail' applies to image and image_url items, not to text"]

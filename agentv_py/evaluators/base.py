@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import parse_answer_json
@@ -21,7 +22,7 @@ class EvalContext:
     expected: Any
     question: str = ""
     files: tuple[str, ...] = ()
-    images: tuple[str, ...] = ()
+    images: tuple[ImageRef, ...] = ()
     case: EvalCase | None = None
     output_messages: list[Any] | None = None  # as the target gave them, when it did
 

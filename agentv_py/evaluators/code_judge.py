@@ -91,7 +91,7 @@ def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, An
         "input_messages": dump(case.input_messages) if case else [],
         "output_messages": output_messages,
         "input_files": list(context.files),
-        "image_files": list(context.images),
+        "image_files": [image.path() for image in context.images],
         "config": config.config,
         "eval_id": context.eval_id,
         "dataset": context.dataset,

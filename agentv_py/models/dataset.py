@@ -19,6 +19,12 @@ class ContentItem(StrictModel):
     value: str
     detail: Literal["low", "high", "auto"] | None = None
 
+    @model_validator(mode="after")
+    def _detail_for_images(self) -> ContentItem:
+        if self.detail is not None and self.type not in ("image", "image_url"):
+            raise ValueError(f"'detail' applies to image and image_url items, not to {self.type}")
+        return self
+
 
 CONTENT_TAGS = ("text", "items", "object", "data")  # how message content is read, by shape
 
@@ -134,8 +140,8 @@ class EvalCase(StrictModel):
                 return message.content
         return None
 
-    def input_items(self, kind: str) -> list[ContentItem]:
-        return [item for m in self.input_messages for item in m.items if item.type == kind]
+    def input_items(self, *kinds: str) -> list[ContentItem]:
+        return [item for m in self.input_messages for item in m.items if item.type in kinds]
 
     @property
     def question(self) -> str:

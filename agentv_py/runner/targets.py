@@ -149,7 +149,7 @@ class CliRunner:
         values = {
             "PROMPT": [case.question],
             "FILES": render_files(case.files, fmt),
-            "IMAGES": render_files(case.images, fmt),
+            "IMAGES": render_files([image.path() for image in case.images], fmt),
             "EVAL_ID": [case.case.id],
         }
         output_path = self._output_path(case, attempt) if self._uses_output_file else None

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.evaluators import CodeJudgeConfig
 from tests.conftest import wait_dead
@@ -31,7 +32,7 @@ def context(answer: str = '{"total": 5}', expected=None, **extra) -> EvalContext
     return EvalContext(
         eval_id="inv-7", dataset="invoices", dataset_dir=JUDGES, answer=answer,
         expected=expected if expected is not None else {"total": 5}, question="Extract.",
-        files=("/data/doc.pdf",), images=("/data/page1.png",), case=case, **extra,
+        files=("/data/doc.pdf",), images=(ImageRef("file", "/data/page1.png", "image/png"),), case=case, **extra,
     )
 
 
