@@ -105,3 +105,12 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     return Workspace(tmp_path)
+
+
+@pytest.fixture
+def chat_server():
+    """A scripted chat-completions server on 127.0.0.1 (tests/chat_server.py)."""
+    from tests.chat_server import ChatServer
+
+    with ChatServer() as server:
+        yield server

@@ -274,7 +274,7 @@ TARGET_ERRORS = [
     (
         "unknown-provider",
         "targets:\n  - name: t\n    provider: clii\n",
-        ["targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock"],
+        ["targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock, openai"],
     ),
     (
         "missing-command",
@@ -285,7 +285,7 @@ TARGET_ERRORS = [
         "typo-in-target-key",
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
         ["targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-         "name, judge_target, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
+         "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
          "env, provider_batching"],
     ),
     (

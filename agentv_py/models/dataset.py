@@ -60,7 +60,10 @@ class Message(StrictModel):
 
     @property
     def items(self) -> list[ContentItem]:
-        return self.content if _content_kind(self.content) == "items" else []  # type: ignore[return-value]
+        content = self.content
+        if isinstance(content, list) and content and all(isinstance(i, ContentItem) for i in content):
+            return content  # type: ignore[return-value]
+        return []
 
 
 def _both_given(data: dict[str, Any], *keys: str) -> None:

@@ -119,6 +119,8 @@ class Trace(_Result):
     duration_ms: float | None = None
     token_usage: dict[str, Any] | None = None
     cost_usd: float | None = None
+    model: str | None = None  # model targets: the model that answered
+    http_attempts: int | None = None  # model targets: HTTP attempts, SDK retries included
 
 
 class ResultRow(_Result):

@@ -13,7 +13,7 @@ from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_ch
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-PROVIDERS: tuple[str, ...] = ("cli", "mock")
+PROVIDERS: tuple[str, ...] = ("cli", "mock", "openai")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -41,7 +41,8 @@ class Healthcheck(StrictModel):
 
 class TargetBase(StrictModel):
     name: str
-    judge_target: str | None = None
+    judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
+    vision: bool = False  # the target accepts images (required of judges of cases with images)
 
 
 class CliTarget(TargetBase):
@@ -104,11 +105,66 @@ class MockTarget(TargetBase):
         return self
 
 
+class OpenAITarget(TargetBase):
+    """An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI v1, vLLM, Ollama, ...)."""
+
+    provider: Literal["openai"]
+    model: str
+    api_key: str | None = None  # default: $OPENAI_API_KEY; not needed by most local servers
+    base_url: str | None = None  # default: the OpenAI API
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    max_retries: int = 2  # retries of 408/409/429/5xx, timeouts and connection errors, with backoff
+    system_prompt: str | None = None  # sent first when the case has no system message
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("model must not be empty")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 <= value <= 2.0:
+            raise ValueError(f"temperature must be between 0 and 2, got {value!r}")
+        return value
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {value!r}")
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _max_retries(cls, value: int) -> int:
+        if not 0 <= value <= 10:
+            raise ValueError(f"max_retries must be between 0 and 10, got {value!r}")
+        return value
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return positive_timeout(value)
+
+
 _check_provider = tag_checker("provider", PROVIDERS, owner="target", label="provider", plural="providers")
 
 
 TargetConfig = Annotated[
-    Annotated[Union[CliTarget, MockTarget], Field(discriminator="provider")], BeforeValidator(_check_provider)
+    Annotated[Union[CliTarget, MockTarget, OpenAITarget], Field(discriminator="provider")], BeforeValidator(_check_provider)
 ]
 
 

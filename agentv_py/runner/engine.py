@@ -136,10 +136,13 @@ def _trace(outcome: TargetOutcome) -> Trace:
     cost = reported.get("cost_usd")
     usage = reported.get("token_usage")
     is_number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)  # noqa: E731
+    model, http_attempts = reported.get("model"), reported.get("http_attempts")
     return Trace(
         duration_ms=float(duration) if is_number(duration) else round(outcome.duration_ms, 3),
         cost_usd=float(cost) if is_number(cost) else None,
         token_usage=usage if isinstance(usage, dict) else None,
+        model=model if isinstance(model, str) else None,
+        http_attempts=http_attempts if isinstance(http_attempts, int) else None,
     )
 
 

@@ -13,7 +13,9 @@ import orjson
 
 from agentv_py.errors import TargetError
 from agentv_py.loading import PreparedCase
-from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, TargetConfig
+from agentv_py.chat import ChatMessage, ChatReply
+from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, OpenAITarget, TargetConfig
+from agentv_py.runner.llm import OpenAIClient, case_messages
 from agentv_py.runner.command import render_command, render_files
 from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
@@ -37,8 +39,11 @@ class TargetOutcome:
 
 class TargetRunner(Protocol):
     name: str
+    vision: bool
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome: ...
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply: ...
 
 
 class Redactor:
@@ -131,6 +136,7 @@ class CliRunner:
         output_cap: int = DEFAULT_OUTPUT_CAP,
     ) -> None:
         self.name = config.name
+        self.vision = config.vision
         self.config = config
         self.cwd = str((dataset_dir / config.cwd).resolve()) if config.cwd else str(dataset_dir)
         self.work_dir = work_dir
@@ -140,8 +146,8 @@ class CliRunner:
         self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
         self._counter = itertools.count()
 
-    def _output_path(self, case: PreparedCase, attempt: int) -> str:
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", case.case.id)[:80]
+    def _output_path(self, label: str, attempt: int) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:80]
         return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}.out")
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
@@ -152,7 +158,22 @@ class CliRunner:
             "IMAGES": render_files([image.path() for image in case.images], fmt),
             "EVAL_ID": [case.case.id],
         }
-        output_path = self._output_path(case, attempt) if self._uses_output_file else None
+        return self._run(values, case.case.id, attempt)
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        """As a judge: the messages' text as {PROMPT}, their images as {IMAGES}, the answer as the reply."""
+        images = [image.path() for message in messages for image in message.images]
+        values = {
+            "PROMPT": ["\n\n".join(m.text for m in messages if m.text)],
+            "FILES": [],
+            "IMAGES": render_files(images, self.config.files_format),
+            "EVAL_ID": ["judge"],
+        }
+        outcome = self._run(values, "judge", 1)
+        return ChatReply(outcome.answer, outcome.error, duration_ms=outcome.duration_ms)
+
+    def _run(self, values: dict[str, list[str]], label: str, attempt: int) -> TargetOutcome:
+        output_path = self._output_path(label, attempt) if self._uses_output_file else None
         if output_path:
             values["OUTPUT_FILE"] = [output_path]
         command = render_command(self.config.command_template, values)
@@ -207,7 +228,15 @@ class MockRunner:
 
     def __init__(self, config: MockTarget) -> None:
         self.name = config.name
+        self.vision = config.vision
         self.config = config
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        """As a judge: the fixed `response` (objects as JSON)."""
+        value = self.config.response
+        if value is None:
+            return ChatReply(None, f"mock judge '{self.name}' has no 'response' to reply with")
+        return ChatReply(value if isinstance(value, str) else orjson.dumps(value).decode(), model="mock")
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
         value = case.expected if self.config.echo_expected else self.config.response
@@ -218,12 +247,44 @@ class MockRunner:
         return TargetOutcome(orjson.dumps(value).decode(), parsed=value)
 
 
+class OpenAIRunner:
+    """A chat-completions model as the eval target: the case's messages in, the reply's text out."""
+
+    def __init__(self, config: OpenAITarget, secrets: list[str]) -> None:
+        self.name = config.name
+        self.vision = config.vision
+        self.client = OpenAIClient(config, secrets)
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        return self.client.complete(messages)
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        try:
+            messages = case_messages(case)
+        except (OSError, ValueError) as exc:
+            return TargetOutcome(None, f"target '{self.name}' failed: {exc}")
+        reply = self.client.complete(messages)
+        trace: dict[str, Any] = {"duration_ms": round(reply.duration_ms, 3)}
+        if reply.usage:
+            trace["token_usage"] = reply.usage
+        if reply.text is None:
+            outcome = TargetOutcome(None, f"target '{self.name}' failed: {reply.error}", trace=trace)
+        else:
+            outcome = unwrap_answer(reply.text)
+            outcome.trace = {**outcome.trace, **trace, "model": reply.model, "http_attempts": reply.attempts}
+        outcome.duration_ms = reply.duration_ms
+        return outcome
+
+
 DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
 
 
 def make_runner(config: TargetConfig, *, dataset_dir: Path, work_dir: Path, secrets: list[str]) -> TargetRunner:
+    """The runner for a target; every runner also answers chat messages, so any target can judge."""
     if isinstance(config, CliTarget):
         return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets)
+    if isinstance(config, OpenAITarget):
+        return OpenAIRunner(config, secrets)
     return MockRunner(config)
 
 

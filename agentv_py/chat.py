@@ -1,0 +1,56 @@
+"""A provider-neutral chat exchange: what LLM targets and judges send and get back.
+
+Messages hold text and images (ImageRef); each client turns them into its own wire format
+(OpenAI image parts, a command's {PROMPT} and {IMAGES}, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Union
+
+from agentv_py.media import ImageRef
+
+Part = Union[str, ImageRef]
+
+
+@dataclass
+class ChatMessage:
+    role: str  # system, user or assistant
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p for p in self.parts if isinstance(p, str))
+
+    @property
+    def images(self) -> list[ImageRef]:
+        return [p for p in self.parts if isinstance(p, ImageRef)]
+
+
+@dataclass
+class ChatReply:
+    """The model's text, or a one-line error; usage and latency when known."""
+
+    text: str | None
+    error: str | None = None
+    usage: dict[str, Any] | None = None  # {input, output, cached} tokens
+    duration_ms: float = 0.0
+    model: str | None = None
+    attempts: int = 1  # HTTP attempts, retries included
+
+    def metadata(self) -> dict[str, Any]:
+        """What a result records about the call (never the prompt, never a key)."""
+        data: dict[str, Any] = {"model": self.model, "attempts": self.attempts, "duration_ms": round(self.duration_ms, 3)}
+        if self.usage:
+            data["token_usage"] = self.usage
+        return {k: v for k, v in data.items() if v is not None}
+
+
+class ChatClient(Protocol):
+    """Anything that answers a list of chat messages (a model endpoint, a command, a mock)."""
+
+    name: str
+    vision: bool
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply: ...

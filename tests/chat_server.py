@@ -1,0 +1,104 @@
+"""A real chat-completions server on 127.0.0.1 that answers from a script (no network needed).
+
+Each request takes the next scripted reply: text content (with usage), or a raw (status, body)
+pair, or a delay longer than the client's timeout. Every request is recorded with its headers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str | None = None  # the assistant's text (a 200 reply)
+    status: int = 200
+    body: Any = None  # a raw JSON body (error replies)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering (longer than the timeout: "never comes")
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 42, "completion_tokens": 7})
+
+
+def text(content: str, **kw: Any) -> Reply:
+    return Reply(content=content, **kw)
+
+
+def error(status: int, message: str = "boom", **kw: Any) -> Reply:
+    return Reply(status=status, body={"error": {"message": message, "type": "server_error"}}, **kw)
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class ChatServer:
+    def __init__(self) -> None:
+        self.script: list[Reply] = []
+        self.default: Reply | None = None
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                with server._lock:
+                    server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}")))
+                    reply = server.script.pop(0) if server.script else server.default
+                if reply is None:
+                    reply = error(500, "the test script ran out of replies")
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.content is not None:
+                    body = {
+                        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                        "model": server.requests[-1].body.get("model", "m"),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": reply.content}}],
+                        "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
+                    }
+                else:
+                    body = reply.body
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def reply(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
