@@ -22,7 +22,13 @@ from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
 from agentv_py.models.base import UNKNOWN_KEYS, unknown_key_error
 from agentv_py.models.dataset import CONTENT_TAGS, Dataset, EvalCase
-from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES, FieldAccuracyConfig
+from agentv_py.models.evaluators import (
+    EVALUATOR_TYPE_NAMES,
+    JUDGE_CONFIG_TYPES,
+    FieldAccuracyConfig,
+    LlmJudgeConfig,
+    template_problem,
+)
 from agentv_py.models.targets import PROVIDERS, TargetConfig, TargetsFile
 from agentv_py.programs import find_program, missing_program_message
 from agentv_py.scoring.paths import path_problem
@@ -235,7 +241,7 @@ def _message(error: dict[str, Any]) -> str:
         return f"missing required key '{error['loc'][-1]}'"
     if kind == "value_error":
         return msg.removeprefix("Value error, ")
-    if kind in {"unknown_key", "unknown_tag", "missing_tag", "alias_conflict"}:
+    if kind in {"unknown_key", "unknown_tag", "missing_tag", "alias_conflict", "invalid_option"}:
         return msg
     if kind == "literal_error":
         return f"invalid value {_short(value)}: expected {error['ctx']['expected']}"
@@ -354,6 +360,7 @@ class LoadedDataset:
     model: Dataset
     cases: list[PreparedCase]
     warnings: list[Problem] = field(default_factory=list)
+    source: _Source | None = None  # for problems found later (judge targets)
 
     @property
     def directory(self) -> Path:
@@ -389,6 +396,7 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         raise ConfigError(sorted(problems, key=lambda p: (p.line or 0, p.location)))
     assert model is not None
     judge_problems = _judge_problems(source, model, dataset_path.resolve().parent)
+    judge_problems += _prompt_problems(source, model, dataset_path.resolve().parent)
     if judge_problems:
         raise ConfigError(judge_problems)
     name = model.dataset or dataset_path.stem
@@ -404,7 +412,7 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         )
         for i, case in enumerate(model.evalcases)
     ]
-    return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings)
+    return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings, source)
 
 
 def _cases(raw: Any) -> list[Any]:
@@ -512,7 +520,7 @@ def _image(
     return ImageRef("file", str(found), media_type, detail), None
 
 
-def _evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], list[Any]]]:
+def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], list[Any]]]:
     yield ["execution", "evaluators"], model.execution.evaluators
     for i, case in enumerate(model.evalcases):
         if case.evaluators is not None:
@@ -530,7 +538,7 @@ def _judge_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[
     from agentv_py.models.evaluators import CodeJudgeConfig
 
     problems: list[Problem] = []
-    for base, evaluators in _evaluator_lists(model):
+    for base, evaluators in evaluator_lists(model):
         for e, config in enumerate(evaluators):
             if not isinstance(config, CodeJudgeConfig):
                 continue
@@ -566,10 +574,39 @@ def _judge_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[
     return problems
 
 
+def _prompt_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
+    """Prompt template files of llm_judge evaluators: found, readable, only known variables.
+    The text is kept on the config, so a run reads each template once."""
+    problems: list[Problem] = []
+    dirs = search_dirs(dataset_dir)
+    for base, evaluators in evaluator_lists(model):
+        for e, config in enumerate(evaluators):
+            if not isinstance(config, LlmJudgeConfig) or config.prompt is None or config.template is not None:
+                continue
+            where = [*base, e, "prompt"]
+            value = config.prompt.strip()
+            found, tried = resolve_file(value, dataset_dir, dirs)
+            if found is None:
+                places = ", ".join(str(p) for p in tried)
+                problems.append(source.problem(where, f"prompt file not found: {value}; tried: {places}"))
+                continue
+            try:
+                text = found.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                problems.append(source.problem(where, f"prompt file {value} is unreadable: {exc}"))
+                continue
+            problem = template_problem(text)
+            if problem:
+                problems.append(source.problem(where, f"prompt file {value}: {problem}"))
+            else:
+                config.set_template(text)
+    return problems
+
+
 def _path_warnings(source: _Source, model: Dataset) -> list[Problem]:
     """Malformed field paths resolve to "missing" at run time; say so once, at load time."""
     warnings = []
-    for base, evaluators in _evaluator_lists(model):
+    for base, evaluators in evaluator_lists(model):
         for e, evaluator in enumerate(evaluators):
             if not isinstance(evaluator, FieldAccuracyConfig):
                 continue
@@ -677,6 +714,57 @@ def select_target_name(targets: LoadedTargets, cli_name: str | None, dataset: Da
             hint="pass --target NAME, or set execution.target in the dataset",
         )
     return wanted
+
+
+def judge_target_problems(
+    dataset: LoadedDataset, targets: LoadedTargets, default_judge: str | None, default_origin: str
+) -> tuple[list[Problem], list[str]]:
+    """Judge targets of LLM evaluators: each resolvable, defined, and (for cases with images)
+    marked `vision: true`. Returns the problems and the judge target names the run needs."""
+    source = dataset.source
+    assert source is not None
+    problems: list[Problem] = []
+    needed: list[str] = []
+    with_images = [c for c in dataset.cases if c.images]
+    for base, evaluators in evaluator_lists(dataset.model):
+        suite_level = base == ["execution", "evaluators"]
+        for e, config in enumerate(evaluators):
+            if not isinstance(config, JUDGE_CONFIG_TYPES):
+                continue
+            label = f"{config.type} '{config.display_name}'"
+            name = getattr(config, "target", None) or default_judge
+            if name is None:
+                problems.append(source.problem(
+                    [*base, e],
+                    f"{label} needs a judge target: set target: NAME on it, execution.judge_target in the "
+                    f"dataset, or judge_target on the eval target",
+                ))
+                continue
+            origin = "target" if getattr(config, "target", None) else default_origin
+            judge = targets.get(name)
+            if judge is None:
+                available = ", ".join(targets.names) or "(none)"
+                problems.append(source.problem(
+                    [*base, e, "target"] if origin == "target" else [*base, e],
+                    f"{label}: judge target '{name}' (from {origin}) is not defined in "
+                    f"{_display(targets.path)}. Available targets: {available}",
+                ))
+                continue
+            if name not in needed:
+                needed.append(name)
+            if judge.vision:
+                continue
+            cases = [c for c in with_images if (c.case.case_evaluators is None) == suite_level
+                     and (suite_level or c.index == base[1])]
+            if cases:
+                more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
+                problems.append(source.problem(
+                    [*base, e],
+                    f"{label}: judge target '{name}' is not marked vision: true, but case '{cases[0].case.id}'"
+                    f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
+                    "a vision judge with target: NAME",
+                ))
+    return problems, needed
 
 
 def load_all(paths: Iterable[str | Path], loader: Callable[[Path], Any] = load_dataset) -> list[Problem]:

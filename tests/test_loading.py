@@ -77,12 +77,12 @@ INVALID = [
         "unknown-evaluator-type",
         "execution:\n  evaluators:\n    - {type: field_acuracy, fields: []}\nevalcases:\n  - id: c1\n",
         ["dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
-         "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge, iou_score, coordinate_distance"],
+         "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"],
     ),
     (
         "evaluator-without-type",
         "execution:\n  evaluators:\n    - {fields: []}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge, iou_score, coordinate_distance"],
+        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"],
     ),
     (
         "no-fields",

@@ -32,6 +32,7 @@ def eval_command(
     threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Gate on mean score >= X instead of 'every case passed'."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."),
+    judge_target: Optional[str] = typer.Option(None, "--judge-target", help="Judge target for llm_judge/rubric evaluators without their own 'target:' (default: execution.judge_target, else the target's judge_target)."),
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from rich.console import Console
@@ -49,6 +50,7 @@ def eval_command(
         eval_ids=list(eval_id),
         verbose=verbose,
         dry_run=dry_run,
+        judge_target=judge_target,
     )
     plan = plan_eval(request)
     err = Console(stderr=True, highlight=False)

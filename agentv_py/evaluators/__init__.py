@@ -8,7 +8,15 @@ from agentv_py.evaluators.base import EvalContext, Evaluator
 from agentv_py.evaluators.code_judge import evaluate_code_judge
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
 from agentv_py.evaluators.geometry import evaluate_distance, evaluate_iou
-from agentv_py.models.evaluators import CodeJudgeConfig, CoordinateDistanceConfig, FieldAccuracyConfig, IouScoreConfig
+from agentv_py.evaluators.llm_judge import evaluate_llm_judge, evaluate_rubric
+from agentv_py.models.evaluators import (
+    CodeJudgeConfig,
+    CoordinateDistanceConfig,
+    FieldAccuracyConfig,
+    IouScoreConfig,
+    LlmJudgeConfig,
+    RubricConfig,
+)
 from agentv_py.models.results import EvaluatorResult
 
 REGISTRY: dict[type[Any], Evaluator] = {
@@ -16,6 +24,8 @@ REGISTRY: dict[type[Any], Evaluator] = {
     CodeJudgeConfig: evaluate_code_judge,
     IouScoreConfig: evaluate_iou,
     CoordinateDistanceConfig: evaluate_distance,
+    LlmJudgeConfig: evaluate_llm_judge,
+    RubricConfig: evaluate_rubric,
 }
 
 

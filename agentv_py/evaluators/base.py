@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
+
+from agentv_py.chat import ChatClient
 
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
@@ -25,6 +27,8 @@ class EvalContext:
     images: tuple[ImageRef, ...] = ()
     case: EvalCase | None = None
     output_messages: list[Any] | None = None  # as the target gave them, when it did
+    judges: Mapping[str, ChatClient] = field(default_factory=dict)  # judge targets by name
+    default_judge: str | None = None  # for LLM evaluators without their own `target`
 
     @functools.cached_property
     def candidate(self) -> Any:

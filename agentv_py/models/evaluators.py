@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from agentv_py.models.base import StrictModel, one_of, positive_timeout, tag_checker
+from pydantic import BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from pydantic_core import PydanticCustomError
+
+from agentv_py.models.base import StrictModel, one_of, positive_timeout, suggest, tag_checker
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
 MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")
@@ -231,6 +235,137 @@ class CoordinateDistanceConfig(_GeometryBase):
         return _finite_non_negative(value, "threshold")
 
 
+# `{{ name }}` variables of judge prompt templates. AgentV's spellings are accepted as aliases.
+TEMPLATE_VARIABLES: tuple[str, ...] = (
+    "input", "output", "expected_output", "expected_outcome", "image_reference", "image_references",
+)
+TEMPLATE_ALIASES: dict[str, str] = {
+    "question": "input",
+    "candidate_answer": "output",
+    "reference_answer": "expected_output",
+    "criteria": "expected_outcome",
+}
+TEMPLATE_VARIABLE_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+PROMPT_FILE_SUFFIXES = (".md", ".txt", ".prompt", ".tmpl", ".j2", ".jinja", ".jinja2")
+
+
+def template_problem(text: str) -> str | None:
+    """Why a prompt template cannot be rendered (an unknown `{{ variable }}`), or None."""
+    valid = [*TEMPLATE_VARIABLES, *TEMPLATE_ALIASES]
+    for name in TEMPLATE_VARIABLE_RE.findall(text):
+        if name not in valid:
+            close = suggest(name, valid)
+            hint = f" (did you mean {{{{{close}}}}}?)" if close else ""
+            listed = ", ".join("{{" + v + "}}" for v in TEMPLATE_VARIABLES)
+            return f"unknown template variable {{{{{name}}}}}{hint}. Valid variables: {listed}"
+    return None
+
+
+def is_prompt_file(prompt: str) -> bool:
+    """A one-line `prompt` ending in a template suffix, or starting like a path, names a file."""
+    text = prompt.strip()
+    if "\n" in text:
+        return False
+    return text.lower().endswith(PROMPT_FILE_SUFFIXES) or text.startswith(("./", "../", "/", "~/"))
+
+
+class _JudgeBase(EvaluatorBase):
+    target: str | None = None  # the judge target; default: execution.judge_target, then the target's
+
+    _template: str | None = PrivateAttr(default=None)
+
+    @property
+    def template(self) -> str | None:
+        """The prompt template text: read from the prompt file at load time, or given inline."""
+        return self._template
+
+    def set_template(self, text: str) -> None:
+        self._template = text
+
+
+class LlmJudgeConfig(_JudgeBase):
+    """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
+
+    type: Literal["llm_judge"]
+    prompt: str | None = None  # a template file (resolved like other files) or the template itself
+    dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
+
+    @field_validator("dimensions")
+    @classmethod
+    def _dimensions(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("dimensions must name at least one dimension (omit it for a single score)")
+        for name, weight in value.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"dimension name {name!r} must be an identifier such as visual_accuracy")
+            if isinstance(weight, bool) or not math.isfinite(weight) or weight <= 0:
+                raise ValueError(f"dimension '{name}' needs a weight > 0, got {weight!r}")
+        return {name: float(weight) for name, weight in value.items()}
+
+    @model_validator(mode="after")
+    def _inline_template(self) -> LlmJudgeConfig:
+        if self.prompt is not None:
+            if not self.prompt.strip():
+                raise ValueError("prompt must not be empty (omit it to use the default prompt)")
+            if not is_prompt_file(self.prompt):
+                problem = template_problem(self.prompt)
+                if problem:
+                    raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
+                self.set_template(self.prompt)
+        return self
+
+
+class RubricItem(StrictModel):
+    id: str
+    description: str
+    weight: float = 1.0
+    required: bool = True
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: float) -> float:
+        return _finite_non_negative(value, "weight")
+
+    @field_validator("id", "description")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class RubricConfig(_JudgeBase):
+    """`rubric`: a model checks each rubric item; score = satisfied weight / total weight."""
+
+    type: Literal["rubric"]
+    rubrics: list[RubricItem]
+
+    @field_validator("rubrics", mode="before")
+    @classmethod
+    def _plain_strings(cls, value: Any) -> Any:
+        # `rubrics: ["Mentions the total", ...]` is shorthand for ids r1, r2, ...
+        if isinstance(value, list):
+            return [{"id": f"r{i}", "description": item} if isinstance(item, str) else item
+                    for i, item in enumerate(value, 1)]
+        return value
+
+    @field_validator("rubrics")
+    @classmethod
+    def _rubrics(cls, value: list[RubricItem]) -> list[RubricItem]:
+        if not value:
+            raise ValueError("rubrics must list at least one item")
+        seen: set[str] = set()
+        for item in value:
+            if item.id in seen:
+                raise ValueError(f"duplicate rubric id '{item.id}'")
+            seen.add(item.id)
+        if sum(item.weight for item in value) <= 0:
+            raise ValueError("the rubric weights add up to 0; give at least one a weight > 0")
+        return value
+
+
 # The closed set of evaluator configs. Add a member here AND register its evaluator in
 # agentv_py.evaluators; a test checks the two sets are equal.
 EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (
@@ -238,7 +373,10 @@ EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (
     CodeJudgeConfig,
     IouScoreConfig,
     CoordinateDistanceConfig,
+    LlmJudgeConfig,
+    RubricConfig,
 )
+JUDGE_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (LlmJudgeConfig, RubricConfig)  # they call a judge target
 EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
     get_args(cls.model_fields["type"].annotation)[0] for cls in EVALUATOR_CONFIG_TYPES
 )

@@ -57,8 +57,11 @@ class EvaluatorResult(_Result):
         reasoning: str = "",
         details: dict[str, Any] | None = None,
         passed: bool | None = None,
+        verdict: Verdict | None = None,
     ) -> EvaluatorResult:
-        verdict = verdict_for(score)
+        """A score in [0, 1]. `verdict` overrides the score's verdict only to fail a hard
+        requirement (a required rubric item); such a result fails its case too."""
+        verdict = verdict or verdict_for(score)
         return cls(
             name=name,
             type=type,
@@ -113,6 +116,11 @@ class EvaluatorResult(_Result):
             reasoning=reasoning,
             details=details or {},
         )
+
+
+def hard_failure(result: EvaluatorResult) -> bool:
+    """A processed result that fails although its score alone would pass or be partial."""
+    return result.status == "processed" and result.verdict == "fail" and verdict_for(result.score or 0.0) != "fail"
 
 
 class Trace(_Result):

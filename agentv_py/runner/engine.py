@@ -8,13 +8,14 @@ import math
 import queue
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import LoadedDataset, PreparedCase
-from agentv_py.models.results import EvaluatorResult, ResultRow, Trace, verdict_for
+from agentv_py.models.results import EvaluatorResult, ResultRow, Trace, hard_failure, verdict_for
 from agentv_py.runner.process import LIVE
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
@@ -26,6 +27,17 @@ MAX_WORKERS = 64
 class RunOptions:
     workers: int = 4
     max_retries: int = 1
+
+
+@dataclass(frozen=True)
+class Judging:
+    """The judge targets of a run, by name, and the default for evaluators without `target:`."""
+
+    clients: Mapping[str, ChatClient] = field(default_factory=dict)
+    default: str | None = None
+
+
+NO_JUDGES = Judging()
 
 
 class Interrupted(Exception):
@@ -75,6 +87,7 @@ def score_case(
     target: str,
     attempts: int,
     duration_ms: float,
+    judging: Judging = NO_JUDGES,
 ) -> ResultRow:
     """Build the row for one case from the target's outcome (pure apart from the evaluators)."""
     case = prepared.case
@@ -105,6 +118,8 @@ def score_case(
         images=tuple(prepared.images),
         case=case,
         output_messages=outcome.output_messages,
+        judges=judging.clients,
+        default_judge=judging.default,
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
@@ -116,11 +131,12 @@ def score_case(
         if counted
         else "no evaluator produced a score: " + "; ".join(r.reasoning for r in results)
     )
+    failed_hard = any(hard_failure(r) for r in results)  # e.g. a required rubric item not met
     return ResultRow(
         **base,
         status="ok",
         score=score,
-        verdict=verdict_for(score) if counted else "fail",
+        verdict=verdict_for(score) if counted and not failed_hard else "fail",
         hits=_join(results, "hits"),
         misses=_join(results, "misses"),
         reasoning=reasoning,
@@ -160,6 +176,7 @@ def run_cases(
     options: RunOptions,
     on_row: Callable[[ResultRow], None],
     on_start: Callable[[PreparedCase], None] | None = None,
+    judging: Judging = NO_JUDGES,
 ) -> None:
     """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
 
@@ -200,6 +217,7 @@ def run_cases(
             target=runner.name,
             attempts=attempts,
             duration_ms=(time.monotonic() - started) * 1000,
+            judging=judging,
         )
 
     def error_row(prepared: PreparedCase) -> Callable[[str], ResultRow]:

@@ -92,6 +92,19 @@ def to_openai(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return wire
 
 
+def api_key(config: OpenAITarget) -> str:
+    """The key to send: `api_key`, else $OPENAI_API_KEY, else (servers that need none) a placeholder.
+    Raises TargetError when the OpenAI API itself would be called without a key."""
+    key = config.api_key or os.environ.get("OPENAI_API_KEY")
+    if not key and not config.base_url:
+        raise TargetError(
+            f"target '{config.name}' has no API key: set api_key (e.g. api_key: ${{{{ OPENAI_API_KEY }}}}) "
+            "or the OPENAI_API_KEY environment variable",
+            hint="local OpenAI-compatible servers need only base_url",
+        )
+    return key or NO_KEY
+
+
 class OpenAIClient:
     """One endpoint, shared by all workers (the SDK client is thread-safe); created on first use
     so that `openai` is imported only by runs that use it."""
@@ -100,14 +113,7 @@ class OpenAIClient:
         self.name = config.name
         self.vision = config.vision
         self.config = config
-        key = config.api_key or os.environ.get("OPENAI_API_KEY")
-        if not key and not config.base_url:
-            raise TargetError(
-                f"target '{config.name}' has no API key: set api_key (e.g. api_key: ${{{{ OPENAI_API_KEY }}}}) "
-                "or the OPENAI_API_KEY environment variable",
-                hint="local OpenAI-compatible servers need only base_url",
-            )
-        self._key = key or NO_KEY
+        self._key = api_key(config)
         self._secrets = sorted({s for s in [*(secrets or []), self._key] if len(s) >= 4}, key=len, reverse=True)
         self._client: Any = None
         self._lock = threading.Lock()
@@ -138,9 +144,10 @@ class OpenAIClient:
             request["temperature"] = config.temperature
         if config.max_tokens is not None:
             request["max_tokens"] = config.max_tokens
+        sdk = self._sdk()
         started = time.monotonic()
         try:
-            raw = self._sdk().chat.completions.with_raw_response.create(**request)
+            raw = sdk.chat.completions.with_raw_response.create(**request)
             response = raw.parse()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a one-line error
             elapsed = (time.monotonic() - started) * 1000

@@ -1,0 +1,246 @@
+"""`llm_judge` and `rubric`: a judge target (any ChatClient) scores the answer.
+
+The judge's reply must be JSON valid against the evaluator's schema. An invalid reply is sent
+back with the reason (up to 3 attempts); after that the result is an error quoting the first 200
+characters of the last reply. A judge that cannot be reached is an error at once (the client has
+already retried 429/5xx/timeouts with backoff).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from agentv_py.chat import ChatClient, ChatMessage, ChatReply
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.media import image_references
+from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.judging import (
+    dimension_score,
+    dimensions_schema,
+    extract_json,
+    render_template,
+    rubric_checks_problem,
+    rubric_outcome,
+    rubric_schema,
+    schema_problem,
+    score_schema,
+)
+
+REPLY_ATTEMPTS = 3
+QUOTE_CHARS = 200
+
+DEFAULT_PROMPT = """\
+Evaluate the candidate output for the task below.
+
+[Task input]
+{{input}}
+
+[Expected outcome]
+{{expected_outcome}}
+
+[Reference answer]
+{{expected_output}}
+
+[Candidate output]
+{{output}}
+"""
+
+RUBRIC_PROMPT = """\
+Check the candidate output against each rubric item below. An item is satisfied only when the
+output clearly meets it.
+
+[Task input]
+{{input}}
+
+[Expected outcome]
+{{expected_outcome}}
+
+[Reference answer]
+{{expected_output}}
+
+[Candidate output]
+{{output}}
+"""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def template_values(context: EvalContext) -> dict[str, str]:
+    references = image_references(context.images)
+    case = context.case
+    return {
+        "input": context.question,
+        "output": context.answer,
+        "expected_output": _text(context.expected),
+        "expected_outcome": (case.expected_outcome if case else None) or "",
+        "image_reference": references[0] if references else "(no image)",
+        "image_references": ", ".join(references) if references else "(no images)",
+    }
+
+
+def _system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) -> str:
+    seeing = " and the attached images" if has_images else ""
+    return (
+        "You are a careful, impartial evaluator. Judge only from the information given" + seeing + ".\n"
+        + instructions
+        + "\nReply with only a JSON object (no prose before or after it) valid against this JSON Schema:\n"
+        + json.dumps(schema, separators=(",", ":"))
+    )
+
+
+def _score_instructions(config: LlmJudgeConfig) -> str:
+    if not config.dimensions:
+        return ("Give `score` from 0.0 (wrong or useless) to 1.0 (fully correct), with short `hits` and "
+                "`misses`, a one-line `reasoning`, and any structured findings under `details`.")
+    total = sum(config.dimensions.values())
+    listed = "\n".join(f"- {name}: weight {weight / total:.0%}" for name, weight in config.dimensions.items())
+    return ("Score every dimension below from 0.0 to 1.0 under `dimensions` (a number, or {score, reasoning}); "
+            "add short `hits` and `misses`, a one-line `reasoning`, and structured findings under `details`.\n"
+            + listed)
+
+
+@dataclass
+class _Exchange:
+    """One judge conversation: the replies it took and what they cost."""
+
+    client: ChatClient
+    messages: list[ChatMessage]
+    replies: list[ChatReply] = field(default_factory=list)
+
+    def metadata(self) -> dict[str, Any]:
+        usage: dict[str, int] = {}
+        for reply in self.replies:
+            for key, value in (reply.usage or {}).items():
+                if isinstance(value, int):
+                    usage[key] = usage.get(key, 0) + value
+        last = self.replies[-1] if self.replies else None
+        data: dict[str, Any] = {
+            "target": self.client.name,
+            "model": last.model if last else None,
+            "replies": len(self.replies),
+            "http_attempts": sum(r.attempts for r in self.replies),
+            "duration_ms": round(sum(r.duration_ms for r in self.replies), 3),
+        }
+        if usage:
+            data["token_usage"] = usage
+        return {k: v for k, v in data.items() if v is not None}
+
+
+def _judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -> tuple[ChatClient | None, str | None]:
+    name = config.target or context.default_judge
+    if name is None:
+        return None, ("no judge target: set target: NAME on the evaluator, execution.judge_target in the "
+                      "dataset, or judge_target on the eval target")
+    client = context.judges.get(name)
+    if client is None:
+        return None, f"judge target '{name}' is not available in this run"
+    if context.images and not client.vision:
+        return None, f"judge target '{name}' is not marked vision: true, but this case has images"
+    return client, None
+
+
+def _converse(
+    exchange: _Exchange, validate: Callable[[Any], str | None]
+) -> tuple[Any, str | None]:
+    """Ask until a reply validates (REPLY_ATTEMPTS at most). Returns (value, None) or (None, error)."""
+    problem = "no reply"
+    for _ in range(REPLY_ATTEMPTS):
+        reply = exchange.client.complete(exchange.messages)
+        exchange.replies.append(reply)
+        if reply.text is None:
+            return None, f"judge target '{exchange.client.name}' failed: {reply.error}"
+        value, problem_or_none = extract_json(reply.text)
+        if problem_or_none is None:
+            problem_or_none = validate(value)
+        if problem_or_none is None:
+            return value, None
+        problem = problem_or_none
+        exchange.messages = [
+            *exchange.messages,
+            ChatMessage("assistant", [reply.text]),
+            ChatMessage("user", [f"That reply is not valid ({problem}). Reply again with only the JSON object "
+                                 "the schema describes."]),
+        ]
+    last = exchange.replies[-1].text or ""
+    quoted = last[:QUOTE_CHARS] + ("..." if len(last) > QUOTE_CHARS else "")
+    return None, (f"no valid reply from judge target '{exchange.client.name}' in {REPLY_ATTEMPTS} attempts "
+                  f"({problem}); last reply: {quoted!r}")
+
+
+def _start(config: LlmJudgeConfig | RubricConfig, context: EvalContext, template: str, system: str) -> _Exchange | str:
+    client, problem = _judge_client(config, context)
+    if client is None:
+        return problem or "no judge"
+    prompt = render_template(template, template_values(context))
+    user = ChatMessage("user", [prompt, *context.images])
+    return _Exchange(client, [ChatMessage("system", [system]), user])
+
+
+def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Exchange | None = None) -> EvaluatorResult:
+    details = {"judge": exchange.metadata()} if exchange and exchange.replies else None
+    return EvaluatorResult.error(
+        name=config.display_name, type=config.type, weight=config.weight,
+        message=f"{config.type} '{config.display_name}': {message}", details=details,
+    )
+
+
+def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> EvaluatorResult:
+    schema = dimensions_schema(config.dimensions) if config.dimensions else score_schema()
+    system = _system_prompt(schema, _score_instructions(config), bool(context.images))
+    exchange = _start(config, context, config.template or DEFAULT_PROMPT, system)
+    if isinstance(exchange, str):
+        return _error(config, exchange)
+    value, problem = _converse(exchange, lambda v: schema_problem(v, schema))
+    if problem:
+        return _error(config, problem, exchange)
+    details = dict(value.get("details") or {})  # the judge's own findings, verbatim
+    if config.dimensions:
+        scored = dimension_score(value["dimensions"], config.dimensions)
+        score = scored.score
+        details.setdefault("dimension_scores", scored.breakdown)
+    else:
+        score = float(value["score"])
+    details.setdefault("judge", exchange.metadata())
+    return EvaluatorResult.processed(
+        name=config.display_name, type=config.type, score=score, weight=config.weight,
+        hits=value.get("hits") or [], misses=value.get("misses") or [],
+        reasoning=value.get("reasoning") or "", details=details,
+    )
+
+
+def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResult:
+    ids = [r.id for r in config.rubrics]
+    schema = rubric_schema(ids)
+    listed = "\n".join(
+        f"- [{r.id}] {r.description} ({'required' if r.required else 'optional'}, weight {r.weight:g})"
+        for r in config.rubrics
+    )
+    instructions = ("Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
+                    "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed)
+    system = _system_prompt(schema, instructions, bool(context.images))
+    exchange = _start(config, context, config.template or RUBRIC_PROMPT, system)
+    if isinstance(exchange, str):
+        return _error(config, exchange)
+    value, problem = _converse(
+        exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
+    )
+    if problem:
+        return _error(config, problem, exchange)
+    outcome = rubric_outcome(value["checks"], config.rubrics)
+    reasoning = value.get("overall_reasoning") or ""
+    if outcome.required_failed:
+        reasoning = f"required rubric not met: {', '.join(outcome.required_failed)}" + (f"; {reasoning}" if reasoning else "")
+    return EvaluatorResult.processed(
+        name=config.display_name, type=config.type, score=outcome.score, weight=config.weight,
+        hits=outcome.hits, misses=outcome.misses, reasoning=reasoning,
+        details={"checks": outcome.checks, "required_failed": outcome.required_failed, "judge": exchange.metadata()},
+        passed=False if outcome.required_failed else None,
+        verdict="fail" if outcome.required_failed else None,
+    )

@@ -1,0 +1,200 @@
+"""Pure parts of LLM judging: templates, reply extraction, reply schemas, dimension and rubric scores.
+
+A judge reply is used only when it is JSON (the whole reply, or one fenced ```json block) and
+validates against the schema; nothing is guessed from prose and no score is clamped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from agentv_py.models.evaluators import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
+
+
+def render_template(template: str, values: Mapping[str, str]) -> str:
+    """Replace `{{ name }}` (and AgentV's alias names) with their values; unknown names were
+    rejected at load time and are left as they are."""
+
+    def one(match: re.Match[str]) -> str:
+        name = TEMPLATE_ALIASES.get(match.group(1), match.group(1))
+        return values.get(name, match.group(0))
+
+    return TEMPLATE_VARIABLE_RE.sub(one, template)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(text: str) -> Any:
+    """Strict JSON: NaN and Infinity (which Python's json accepts) are rejected, so a NaN score
+    can never slip past a range check."""
+    return json.loads(text, parse_constant=_no_constants)
+
+
+def extract_json(reply: str) -> tuple[Any, str | None]:
+    """(value, None) when the reply is JSON or holds exactly one fenced JSON block, else (None, why)."""
+    text = reply.strip()
+    try:
+        return _loads(text), None
+    except ValueError:
+        pass
+    fences = _FENCE.findall(text)
+    if len(fences) == 1:
+        try:
+            return _loads(fences[0]), None
+        except ValueError as exc:
+            return None, f"the fenced block is not valid JSON ({exc})"
+    if len(fences) > 1:
+        return None, f"the reply holds {len(fences)} fenced blocks; exactly one JSON object was asked for"
+    return None, "the reply is not JSON"
+
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def score_schema() -> dict[str, Any]:
+    """{score, hits?, misses?, reasoning?, details?}."""
+    return {
+        "type": "object",
+        "required": ["score"],
+        "properties": {
+            "score": _UNIT,
+            "hits": _STRINGS,
+            "misses": _STRINGS,
+            "reasoning": {"type": "string"},
+            "details": {"type": "object"},
+        },
+    }
+
+
+def dimensions_schema(weights: Mapping[str, float]) -> dict[str, Any]:
+    """{dimensions: {name: score or {score, reasoning?}}, hits?, misses?, reasoning?, details?}."""
+    dimension = {
+        "anyOf": [
+            _UNIT,
+            {"type": "object", "required": ["score"],
+             "properties": {"score": _UNIT, "reasoning": {"type": "string"}}},
+        ]
+    }
+    schema = score_schema()
+    schema["required"] = ["dimensions"]
+    del schema["properties"]["score"]
+    schema["properties"]["dimensions"] = {
+        "type": "object",
+        "required": list(weights),
+        "properties": {name: dimension for name in weights},
+        "additionalProperties": False,
+    }
+    return schema
+
+
+def rubric_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """{checks: [{id, satisfied, reasoning?}], overall_reasoning?}."""
+    return {
+        "type": "object",
+        "required": ["checks"],
+        "properties": {
+            "checks": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "satisfied"],
+                    "properties": {
+                        "id": {"enum": list(ids)},
+                        "satisfied": {"type": "boolean"},
+                        "reasoning": {"type": "string"},
+                    },
+                },
+            },
+            "overall_reasoning": {"type": "string"},
+        },
+    }
+
+
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """The most relevant way `value` fails the schema, as one line, or None when it is valid."""
+    import jsonschema  # lazy: only runs with LLM judges import it
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    message = error.message
+    if len(message) > 160:
+        message = message[:157] + "..."
+    return f"{where}: {message}" if where else message
+
+
+@dataclass
+class DimensionScore:
+    score: float
+    breakdown: dict[str, dict[str, Any]]  # name -> {score, weight, reasoning?}
+
+
+def dimension_score(reported: Mapping[str, Any], weights: Mapping[str, float]) -> DimensionScore:
+    """Weighted mean of schema-valid dimension scores (numbers or {score, reasoning})."""
+    breakdown: dict[str, dict[str, Any]] = {}
+    total = math.fsum(weights.values())
+    weighted = 0.0
+    for name, weight in weights.items():
+        value = reported[name]
+        entry = {"score": float(value["score"] if isinstance(value, dict) else value), "weight": weight}
+        if isinstance(value, dict) and isinstance(value.get("reasoning"), str):
+            entry["reasoning"] = value["reasoning"]
+        breakdown[name] = entry
+        weighted += entry["score"] * weight
+    return DimensionScore(weighted / total, breakdown)
+
+
+@dataclass
+class RubricOutcome:
+    score: float
+    required_failed: list[str]  # ids of required rubric items that are not satisfied
+    hits: list[str]
+    misses: list[str]
+    checks: list[dict[str, Any]]
+
+
+def rubric_checks_problem(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[RubricItem]) -> str | None:
+    """Every rubric id checked exactly once (the schema has checked the shape)."""
+    seen = [c["id"] for c in checks]
+    duplicated = sorted({i for i in seen if seen.count(i) > 1})
+    if duplicated:
+        return f"checks: rubric {', '.join(duplicated)} checked more than once"
+    missing = [r.id for r in rubrics if r.id not in seen]
+    if missing:
+        return f"checks: no check for rubric {', '.join(missing)}"
+    return None
+
+
+def rubric_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[RubricItem]) -> RubricOutcome:
+    """Score = satisfied weight / total weight; hits and misses `[id] description: reasoning`."""
+    by_id = {c["id"]: c for c in checks}
+    total = math.fsum(r.weight for r in rubrics)
+    satisfied = 0.0
+    hits: list[str] = []
+    misses: list[str] = []
+    failed: list[str] = []
+    ordered: list[dict[str, Any]] = []
+    for rubric in rubrics:
+        check = by_id[rubric.id]
+        reasoning = check.get("reasoning") or ""
+        line = f"[{rubric.id}] {rubric.description}" + (f": {reasoning}" if reasoning else "")
+        ordered.append({"id": rubric.id, "satisfied": check["satisfied"], "weight": rubric.weight,
+                        "required": rubric.required, "reasoning": reasoning})
+        if check["satisfied"]:
+            satisfied += rubric.weight
+            hits.append(line)
+        else:
+            misses.append(line)
+            if rubric.required:
+                failed.append(rubric.id)
+    return RubricOutcome(satisfied / total if total > 0 else 0.0, failed, hits, misses, ordered)
