@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -43,6 +43,7 @@ class ChatServer:
     def __init__(self) -> None:
         self.script: list[Reply] = []
         self.default: Reply | None = None
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None  # replies computed per request
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         server = self
@@ -56,7 +57,12 @@ class ChatServer:
                 raw = self.rfile.read(length)
                 with server._lock:
                     server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}")))
-                    reply = server.script.pop(0) if server.script else server.default
+                    if server.script:
+                        reply = server.script.pop(0)
+                    elif server.responder is not None:
+                        reply = server.responder(server.requests[-1].body)
+                    else:
+                        reply = server.default
                 if reply is None:
                     reply = error(500, "the test script ran out of replies")
                 if reply.delay:
