@@ -18,6 +18,7 @@ def validate(
     """Check datasets and targets files; report every problem in every file (exit 2 if any)."""
     from agentv_py.errors import ConfigError
     from agentv_py.loading import load_dataset, load_targets
+    from agentv_py.runner.session import judge_check
 
     problems = 0
     for path in paths:
@@ -31,6 +32,15 @@ def validate(
             continue
         for warning in getattr(loaded, "warnings", []):
             print(f"warning: {warning}", file=sys.stderr)
+        if hasattr(loaded, "cases"):
+            judge_problems, note = judge_check(loaded)
+            if note:
+                print(f"note: {path}: {note}", file=sys.stderr)
+            if judge_problems:
+                problems += len(judge_problems)
+                for problem in judge_problems:
+                    print(problem, file=sys.stderr)
+                continue
         count = len(loaded.cases) if hasattr(loaded, "cases") else len(loaded.model.targets)
         noun = "cases" if hasattr(loaded, "cases") else "targets"
         print(f"ok: {path} ({count} {noun})")

@@ -95,6 +95,23 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     return EvalPlan(request, dataset, cases, target, secrets, out, judges, default_judge)
 
 
+def judge_check(dataset: LoadedDataset) -> tuple[list[Problem], str | None]:
+    """For `agentv validate`: the judge-target problems `eval` would refuse to start with, using
+    the targets file `eval` would find. Returns (problems, None), or ([], why nothing was checked)."""
+    if not _uses_judges(dataset):
+        return [], None
+    path = discover_targets_file(dataset.directory)
+    if path is None:
+        return [], "judge targets not checked: no targets file found"
+    loaded = load_targets(path)
+    target = loaded.get(dataset.model.execution.target or "default")
+    if target is None:
+        target = DRY_RUN_TARGET
+    default_judge, origin = _default_judge(EvalRequest(dataset.path), dataset, target)
+    problems, _ = judge_target_problems(dataset, loaded, default_judge, origin)
+    return problems, None
+
+
 def _uses_judges(dataset: LoadedDataset) -> bool:
     return any(isinstance(config, JUDGE_CONFIG_TYPES) for _, configs in evaluator_lists(dataset.model) for config in configs)
 

@@ -184,3 +184,11 @@ def test_template_and_config_errors_at_load(ws, evaluator, message):
     result = invoke("validate", "dataset.yaml")
     assert result.exit_code == 2
     assert message.replace("{root}", str(ws.root.resolve())) in result.output, result.output
+
+
+def test_validate_reports_judge_problems_too(ws, chat_server, env_key):
+    targets(ws, chat_server, judge_vision=False, target_extra="vision: true")
+    dataset(ws)
+    result = invoke("validate", "dataset.yaml")
+    assert result.exit_code == 2
+    assert "llm_judge 'quality': judge target 'judge' is not marked vision: true, but case 'c1' has images" in result.output
