@@ -192,3 +192,37 @@ def test_validate_reports_judge_problems_too(ws, chat_server, env_key):
     result = invoke("validate", "dataset.yaml")
     assert result.exit_code == 2
     assert "llm_judge 'quality': judge target 'judge' is not marked vision: true, but case 'c1' has images" in result.output
+
+
+def test_cli_and_mock_targets_can_judge(ws):
+    """A cli judge gets the rendered prompt as {PROMPT} and the images as {IMAGES}; a mock judge
+    replies with its response (here in a dry run, so no target runs at all)."""
+    ws.file("judge.sh", 'case "$1" in *"Answer: 5 bottles"*) ;; *) echo "prompt not rendered: $1" >&2; exit 3;; esac\n'
+                        'head -c 4 "$2" | grep -q PNG || { echo "no image: $2" >&2; exit 4; }\n'
+                        'echo \'{"score": 0.7, "reasoning": "from the shell judge"}\'\n')
+    ws.file("shelf.png", png())
+    ws.targets("""
+        targets:
+          - {name: t, provider: mock, response: 5 bottles}
+          - {name: shell_judge, provider: cli, command_template: "sh judge.sh {PROMPT} {IMAGES}", vision: true}
+          - {name: mock_judge, provider: mock, response: {score: 1.0}, vision: true}
+    """)
+    ws.dataset("""
+        execution:
+          target: t
+          evaluators:
+            - {name: by_shell, type: llm_judge, target: shell_judge, prompt: "Answer: {{output}}"}
+            - {name: by_mock, type: llm_judge, target: mock_judge}
+        evalcases:
+          - id: c1
+            input: [{role: user, content: [{type: text, value: Count.}, {type: image, value: shelf.png}]}]
+            expected_output: 5 bottles
+    """)
+    result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
+    assert result.exit_code == 0, rows("o.jsonl")[0]["misses"]
+    by_name = {r["name"]: r for r in rows("o.jsonl")[0]["evaluator_results"]}
+    assert (by_name["by_shell"]["score"], by_name["by_shell"]["reasoning"]) == (0.7, "from the shell judge")
+    assert by_name["by_mock"]["score"] == 1.0
+    dry = invoke("eval", "dataset.yaml", "--dry-run", "--out", "d.jsonl", "-e", "c1")
+    assert dry.exit_code == 0, dry.output
+    assert rows("d.jsonl")[0]["evaluator_results"][1]["score"] == 1.0
