@@ -7,20 +7,20 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 
-def run_parallel(commands: list[list[str]], workers: int, stdin: bytes | None = None, cwd: Path | None = None) -> float:
-    """Run every command, `workers` at a time (one thread each); return the wall time."""
-    pending = iter(commands)
+def run_threads(task: Callable[[], None], count: int, workers: int) -> float:
+    """Call `task` `count` times, `workers` threads at a time; return the wall time."""
+    pending = iter(range(count))
     lock = threading.Lock()
 
     def worker() -> None:
         while True:
             with lock:
-                argv = next(pending, None)
-            if argv is None:
-                return
-            subprocess.run(argv, input=stdin, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+                if next(pending, None) is None:
+                    return
+            task()
 
     started = time.perf_counter()
     threads = [threading.Thread(target=worker) for _ in range(workers)]
@@ -29,6 +29,19 @@ def run_parallel(commands: list[list[str]], workers: int, stdin: bytes | None = 
     for thread in threads:
         thread.join()
     return time.perf_counter() - started
+
+
+def run_parallel(commands: list[list[str]], workers: int, stdin: bytes | None = None, cwd: Path | None = None) -> float:
+    """Run every command, `workers` at a time (one thread each); return the wall time."""
+    pending = iter(commands)
+    lock = threading.Lock()
+
+    def one() -> None:
+        with lock:
+            argv = next(pending)
+        subprocess.run(argv, input=stdin, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+
+    return run_threads(one, len(commands), workers)
 
 
 _PROBE = (

@@ -18,13 +18,14 @@ import argparse
 import json
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bench import run_threads  # noqa: E402
 from tests.chat_server import ChatServer, text  # noqa: E402
 from tests.pngs import png  # noqa: E402
 
@@ -36,25 +37,13 @@ def floor(server: ChatServer, cases: int, workers: int) -> float:
 
     client = openai.OpenAI(api_key="sk-bench", base_url=server.base_url, max_retries=0)
     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "warm"}])
-    pending = iter(range(cases))
-    lock = threading.Lock()
 
-    def worker() -> None:
-        while True:
-            with lock:
-                if next(pending, None) is None:
-                    return
-            client.chat.completions.with_raw_response.create(
-                model="m", messages=[{"role": "system", "content": "judge"}, {"role": "user", "content": "x"}]
-            ).parse()
+    def call() -> None:
+        client.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "system", "content": "judge"}, {"role": "user", "content": "x"}]
+        ).parse()
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return time.perf_counter() - started
+    return run_threads(call, cases, workers)
 
 
 def agentv_run(server: ChatServer, cases: int, workers: int, images: bool) -> float:

@@ -32,9 +32,7 @@ from agentv_py.scoring.judging import (
 REPLY_ATTEMPTS = 3
 QUOTE_CHARS = 200
 
-DEFAULT_PROMPT = """\
-Evaluate the candidate output for the task below.
-
+_CASE = """
 [Task input]
 {{input}}
 
@@ -47,23 +45,11 @@ Evaluate the candidate output for the task below.
 [Candidate output]
 {{output}}
 """
-
-RUBRIC_PROMPT = """\
-Check the candidate output against each rubric item below. An item is satisfied only when the
-output clearly meets it.
-
-[Task input]
-{{input}}
-
-[Expected outcome]
-{{expected_outcome}}
-
-[Reference answer]
-{{expected_output}}
-
-[Candidate output]
-{{output}}
-"""
+DEFAULT_PROMPT = "Evaluate the candidate output for the task below.\n" + _CASE
+RUBRIC_PROMPT = (
+    "Check the candidate output against each rubric item below. An item is satisfied only when the\n"
+    "output clearly meets it.\n" + _CASE
+)
 
 
 def _text(value: Any) -> str:
