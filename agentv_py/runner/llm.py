@@ -28,7 +28,7 @@ _KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}")
 NO_KEY = "no-key-required"  # sent to servers that need none (most local ones)
 
 
-def _message_parts(case: PreparedCase) -> list[ChatMessage]:
+def case_messages(case: PreparedCase) -> list[ChatMessage]:
     """The case's input messages as chat messages: text as is, structured content as JSON,
     `file` items inlined as text, `image`/`image_url` items as images (in the dataset's order)."""
     files = iter(case.files)
@@ -65,10 +65,6 @@ def _inline_file(path: str) -> str:
             f"file {os.path.basename(path)} is not UTF-8 text and cannot be inlined; give images as type: image"
         ) from None
     return f'<file name="{os.path.basename(path)}">\n{text}\n</file>'
-
-
-def case_messages(case: PreparedCase) -> list[ChatMessage]:
-    return _message_parts(case)
 
 
 def to_openai(messages: list[ChatMessage]) -> list[dict[str, Any]]:
