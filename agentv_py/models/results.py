@@ -129,6 +129,8 @@ class Trace(_Result):
     cost_usd: float | None = None
     model: str | None = None  # model targets: the model that answered
     http_attempts: int | None = None  # model targets: HTTP attempts, SDK retries included
+    judge_token_usage: dict[str, int] | None = None  # LLM judges of the case, summed
+    judge_duration_ms: float | None = None
 
 
 class ResultRow(_Result):

@@ -124,6 +124,7 @@ def score_case(
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
     results = [run_evaluator(config, context) for config in evaluators]
+    _add_judge_costs(trace, results)
     score = case_score(results)
     counted = [r for r in results if r.status != "skipped"]
     reasoning = (
@@ -160,6 +161,20 @@ def _trace(outcome: TargetOutcome) -> Trace:
         model=model if isinstance(model, str) else None,
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,
     )
+
+
+def _add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
+    """Token usage and latency of the case's LLM judges (their `details.judge`), summed."""
+    calls = [r.details["judge"] for r in results if isinstance(r.details.get("judge"), dict)]
+    if not calls:
+        return
+    usage: dict[str, int] = {}
+    for call in calls:
+        for key, value in (call.get("token_usage") or {}).items():
+            if isinstance(value, int):
+                usage[key] = usage.get(key, 0) + value
+    trace.judge_token_usage = usage or None
+    trace.judge_duration_ms = round(sum(float(call.get("duration_ms") or 0.0) for call in calls), 3)
 
 
 def _guarded(error_row: Callable[[str], ResultRow], work: Callable[[], ResultRow]) -> ResultRow:

@@ -79,6 +79,7 @@ def test_model_target_and_llm_judge_end_to_end(ws, chat_server, env_key):
     assert judge_request["messages"][1]["content"][0]["text"] == (
         "Question: What is shown?\nAnswer: A red square.\nImages: Image 1 (photo.png)\n")
     assert row["evaluator_results"][0]["details"]["judge"]["target"] == "judge"
+    assert row["trace"]["judge_token_usage"] == {"input": 42, "output": 7} and row["trace"]["judge_duration_ms"] > 0
     everything = (ws.root / "o.jsonl").read_text() + result.output
     assert KEY not in everything
     for request in chat_server.requests:
