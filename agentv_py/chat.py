@@ -7,7 +7,7 @@ Messages hold text and images (ImageRef); each client turns them into its own wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Iterable, Mapping, Protocol, Union
 
 from agentv_py.media import ImageRef
 
@@ -45,6 +45,16 @@ class ChatReply:
         if self.usage:
             data["token_usage"] = self.usage
         return {k: v for k, v in data.items() if v is not None}
+
+
+def sum_usage(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, int]:
+    """Token counts added up key by key ({input, output, cached}); non-integers are ignored."""
+    total: dict[str, int] = {}
+    for usage in usages:
+        for key, value in (usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
 
 
 class ChatClient(Protocol):

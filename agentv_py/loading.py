@@ -484,8 +484,7 @@ def _resolve_case_files(
             if kind == "file":
                 found, tried = resolve_file(value, base_dir, dirs)
                 if found is None:
-                    places = ", ".join(str(p) for p in tried)
-                    problems.append(source.problem(where, f"file not found: {value} ({label}); tried: {places}"))
+                    problems.append(source.problem(where, _not_found("file", value, tried, label)))
                 else:
                     resolved.setdefault((i, "file"), []).append(str(found))
                 continue
@@ -495,6 +494,11 @@ def _resolve_case_files(
             elif image is not None:
                 resolved.setdefault((i, "image"), []).append(image)
     return resolved, problems
+
+
+def _not_found(what: str, value: str, tried: list[Path], label: str | None = None) -> str:
+    where = f" ({label})" if label else ""
+    return f"{what} not found: {value}{where}; tried: {', '.join(str(p) for p in tried)}"
 
 
 def _image(
@@ -512,8 +516,7 @@ def _image(
         return None, f"image_url needs an http(s) URL or a data URI, got {value!r}; use type: image for a local file"
     found, tried = resolve_file(value, base_dir, dirs)
     if found is None:
-        places = ", ".join(str(p) for p in tried)
-        return None, f"image not found: {value} ({label}); tried: {places}"
+        return None, _not_found("image", value, tried, label)
     media_type, problem = check_image_file(found)
     if problem:
         return None, f"unusable image {value} ({label}): {problem}"
@@ -587,8 +590,7 @@ def _prompt_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list
             value = config.prompt.strip()
             found, tried = resolve_file(value, dataset_dir, dirs)
             if found is None:
-                places = ", ".join(str(p) for p in tried)
-                problems.append(source.problem(where, f"prompt file not found: {value}; tried: {places}"))
+                problems.append(source.problem(where, _not_found("prompt file", value, tried)))
                 continue
             try:
                 text = found.read_text(encoding="utf-8")
@@ -725,14 +727,19 @@ def judge_target_problems(
     assert source is not None
     problems: list[Problem] = []
     needed: list[str] = []
-    with_images = [c for c in dataset.cases if c.images]
     for base, evaluators in evaluator_lists(dataset.model):
-        suite_level = base == ["execution", "evaluators"]
+        # The cases these evaluators judge: the suite's go to every case without its own list.
+        if base == ["execution", "evaluators"]:
+            judged = [c for c in dataset.cases if c.case.case_evaluators is None]
+        else:
+            judged = [dataset.cases[int(base[1])]]
+        with_images = [c for c in judged if c.images]
         for e, config in enumerate(evaluators):
             if not isinstance(config, JUDGE_CONFIG_TYPES):
                 continue
             label = f"{config.type} '{config.display_name}'"
-            name = getattr(config, "target", None) or default_judge
+            explicit = getattr(config, "target", None)
+            name = explicit or default_judge
             if name is None:
                 problems.append(source.problem(
                     [*base, e],
@@ -740,7 +747,7 @@ def judge_target_problems(
                     f"dataset, or judge_target on the eval target",
                 ))
                 continue
-            origin = "target" if getattr(config, "target", None) else default_origin
+            origin = "target" if explicit else default_origin
             judge = targets.get(name)
             if judge is None:
                 available = ", ".join(targets.names) or "(none)"
@@ -752,15 +759,11 @@ def judge_target_problems(
                 continue
             if name not in needed:
                 needed.append(name)
-            if judge.vision:
-                continue
-            cases = [c for c in with_images if (c.case.case_evaluators is None) == suite_level
-                     and (suite_level or c.index == base[1])]
-            if cases:
-                more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
+            if with_images and not judge.vision:
+                more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
                 problems.append(source.problem(
                     [*base, e],
-                    f"{label}: judge target '{name}' is not marked vision: true, but case '{cases[0].case.id}'"
+                    f"{label}: judge target '{name}' is not marked vision: true, but case '{with_images[0].case.id}'"
                     f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
                     "a vision judge with target: NAME",
                 ))

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentv_py.chat import ChatClient, ChatMessage, ChatReply
+from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.media import image_references
 from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
@@ -101,11 +101,7 @@ class _Exchange:
     replies: list[ChatReply] = field(default_factory=list)
 
     def metadata(self) -> dict[str, Any]:
-        usage: dict[str, int] = {}
-        for reply in self.replies:
-            for key, value in (reply.usage or {}).items():
-                if isinstance(value, int):
-                    usage[key] = usage.get(key, 0) + value
+        usage = sum_usage(reply.usage for reply in self.replies)
         last = self.replies[-1] if self.replies else None
         data: dict[str, Any] = {
             "target": self.client.name,

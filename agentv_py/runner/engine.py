@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from agentv_py.chat import ChatClient
+from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import LoadedDataset, PreparedCase
@@ -168,12 +168,7 @@ def _add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
     calls = [r.details["judge"] for r in results if isinstance(r.details.get("judge"), dict)]
     if not calls:
         return
-    usage: dict[str, int] = {}
-    for call in calls:
-        for key, value in (call.get("token_usage") or {}).items():
-            if isinstance(value, int):
-                usage[key] = usage.get(key, 0) + value
-    trace.judge_token_usage = usage or None
+    trace.judge_token_usage = sum_usage(call.get("token_usage") for call in calls) or None
     trace.judge_duration_ms = round(sum(float(call.get("duration_ms") or 0.0) for call in calls), 3)
 
 

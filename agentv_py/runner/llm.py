@@ -8,7 +8,6 @@ latency, and turn every failure into one line that never contains the API key.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -21,10 +20,8 @@ from agentv_py.errors import TargetError
 from agentv_py.loading import PreparedCase
 from agentv_py.media import ImageRef
 from agentv_py.models.targets import OpenAITarget
+from agentv_py.runner.redact import Redactor
 
-# Key-shaped tokens (OpenAI "sk-...", "sk-proj-...") are masked in any message we show, even
-# when a server echoes a key we did not substitute ourselves.
-_KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}")
 NO_KEY = "no-key-required"  # sent to servers that need none (most local ones)
 
 
@@ -110,14 +107,9 @@ class OpenAIClient:
         self.vision = config.vision
         self.config = config
         self._key = api_key(config)
-        self._secrets = sorted({s for s in [*(secrets or []), self._key] if len(s) >= 4}, key=len, reverse=True)
+        self.redact = Redactor([*(secrets or []), self._key], mask_keys=True)
         self._client: Any = None
         self._lock = threading.Lock()
-
-    def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return _KEY_SHAPED.sub("sk-***", text)
 
     def _sdk(self) -> Any:
         with self._lock:

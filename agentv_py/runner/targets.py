@@ -18,6 +18,7 @@ from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, OpenAIT
 from agentv_py.runner.llm import OpenAIClient, case_messages
 from agentv_py.runner.command import render_command, render_files
 from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.runner.redact import Redactor
 from agentv_py.scoring.answer import NOT_JSON
 
 # Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an
@@ -44,18 +45,6 @@ class TargetRunner(Protocol):
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome: ...
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply: ...
-
-
-class Redactor:
-    """Removes substituted secrets (`${{ VAR }}` values) from any text we are about to show."""
-
-    def __init__(self, secrets: list[str]) -> None:
-        self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
 
 
 def _message_text(content: Any) -> str:
