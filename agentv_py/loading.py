@@ -30,7 +30,8 @@ from agentv_py.models.evaluators import (
     template_problem,
 )
 from agentv_py.models.targets import PROVIDERS, TargetConfig, TargetsFile
-from agentv_py.programs import find_program, missing_program_message
+from agentv_py.process.command import script_argv
+from agentv_py.process.programs import find_program, missing_program_message
 from agentv_py.scoring.paths import path_problem
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -537,7 +538,6 @@ _SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", 
 
 def _judge_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
     """Code judges that cannot possibly run: caught when the dataset loads, not mid-run."""
-    from agentv_py.evaluators.code_judge import judge_argv
     from agentv_py.models.evaluators import CodeJudgeConfig
 
     problems: list[Problem] = []
@@ -550,7 +550,7 @@ def _judge_problems(source: _Source, model: Dataset, dataset_dir: Path) -> list[
             if not cwd.is_dir():
                 problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
                 continue
-            argv = judge_argv(config.script)
+            argv = script_argv(config.script)
             if argv[:2] == ["/bin/sh", "-c"]:
                 continue  # shell syntax: the shell resolves it at run time
             program = argv[0]

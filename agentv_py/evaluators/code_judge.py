@@ -11,7 +11,6 @@ import atexit
 import json
 import math
 import os
-import shlex
 import shutil
 import sys
 import tempfile
@@ -22,21 +21,11 @@ from typing import Any
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.models.evaluators import CodeJudgeConfig
 from agentv_py.models.results import EvaluatorResult
-from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.process.command import script_argv
+from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
 
-_SHELL_META = set("|&;<>()$`*?[]~!#\n")
 RESULT_KEYS = ("score", "hits", "misses", "reasoning", "details", "passed", "status")
-
-
-def judge_argv(script: list[str] | str) -> list[str]:
-    """An argv list as given; a string is split like a shell would, or run by /bin/sh when it
-    uses shell syntax."""
-    if isinstance(script, list):
-        return script
-    if any(ch in _SHELL_META for ch in script) or "=" in script.split(maxsplit=1)[0]:
-        return ["/bin/sh", "-c", script]
-    return shlex.split(script)
 
 
 @lru_cache(maxsize=1)
@@ -102,7 +91,7 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
     cwd = (context.dataset_dir / config.cwd).resolve() if config.cwd else context.dataset_dir
     payload = json.dumps(build_payload(config, context), ensure_ascii=False, allow_nan=False, default=str)
     result = run_process(
-        judge_argv(config.script),
+        script_argv(config.script),
         timeout=config.timeout_seconds,
         stdin=payload.encode("utf-8"),
         cwd=cwd,

@@ -16,7 +16,7 @@ from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import LoadedDataset, PreparedCase
 from agentv_py.models.results import EvaluatorResult, ResultRow, Trace, hard_failure, verdict_for
-from agentv_py.runner.process import LIVE
+from agentv_py.process.spawn import LIVE
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
 

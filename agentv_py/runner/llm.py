@@ -20,7 +20,7 @@ from agentv_py.errors import TargetError
 from agentv_py.loading import PreparedCase
 from agentv_py.media import ImageRef
 from agentv_py.models.targets import OpenAITarget
-from agentv_py.runner.redact import Redactor
+from agentv_py.process.redact import Redactor
 
 NO_KEY = "no-key-required"  # sent to servers that need none (most local ones)
 

@@ -16,9 +16,9 @@ from agentv_py.loading import PreparedCase
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, OpenAITarget, TargetConfig
 from agentv_py.runner.llm import OpenAIClient, case_messages
-from agentv_py.runner.command import render_command, render_files
-from agentv_py.runner.process import DEFAULT_OUTPUT_CAP, ProcResult, run_process
-from agentv_py.runner.redact import Redactor
+from agentv_py.process.command import render_command, render_files
+from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.process.redact import Redactor
 from agentv_py.scoring.answer import NOT_JSON
 
 # Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from agentv_py.programs import find_program, missing_program_message
+from agentv_py.process.programs import find_program, missing_program_message
 
 DEFAULT_OUTPUT_CAP = 10 * 1024 * 1024
 KILL_GRACE_SECONDS = 1.0

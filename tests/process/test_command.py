@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from agentv_py.runner.command import render_command, render_files
+from agentv_py.process.command import compile_template, needs_shell, render_command, render_files, script_argv
 
 ODD = "/tmp/a b;$(touch x)'q.json"
 VALUES = {"FILES": [ODD, "/tmp/c.json"], "OUTPUT_FILE": ["/tmp/o.out"], "PROMPT": ['say "hi" $HOME'], "EVAL_ID": ["c1"]}
@@ -55,3 +55,27 @@ def test_files_format():
     assert render_files(["/a/b.json", "/c d.json"], "--file {path}") == ["--file", "/a/b.json", "--file", "/c d.json"]
     assert render_files(["/a/b.json"], "{basename}") == ["b.json"]
     assert render_files(["/a/b.json"], "{path}") == ["/a/b.json"]
+
+
+RULE = [
+    ("plain", "python3 judge.py --x 1", False),
+    ("quoted-metachars-are-text", "python3 judge.py 'a;b|c' \"d>e\"", False),
+    ("escaped-metachar", "python3 judge.py a\\;b", False),
+    ("pipe", "python3 judge.py | tee log", True),
+    ("dollar-in-double-quotes", 'echo "$HOME"', True),
+    ("dollar-in-single-quotes", "echo '$HOME'", False),
+    ("assignment-prefix", "FOO=1 python3 judge.py", True),
+    ("option-with-equals", "python3 judge.py --level=2", False),
+    ("open-quote", "python3 'judge.py", True),
+    ("comment", "python3 judge.py # note", True),
+]
+
+
+@pytest.mark.parametrize("text, shell", [c[1:] for c in RULE], ids=[c[0] for c in RULE])
+def test_one_shell_rule_for_templates_and_judge_scripts(text, shell):
+    assert needs_shell(text) is shell
+    assert compile_template(text).needs_shell is shell
+    argv = script_argv(text)
+    assert (argv[:2] == ["/bin/sh", "-c"]) is shell
+    if not shell:
+        assert argv == shlex.split(text) == render_command(text, {}).argv

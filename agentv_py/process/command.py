@@ -1,4 +1,10 @@
-"""Rendering `command_template`s: every substituted value is one literal argument.
+"""Commands: one rule for when a command needs a shell, and templates whose values stay literal.
+
+`needs_shell` is the rule, for `command_template`s and code-judge `script` strings alike: a
+command needs `/bin/sh` when, outside quotes, it uses a shell feature (pipes, redirections,
+`;`/`&&`, variables, command substitution, globs, `~`, comments, a `VAR=x cmd` prefix), when
+`$` or a backtick appears inside double quotes, or when a quote is left open. Anything else is
+split with POSIX quoting and run without a shell.
 
 A template is compiled once with POSIX quoting rules. When it uses no shell feature (pipes,
 redirections, variables, globs, `VAR=x cmd`, ...) it becomes a list of argv tokens and runs
@@ -12,6 +18,7 @@ quoted value inserted, the quote reopened) and the text runs under `/bin/sh -c`.
 from __future__ import annotations
 
 import functools
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -21,6 +28,46 @@ _SHELL_META = set("|&;<>()$`*?[]~!#\n")
 _DOUBLE_QUOTE_ESCAPABLE = set('$`"\\\n')
 
 Part = str | tuple[str, bool]  # literal text, or (placeholder name, standalone unquoted word)
+
+
+_ASSIGNMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def needs_shell(command: str) -> bool:
+    """Does this command text use a shell feature? (the one rule; see the module docstring)"""
+    state: str | None = None
+    i, n = 0, len(command)
+    while i < n:
+        ch = command[i]
+        if state is None:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch in "'\"":
+                state = ch
+            elif ch in _SHELL_META:
+                return True
+        elif state == "'":
+            if ch == "'":
+                state = None
+        else:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                state = None
+            elif ch in "$`":
+                return True
+        i += 1
+    return state is not None or bool(_ASSIGNMENT.match(command))
+
+
+def script_argv(script: list[str] | str) -> list[str]:
+    """The argv of a code judge's `script`: a list as given; a string split with POSIX quoting,
+    or run by `/bin/sh -c` when it needs a shell (`needs_shell`)."""
+    if isinstance(script, list):
+        return script
+    return ["/bin/sh", "-c", script] if needs_shell(script) else shlex.split(script)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +107,10 @@ def _placeholder_at(template: str, i: int) -> tuple[str, int] | None:
 
 @functools.lru_cache(maxsize=256)
 def compile_template(template: str) -> CompiledTemplate:
-    """Tokenise a template once (POSIX quoting), noting whether it needs a shell."""
+    """Tokenise a template once (POSIX quoting), noting whether it needs a shell (`needs_shell`)."""
     tokens: list[tuple[Part, ...]] = []
     parts: list[Part] = []
     started = False  # a token exists even when empty ("" is an argument)
-    needs_shell = False
     state: str | None = None
     literal = ""
     i, n = 0, len(template)
@@ -98,8 +144,6 @@ def compile_template(template: str) -> CompiledTemplate:
             elif ch in "'\"":
                 state, started = ch, True
             else:
-                if ch in _SHELL_META:
-                    needs_shell = True
                 literal += ch
                 started = True
         elif state == "'":
@@ -115,23 +159,16 @@ def compile_template(template: str) -> CompiledTemplate:
             if ch == '"':
                 state = None
             else:
-                if ch in "$`":
-                    needs_shell = True
                 literal += ch
         i += 1
     flush_literal()
     if started:
         tokens.append(tuple(parts))
-    if state is not None:
-        needs_shell = True  # unbalanced quote: let the shell report it
     # A standalone placeholder is a word only if nothing else is glued to it.
     tokens = [
         t if len(t) == 1 else tuple((p[0], False) if isinstance(p, tuple) else p for p in t) for t in tokens
     ]
-    first = tokens[0] if tokens else ()
-    if any(isinstance(p, str) and "=" in p for p in first[:1]):
-        needs_shell = True  # `VAR=value cmd` is a shell feature
-    return CompiledTemplate(template, needs_shell, tuple(tokens))
+    return CompiledTemplate(template, needs_shell(template), tuple(tokens))
 
 
 def render_shell_text(template: str, values: dict[str, list[str]]) -> str:

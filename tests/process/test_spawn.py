@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from agentv_py.runner.process import run_process
+from agentv_py.process.spawn import run_process
 from tests.conftest import script, wait_dead
 
 
