@@ -38,6 +38,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
+from agentv_py.scoring.case import PASS_THRESHOLD
 from agentv_py.scoring.paths import MISSING, resolve
 
 # A judge process starts once per case, so this module avoids costly imports (dataclasses,
@@ -125,7 +126,6 @@ __all__ = [
     "similarity",
 ]
 
-PASS_THRESHOLD = 0.8
 
 
 _INPUT_FIELDS = (

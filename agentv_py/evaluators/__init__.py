@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentv_py.evaluators.base import EvalContext, Evaluator
+from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
 from agentv_py.evaluators.code_judge import evaluate_code_judge
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
 from agentv_py.evaluators.geometry import evaluate_distance, evaluate_iou
@@ -36,11 +36,11 @@ def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:
     kind = str(getattr(config, "type", "unknown"))
     weight = float(getattr(config, "weight", 1.0))
     if evaluator is None:
-        return EvaluatorResult.error(name=name, type=kind, weight=weight, message=f"no evaluator registered for {kind}")
+        return error_result(name=name, type=kind, weight=weight, message=f"no evaluator registered for {kind}")
     try:
         return evaluator(config, context)
     except Exception as exc:  # noqa: BLE001 - the contract is "evaluators never raise"
-        return EvaluatorResult.error(
+        return error_result(
             name=name, type=kind, weight=weight, message=f"{name}: internal error: {type(exc).__name__}: {exc}"
         )
 

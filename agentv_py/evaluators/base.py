@@ -1,4 +1,5 @@
-"""What an evaluator sees of a case: the prepared case and the target's answer."""
+"""What an evaluator sees of a case (`EvalContext`), and the three ways it reports:
+`processed_result`, `error_result`, `skipped_result`."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from agentv_py.chat import ChatClient
 
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
-from agentv_py.models.results import EvaluatorResult
+from agentv_py.models.results import EvaluatorResult, Verdict
 from agentv_py.scoring.answer import parse_answer_json
+from agentv_py.scoring.case import verdict_for
 
 
 @dataclass
@@ -38,3 +40,69 @@ class EvalContext:
 
 class Evaluator(Protocol):
     def __call__(self, config: Any, context: EvalContext) -> EvaluatorResult: ...
+
+
+def processed_result(
+    *,
+    name: str,
+    type: str,
+    score: float,
+    weight: float = 1.0,
+    hits: list[str] | None = None,
+    misses: list[str] | None = None,
+    reasoning: str = "",
+    details: dict[str, Any] | None = None,
+    passed: bool | None = None,
+    verdict: Verdict | None = None,
+) -> EvaluatorResult:
+    """A score in [0, 1]; its verdict by `verdict_for`. `verdict` overrides that only to fail a
+    hard requirement (a required rubric item); such a result fails its case too."""
+    verdict = verdict or verdict_for(score)
+    return EvaluatorResult(
+        name=name,
+        type=type,
+        status="processed",
+        score=score,
+        passed=(verdict == "pass") if passed is None else passed,
+        verdict=verdict,
+        weight=weight,
+        hits=hits or [],
+        misses=misses or [],
+        reasoning=reasoning,
+        details=details or {},
+    )
+
+
+def error_result(
+    *, name: str, type: str, message: str, weight: float = 1.0, details: dict[str, Any] | None = None
+) -> EvaluatorResult:
+    """Could not evaluate: score 0 (it counts against the case), never a silent pass."""
+    return EvaluatorResult(
+        name=name,
+        type=type,
+        status="error",
+        score=0.0,
+        passed=False,
+        verdict="fail",
+        weight=weight,
+        misses=[message],
+        reasoning=message,
+        details=details or {},
+    )
+
+
+def skipped_result(
+    *, name: str, type: str, reasoning: str, weight: float = 1.0, details: dict[str, Any] | None = None
+) -> EvaluatorResult:
+    """Nothing to evaluate: excluded from the case score."""
+    return EvaluatorResult(
+        name=name,
+        type=type,
+        status="skipped",
+        score=None,
+        passed=False,
+        verdict=None,
+        weight=weight,
+        reasoning=reasoning,
+        details=details or {},
+    )

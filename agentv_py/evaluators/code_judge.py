@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.models.evaluators import CodeJudgeConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
@@ -103,7 +103,7 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
 def _error(config: CodeJudgeConfig, problem: str, result: ProcResult | None = None) -> EvaluatorResult:
     tail = result.stderr_tail() if result is not None else ""
     message = f"code_judge '{config.display_name}': {problem}" + (f" (stderr: {tail})" if tail else "")
-    return EvaluatorResult.error(name=config.display_name, type=config.type, weight=config.weight, message=message)
+    return error_result(name=config.display_name, type=config.type, weight=config.weight, message=message)
 
 
 def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult:
@@ -176,7 +176,7 @@ def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, re
         message = reasoning or "the judge reported an error"
         return _error(config, f"reported an error: {message}", result)
     if status == "skipped":
-        return EvaluatorResult.skipped(name=name, type=config.type, weight=weight, reasoning=reasoning, details=details)
+        return skipped_result(name=name, type=config.type, weight=weight, reasoning=reasoning, details=details)
     if "score" not in data:
         return _error(config, "the result has no 'score' (a number in [0, 1])", result)
     score = data["score"]
@@ -188,7 +188,7 @@ def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, re
     passed = data.get("passed")
     if passed is None and code == 1:
         passed = False  # exit 1 with a valid result: the convention "1 = not passed"
-    return EvaluatorResult.processed(
+    return processed_result(
         name=name,
         type=config.type,
         score=float(score),

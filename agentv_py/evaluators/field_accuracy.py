@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.base import EvalContext, processed_result, skipped_result
 from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON
@@ -87,12 +87,12 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     name, weight = config.display_name, config.weight
     if context.expected is None or not isinstance(context.expected, (dict, list)):
         what = "no expected value" if context.expected is None else "the expected value is not JSON object/array"
-        return EvaluatorResult.skipped(
+        return skipped_result(
             name=name, type=config.type, weight=weight, reasoning=f"nothing to compare: {what}"
         )
     candidate = context.candidate
     if candidate is NOT_JSON:
-        return EvaluatorResult.processed(
+        return processed_result(
             name=name,
             type=config.type,
             score=0.0,
@@ -105,7 +105,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     scored, total = outcome["scored"], len(config.fields)
     details = {"fields": outcome["fields"], "aggregation": config.aggregation}
     if scored == 0:
-        return EvaluatorResult.skipped(
+        return skipped_result(
             name=name,
             type=config.type,
             weight=weight,
@@ -115,7 +115,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     reasoning = f"{outcome['passed']}/{scored} fields matched"
     if scored < total:
         reasoning += f" ({total - scored} not scored)"
-    return EvaluatorResult.processed(
+    return processed_result(
         name=name,
         type=config.type,
         score=outcome["score"],

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
-from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.base import EvalContext, error_result, processed_result
 from agentv_py.media import image_references
 from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
 from agentv_py.models.results import EvaluatorResult
@@ -167,7 +167,7 @@ def _start(config: LlmJudgeConfig | RubricConfig, context: EvalContext, template
 
 def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Exchange | None = None) -> EvaluatorResult:
     details = {"judge": exchange.metadata()} if exchange and exchange.replies else None
-    return EvaluatorResult.error(
+    return error_result(
         name=config.display_name, type=config.type, weight=config.weight,
         message=f"{config.type} '{config.display_name}': {message}", details=details,
     )
@@ -190,7 +190,7 @@ def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> Evaluato
     else:
         score = float(value["score"])
     details.setdefault("judge", exchange.metadata())
-    return EvaluatorResult.processed(
+    return processed_result(
         name=config.display_name, type=config.type, score=score, weight=config.weight,
         hits=value.get("hits") or [], misses=value.get("misses") or [],
         reasoning=value.get("reasoning") or "", details=details,
@@ -219,7 +219,7 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
         reasoning = f"required rubric not met: {', '.join(outcome.required_failed)}" + (f"; {reasoning}" if reasoning else "")
-    return EvaluatorResult.processed(
+    return processed_result(
         name=config.display_name, type=config.type, score=outcome.score, weight=config.weight,
         hits=outcome.hits, misses=outcome.misses, reasoning=reasoning,
         details={"checks": outcome.checks, "required_failed": outcome.required_failed, "judge": exchange.metadata()},

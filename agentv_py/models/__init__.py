@@ -2,7 +2,7 @@
 
 from agentv_py.models.dataset import ContentItem, Dataset, EvalCase, Message
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig, FieldAccuracyConfig, FieldSpec
-from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict, verdict_for
+from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
 from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig, TargetsFile
 
 __all__ = [
@@ -23,5 +23,4 @@ __all__ = [
     "TargetsFile",
     "Trace",
     "Verdict",
-    "verdict_for",
 ]

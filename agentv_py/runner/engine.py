@@ -15,10 +15,11 @@ from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import LoadedDataset, PreparedCase
-from agentv_py.models.results import EvaluatorResult, ResultRow, Trace, hard_failure, verdict_for
+from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
 from agentv_py.process.spawn import LIVE
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.case import case_verdict
 
 MAX_WORKERS = 64
 
@@ -63,15 +64,6 @@ def _utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def case_score(results: Sequence[EvaluatorResult]) -> float:
-    """Weighted mean over processed and errored results (skipped excluded; all weights 0 -> 0)."""
-    counted = [r for r in results if r.status != "skipped"]
-    total_weight = math.fsum(r.weight for r in counted)
-    if total_weight <= 0:
-        return 0.0
-    return math.fsum((r.score or 0.0) * r.weight for r in counted) / total_weight
-
-
 def _join(results: Sequence[EvaluatorResult], attr: str) -> list[str]:
     if len(results) == 1:
         return list(getattr(results[0], attr))
@@ -92,21 +84,42 @@ def score_case(
     """Build the row for one case from the target's outcome (pure apart from the evaluators)."""
     case = prepared.case
     trace = _trace(outcome)
-    base = dict(
-        timestamp=_utc_now(),
-        eval_id=case.id,
-        dataset=dataset.name,
-        conversation_id=case.conversation_id,
-        target=target,
-        attempts=attempts,
-        duration_ms=round(duration_ms, 3),
-        trace=trace,
-    )
+
+    def row(
+        status: CaseStatus,
+        score: float,
+        verdict: Verdict,
+        *,
+        hits: list[str] | None = None,
+        misses: list[str] | None = None,
+        reasoning: str = "",
+        candidate_answer: str | None = None,
+        evaluator_results: list[EvaluatorResult] | None = None,
+        error: str | None = None,
+    ) -> ResultRow:
+        return ResultRow(
+            timestamp=_utc_now(),
+            eval_id=case.id,
+            dataset=dataset.name,
+            conversation_id=case.conversation_id,
+            target=target,
+            status=status,
+            score=score,
+            verdict=verdict,
+            hits=hits or [],
+            misses=misses or [],
+            reasoning=reasoning,
+            candidate_answer=candidate_answer,
+            evaluator_results=evaluator_results or [],
+            error=error,
+            attempts=attempts,
+            duration_ms=round(duration_ms, 3),
+            trace=trace,
+        )
+
     if outcome.answer is None:
         error = outcome.error or "target failed"
-        return ResultRow(
-            **base, status="error", score=0.0, verdict="fail", misses=[error], reasoning=error, error=error
-        )
+        return row("error", 0.0, "fail", misses=[error], reasoning=error, error=error)
     context = EvalContext(
         eval_id=case.id,
         dataset=dataset.name,
@@ -125,19 +138,16 @@ def score_case(
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
     results = [run_evaluator(config, context) for config in evaluators]
     _add_judge_costs(trace, results)
-    score = case_score(results)
-    counted = [r for r in results if r.status != "skipped"]
+    verdict = case_verdict(results)
     reasoning = (
         "; ".join(f"{r.name}: {r.reasoning}" if len(results) > 1 else r.reasoning for r in results)
-        if counted
+        if verdict.scored
         else "no evaluator produced a score: " + "; ".join(r.reasoning for r in results)
     )
-    failed_hard = any(hard_failure(r) for r in results)  # e.g. a required rubric item not met
-    return ResultRow(
-        **base,
-        status="ok",
-        score=score,
-        verdict=verdict_for(score) if counted and not failed_hard else "fail",
+    return row(
+        "ok",
+        verdict.score,
+        verdict.verdict,
         hits=_join(results, "hits"),
         misses=_join(results, "misses"),
         reasoning=reasoning,

@@ -9,6 +9,7 @@ import json
 import orjson
 from typer.testing import CliRunner
 
+from agentv_py.evaluators.base import processed_result
 from agentv_py.cli import app
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.scoring.metrics import field_counts
@@ -27,7 +28,7 @@ def row(eval_id: str, results: list[EvaluatorResult]) -> bytes:
 
 
 def judge(name: str, metrics: dict) -> EvaluatorResult:
-    return EvaluatorResult.processed(name=name, type="code_judge", score=1.0, details={"metrics": metrics})
+    return processed_result(name=name, type="code_judge", score=1.0, details={"metrics": metrics})
 
 
 def worked_example_file(path):
@@ -99,7 +100,7 @@ def test_bad_lines_are_reported_and_skipped(tmp_path):
 
 
 def test_nested_results_and_evaluator_filter(tmp_path):
-    nested = EvaluatorResult.processed(
+    nested = processed_result(
         name="composite", type="code_judge", score=1.0,
         details={"evaluator_results": [{"name": "inner", "details": {"metrics": {"x": {"tp": 2}}}}]},
     )
@@ -116,7 +117,7 @@ def test_nested_results_and_evaluator_filter(tmp_path):
 
 def test_no_metrics_says_how_to_emit_them(tmp_path):
     path = tmp_path / "run.jsonl"
-    path.write_bytes(row("c1", [EvaluatorResult.processed(name="f", type="field_accuracy", score=1.0)]))
+    path.write_bytes(row("c1", [processed_result(name="f", type="field_accuracy", score=1.0)]))
     result = invoke("metrics", str(path))
     assert result.exit_code == 1
     assert "no details.metrics in 1 rows" in result.stderr and "header_confusion_metrics.py" in result.stderr

@@ -3,14 +3,15 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.evaluators.base import processed_result
+from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import JsonlWriter, default_results_path, read_rows
 
 
 def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
     path = tmp_path / "out.jsonl"
     details = {"metrics": {"supplier.name": {"tp": 1, "fn": 0}}, "nested": [1, {"x": None}]}
-    result = EvaluatorResult.processed(name="judge", type="field_accuracy", score=0.5, details=details)
+    result = processed_result(name="judge", type="field_accuracy", score=0.5, details=details)
     row = ResultRow(timestamp="t", eval_id="c1", dataset="d", target="x", status="ok", score=0.5, verdict="fail",
                     evaluator_results=[result])
     with JsonlWriter(path) as writer:

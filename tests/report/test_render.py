@@ -6,15 +6,16 @@ import io
 
 from rich.console import Console
 
-from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.evaluators.base import processed_result
+from agentv_py.models.results import ResultRow
 from agentv_py.report.render import PlainProgress, render_summary
 from agentv_py.report.summary import RunSummary
 
 
 def row(eval_id: str, score: float, misses: list[str] = (), error: str | None = None) -> ResultRow:
-    from agentv_py.models.results import verdict_for
+    from agentv_py.scoring.case import verdict_for
 
-    results = [] if error else [EvaluatorResult.processed(name="fields", type="field_accuracy", score=score, misses=list(misses))]
+    results = [] if error else [processed_result(name="fields", type="field_accuracy", score=score, misses=list(misses))]
     return ResultRow(
         timestamp="2026-01-01T00:00:00.000Z", eval_id=eval_id, dataset="ds", target="t",
         status="error" if error else "ok", score=score, verdict="fail" if error else verdict_for(score),
