@@ -8,37 +8,59 @@ from typing import Optional
 
 import typer
 
-from agentv_py.cli import (
+from agentv_py.cli.base import (
     EXIT_CASE_ERRORS,
-    EXIT_CODES_HELP,
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EvalCommand,
     app,
     boundary,
 )
 
+# Help text is API. Metavars name what each value is. A default that is a rule rather than a value
+# is written into the help as "[default: ...]", like the ones Typer prints, and worded so that no
+# word is too long for the help column of a 60-column terminal.
 
-@app.command(name="eval", epilog=EXIT_CODES_HELP)
+
+@app.command(name="eval", cls=EvalCommand, short_help="Run a dataset against a target and score every case.")
 @boundary
 def eval_command(
-    dataset: Path = typer.Argument(..., help="Dataset YAML file.", show_default=False),
-    target: Optional[str] = typer.Option(None, "--target", help="Target name (default: the dataset's execution.target, else 'default')."),
-    targets: Optional[Path] = typer.Option(None, "--targets", help="targets.yaml to use (default: found by walking up from the dataset)."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="JSONL results path; '-' writes JSONL to stdout. Default: .agentv/results/<dataset>_<UTC>.jsonl"),
-    workers: int = typer.Option(4, "--workers", "-w", min=1, max=64, help="Cases run concurrently (1-64)."),
-    max_retries: int = typer.Option(1, "--max-retries", min=0, max=10, help="Retries of a failed target call."),
-    eval_id: list[str] = typer.Option([], "--eval-id", "-e", help="Only cases whose id matches this glob (repeatable)."),
-    threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Gate on mean score >= X instead of 'every case passed'."),
+    dataset: Path = typer.Argument(..., metavar="DATASET", help="Dataset YAML file.", show_default=False),
+    target: Optional[str] = typer.Option(
+        None, "--target", metavar="NAME",
+        help="Target to run.  [default: the dataset's execution.target, else 'default']",
+    ),
+    targets: Optional[Path] = typer.Option(
+        None, "--targets", metavar="PATH",
+        help="targets.yaml to use.  [default: found by walking up from the dataset]",
+    ),
+    out: Optional[str] = typer.Option(
+        None, "--out", "-o", metavar="PATH",
+        help="JSONL results file; '-' writes the JSONL to stdout (and the summary to stderr).  "
+        "[default: <dataset>_<UTC>.jsonl in .agentv/results/]",
+    ),
+    workers: int = typer.Option(4, "--workers", "-w", min=1, max=64, metavar="N", help="Cases run concurrently (1-64)."),
+    max_retries: int = typer.Option(1, "--max-retries", min=0, max=10, metavar="N", help="Retries per failed target call."),
+    eval_id: list[str] = typer.Option(
+        [], "--eval-id", "-e", metavar="GLOB", help="Only cases whose id matches this glob (repeatable)."
+    ),
+    threshold: Optional[float] = typer.Option(
+        None, "--threshold", min=0.0, max=1.0, metavar="X", help="Gate on mean score >= X instead of 'every case passed'."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."),
-    judge_target: Optional[str] = typer.Option(None, "--judge-target", help="Judge target for llm_judge/rubric evaluators without their own 'target:' (default: execution.judge_target, else the target's judge_target)."),
+    judge_target: Optional[str] = typer.Option(
+        None, "--judge-target", metavar="NAME",
+        help="Judge target for llm_judge and rubric evaluators without their own 'target:'.  "
+        "[default: execution.judge_target, else the target's judge_target]",
+    ),
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from rich.console import Console
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary
-    from agentv_py.runner.session import EvalRequest, execute, plan_eval
+    from agentv_py.session import EvalRequest, execute, plan_eval
 
     request = EvalRequest(
         dataset=dataset,

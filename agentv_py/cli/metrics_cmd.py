@@ -9,23 +9,19 @@ from typing import Optional
 
 import typer
 
-from agentv_py.cli import EXIT_GATE_FAILED, app, boundary
-
-METRICS_EXIT_CODES = """Exit codes:
-
-\b
-  0  metrics reported
-  1  the file holds no details.metrics (for the chosen evaluator)
-  2  usage error, or the results file does not exist
-"""
+from agentv_py.cli.base import EXIT_GATE_FAILED, EXIT_OK, MetricsCommand, app, boundary
 
 
-@app.command(epilog=METRICS_EXIT_CODES)
+@app.command(cls=MetricsCommand, short_help="Per-field precision, recall and F1 over a results file.")
 @boundary
 def metrics(
-    results: Path = typer.Argument(..., help="A JSONL results file written by `agentv eval`.", show_default=False),
-    evaluator: Optional[str] = typer.Option(None, "--evaluator", "-e", help="Only metrics from evaluators with this name."),
-    output_format: str = typer.Option("table", "--format", "-f", help="table, csv or json."),
+    results: Path = typer.Argument(
+        ..., metavar="RESULTS", help="A JSONL results file written by `agentv eval`.", show_default=False
+    ),
+    evaluator: Optional[str] = typer.Option(
+        None, "--evaluator", "-e", metavar="NAME", help="Only metrics from evaluators with this name."
+    ),
+    output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, csv or json."),
 ) -> int:
     """Sum per-field TP/TN/FP/FN (details.metrics) into precision, recall, F1, micro and macro."""
     from rich.console import Console
@@ -53,4 +49,4 @@ def metrics(
         sys.stdout.write(render_csv(report))
     else:
         render_table(Console(highlight=False), report)
-    return 0
+    return EXIT_OK

@@ -7,18 +7,21 @@ from pathlib import Path
 
 import typer
 
-from agentv_py.cli import EXIT_CONFIG, EXIT_CODES_HELP, app, boundary
+from agentv_py.cli.base import EXIT_CONFIG, EXIT_OK, ValidateCommand, app, boundary
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=ValidateCommand, short_help="Check datasets and targets files; report every problem.")
 @boundary
 def validate(
-    paths: list[Path] = typer.Argument(..., help="Dataset YAML files (a targets.yaml is recognised by its name).", show_default=False),
+    paths: list[Path] = typer.Argument(
+        ..., metavar="PATH", help="Dataset YAML files (a file named targets.yaml is checked as targets).",
+        show_default=False,
+    ),
 ) -> int:
     """Check datasets and targets files; report every problem in every file (exit 2 if any)."""
     from agentv_py.errors import ConfigError
     from agentv_py.loading import load_dataset, load_targets
-    from agentv_py.runner.session import judge_check
+    from agentv_py.session import judge_check
 
     problems = 0
     for path in paths:
@@ -47,4 +50,4 @@ def validate(
     if problems:
         print(f"{problems} problem{'s' if problems != 1 else ''} found", file=sys.stderr)
         return EXIT_CONFIG
-    return 0
+    return EXIT_OK

@@ -13,6 +13,7 @@ from agentv_py.chat import ChatClient
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult, Verdict
+from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.scoring.answer import parse_answer_json
 from agentv_py.scoring.case import verdict_for
 
@@ -31,6 +32,7 @@ class EvalContext:
     output_messages: list[Any] | None = None  # as the target gave them, when it did
     judges: Mapping[str, ChatClient] = field(default_factory=dict)  # judge targets by name
     default_judge: str | None = None  # for LLM evaluators without their own `target`
+    processes: ProcessRegistry | None = None  # the run's: commands started here die with the run
 
     @functools.cached_property
     def candidate(self) -> Any:

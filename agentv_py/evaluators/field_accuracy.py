@@ -15,6 +15,7 @@ PARSE_FAILURE = "Failed to parse candidate answer as JSON"
 
 
 def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
+    """One field through the matcher its `match` names, with that matcher's options."""
     if spec.match == "numeric_tolerance":
         return match_numeric(candidate, expected, spec.tolerance or 0.0, spec.relative)
     if spec.match == "fuzzy":
@@ -84,6 +85,10 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
 
 
 def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: field_accuracy`. Options: `fields` (each: `path`, `match` exact | fuzzy |
+    numeric_tolerance | date, `required` (default true), `weight` (default 1), and the matcher's
+    own options), `aggregation` (`weighted_average`, default, or `all_or_nothing`), `name`,
+    `weight`. Skipped when the ground truth is not a JSON object or array."""
     name, weight = config.display_name, config.weight
     if context.expected is None or not isinstance(context.expected, (dict, list)):
         what = "no expected value" if context.expected is None else "the expected value is not JSON object/array"

@@ -92,6 +92,10 @@ def _rates(counts: Counts) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- iou_score
 
 def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: iou_score`. Options: `path` / `expected_path` (where the shapes are; default the
+    whole answer), `format` / `expected_format` (xyxy, xywh, polygon), `threshold` (IoU that
+    counts as a match, default 0.5), `matching` (optimal or index), `polygon_mode` (exact or
+    bbox), `name`, `weight`. One box scores its IoU; lists score total pair IoU / max(len)."""
     candidate, expected, early = _pick(config, context)
     if early is not None:
         return early
@@ -177,6 +181,9 @@ def _is_point(value: Any) -> bool:
 
 
 def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: coordinate_distance`. Options: `path` / `expected_path`, `metric` (euclidean,
+    manhattan, cosine), `threshold` (the largest distance that passes, required), `matching`
+    (optimal or index), `name`, `weight`. Lists score the fraction of points within threshold."""
     candidate, expected, early = _pick(config, context)
     if early is not None:
         return early

@@ -9,13 +9,16 @@ already retried 429/5xx/timeouts with backoff).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result
+from agentv_py.locate import not_found, resolve_file
 from agentv_py.media import image_references
-from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
+from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig, template_problem
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.judging import (
     dimension_score,
@@ -50,6 +53,33 @@ RUBRIC_PROMPT = (
     "Check the candidate output against each rubric item below. An item is satisfied only when the\n"
     "output clearly meets it.\n" + _CASE
 )
+
+
+def read_prompt_template(value: str, base_dir: Path, dirs: list[Path] | None = None) -> tuple[str | None, str | None]:
+    """A prompt template file, looked up like every dataset file (`agentv_py.locate`): returns
+    (text, None), or (None, why not: not found, unreadable, an unknown `{{ variable }}`)."""
+    found, tried = resolve_file(value, base_dir, dirs)
+    if found is None:
+        return None, not_found("prompt file", value, tried)
+    try:
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"prompt file {value} is unreadable: {exc}"
+    problem = template_problem(text)
+    if problem:
+        return None, f"prompt file {value}: {problem}"
+    return text, None
+
+
+def _template(config: LlmJudgeConfig, context: EvalContext) -> tuple[str, str | None]:
+    """The judge's prompt template: inline or already read at load time, else its prompt file
+    read now (a config built in code), else the default prompt. (template, None) or ("", why)."""
+    if config.template is not None:
+        return config.template, None
+    if config.prompt_file is None:
+        return DEFAULT_PROMPT, None
+    text, problem = read_prompt_template(config.prompt_file, context.dataset_dir)
+    return (text, None) if text is not None else ("", problem)
 
 
 def _text(value: Any) -> str:
@@ -174,9 +204,16 @@ def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Excha
 
 
 def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: llm_judge`. Options: `prompt` (a template file or inline template with `{{input}}`,
+    `{{output}}`, `{{expected_output}}`, `{{expected_outcome}}`, `{{image_reference(s)}}`;
+    default: a built-in prompt), `dimensions` (name -> weight; the score is their weighted
+    mean), `target` (the judge target), `name`, `weight`. Replies are schema-checked (3 tries)."""
     schema = dimensions_schema(config.dimensions) if config.dimensions else score_schema()
     system = _system_prompt(schema, _score_instructions(config), bool(context.images))
-    exchange = _start(config, context, config.template or DEFAULT_PROMPT, system)
+    template, problem = _template(config, context)
+    if problem:
+        return _error(config, problem)
+    exchange = _start(config, context, template, system)
     if isinstance(exchange, str):
         return _error(config, exchange)
     value, problem = _converse(exchange, lambda v: schema_problem(v, schema))
@@ -198,6 +235,9 @@ def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> Evaluato
 
 
 def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: rubric`. Options: `rubrics` (items with `id`, `description`, `weight` (default 1),
+    `required` (default true); plain strings are shorthand), `target`, `name`, `weight`. Score =
+    satisfied weight / total weight; an unmet required item fails the case."""
     ids = [r.id for r in config.rubrics]
     schema = rubric_schema(ids)
     listed = "\n".join(

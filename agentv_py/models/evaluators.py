@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Self, Union, get_args
 
 from pydantic import BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -276,11 +276,15 @@ class _JudgeBase(EvaluatorBase):
 
     @property
     def template(self) -> str | None:
-        """The prompt template text: read from the prompt file at load time, or given inline."""
+        """The prompt template text: given inline, or read from the prompt file (`with_template`).
+        None for a prompt file not read yet: the evaluator then reads it itself."""
         return self._template
 
-    def set_template(self, text: str) -> None:
-        self._template = text
+    def with_template(self, text: str) -> Self:
+        """A new, complete config whose prompt file has been read: `text` is its template."""
+        resolved = self.model_copy()
+        resolved._template = text
+        return resolved
 
 
 class LlmJudgeConfig(_JudgeBase):
@@ -313,8 +317,15 @@ class LlmJudgeConfig(_JudgeBase):
                 problem = template_problem(self.prompt)
                 if problem:
                     raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
-                self.set_template(self.prompt)
+                self._template = self.prompt
         return self
+
+    @property
+    def prompt_file(self) -> str | None:
+        """The prompt template file this judge names (None for an inline or the default prompt)."""
+        if self.prompt is None or not is_prompt_file(self.prompt):
+            return None
+        return self.prompt.strip()
 
 
 class RubricItem(StrictModel):

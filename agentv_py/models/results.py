@@ -34,6 +34,9 @@ class EvaluatorResult(_Result):
 
 
 class Trace(_Result):
+    """What a case cost: duration, token usage and cost (target-reported when valid), the model
+    that answered, HTTP attempts, and the LLM judges' usage and latency, summed."""
+
     duration_ms: float | None = None
     token_usage: dict[str, Any] | None = None
     cost_usd: float | None = None

@@ -54,35 +54,47 @@ class ProcResult:
         return one_line if len(one_line) <= limit else "..." + one_line[-(limit - 3) :]
 
 
-class _LiveProcesses:
-    """Process groups started and not yet finished, so an interrupt can kill them all."""
+class ProcessRegistry:
+    """The process groups one run has started and not yet reaped.
+
+    Each run owns one (there is no global registry). `close()` kills every group still running
+    and refuses new ones, whatever stops the run: Ctrl-C, SIGTERM, a failed write, an internal
+    error. A process started while the registry closes is killed at once.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pids: set[int] = set()
-        self.closed = False
+        self._closed = False
 
-    def add(self, pid: int) -> None:
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def add(self, pid: int) -> bool:
+        """Track a new process group; False (not tracked) when the registry is closed."""
         with self._lock:
+            if self._closed:
+                return False
             self._pids.add(pid)
+            return True
 
     def discard(self, pid: int) -> None:
         with self._lock:
             self._pids.discard(pid)
 
-    def reopen(self) -> None:
+    def running(self) -> list[int]:
+        """The process-group ids still tracked (for tests and diagnostics)."""
         with self._lock:
-            self.closed = False
+            return sorted(self._pids)
 
-    def kill_all(self) -> None:
+    def close(self) -> None:
+        """Refuse new processes and SIGKILL every tracked group (idempotent)."""
         with self._lock:
-            self.closed = True
+            self._closed = True
             pids = list(self._pids)
         for pid in pids:
             _signal_group(pid, signal.SIGKILL)
-
-
-LIVE = _LiveProcesses()
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -121,13 +133,17 @@ def run_process(
     output_cap: int = DEFAULT_OUTPUT_CAP,
     kill_grace: float = KILL_GRACE_SECONDS,
     capture_stdout: bool = True,
+    registry: ProcessRegistry | None = None,
 ) -> ProcResult:
     """Run `argv` and return what happened. Never raises for anything the command does.
 
-    `capture_stdout=False` discards stdout (for commands whose answer is a file).
+    `capture_stdout=False` discards stdout (for commands whose answer is a file). With a
+    `registry` (the run's), the process group is tracked there while it runs, so stopping the
+    run kills it; a closed registry starts nothing. If the caller is interrupted (an exception
+    such as KeyboardInterrupt escapes), the group is killed before the exception goes on.
     """
     start = time.monotonic()
-    if LIVE.closed:
+    if registry is not None and registry.closed:
         return ProcResult(None, b"", b"", 0.0, spawn_error="interrupted")
     try:
         proc = subprocess.Popen(
@@ -146,11 +162,30 @@ def run_process(
         reason = exc.strerror or str(exc)
         where = f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
         return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}")
-    LIVE.add(proc.pid)
+    if registry is not None and not registry.add(proc.pid):  # the run stopped meanwhile
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        _close_pipes(proc)
+        return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error="interrupted")
     try:
         return _communicate(proc, stdin, start, timeout, output_cap, kill_grace)
+    except BaseException:
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        _close_pipes(proc)
+        raise
     finally:
-        LIVE.discard(proc.pid)
+        if registry is not None:
+            registry.discard(proc.pid)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 def _open_pidfd(pid: int) -> int | None:
@@ -261,12 +296,7 @@ def _communicate(
         # Whatever the child left behind in its group (daemons, stuck grandchildren) goes too.
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
-    for stream in (proc.stdout, proc.stderr, proc.stdin):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass
+    _close_pipes(proc)
     return ProcResult(
         returncode=proc.returncode,
         stdout=b"".join(out_chunks),

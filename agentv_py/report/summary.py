@@ -1,7 +1,12 @@
-"""Run summary: totals and score statistics, accumulated row by row in bounded memory."""
+"""Run summary: totals and score statistics, accumulated row by row in bounded memory.
+
+Whatever order cases finish in, the summary is the same: the table is in dataset order, evaluator
+means are listed in the order the dataset declares the evaluators, and sums are exact (`fsum`).
+"""
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from array import array
@@ -49,13 +54,21 @@ class RunSummary:
     errored: int = 0
     evaluator_errors: int = 0  # cases whose target answered but an evaluator could not run
     scores: array = field(default_factory=lambda: array("d"))
-    evaluator_sums: dict[str, list[float]] = field(default_factory=dict)  # name -> [sum, count]
+    evaluator_scores: dict[str, array] = field(default_factory=dict)  # name -> its scores (8 bytes each)
+    # name -> (position of the first case that lists it, its index in that case's evaluator list)
+    evaluator_order: dict[str, tuple[int, int]] = field(default_factory=dict)
     lines: list[CaseLine] = field(default_factory=list)
-    problem_lines: list[CaseLine] = field(default_factory=list)
+    problems: int = 0  # cases that did not pass (errored, partial or failed)
+    # Of those, the TABLE_ROWS first in dataset order: a heap of (-position, -arrival, line).
+    _problem_heap: list[tuple[int, int, CaseLine]] = field(default_factory=list, init=False, repr=False)
     interrupted: bool = False
     results_path: str = ""
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
+        """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
+        arrival = self.completed
+        if position is None:
+            position = arrival
         self.scores.append(row.score)
         if row.status == "error":
             self.errored += 1
@@ -67,14 +80,14 @@ class RunSummary:
             self.failed += 1
         if any(result.status == "error" for result in row.evaluator_results):
             self.evaluator_errors += 1
-        for result in row.evaluator_results:
+        for index, result in enumerate(row.evaluator_results):
+            if (position, index) < self.evaluator_order.get(result.name, (math.inf, 0)):
+                self.evaluator_order[result.name] = (position, index)
             if result.status != "skipped" and result.score is not None:
-                sums = self.evaluator_sums.setdefault(result.name, [0.0, 0])
-                sums[0] += result.score
-                sums[1] += 1
+                self.evaluator_scores.setdefault(result.name, array("d")).append(result.score)
         line = CaseLine(
             row.eval_id,
-            self.completed - 1 if position is None else position,
+            position,
             row.score,
             row.verdict,
             row.status,
@@ -84,8 +97,16 @@ class RunSummary:
         )
         if self.keep_all_lines or len(self.lines) < TABLE_ROWS:
             self.lines.append(line)
-        if (row.status == "error" or row.verdict != "pass") and len(self.problem_lines) < TABLE_ROWS:
-            self.problem_lines.append(line)
+        if row.status == "error" or row.verdict != "pass":
+            self.problems += 1
+            heapq.heappush(self._problem_heap, (-position, -arrival, line))
+            if len(self._problem_heap) > TABLE_ROWS:
+                heapq.heappop(self._problem_heap)  # the one latest in dataset order
+
+    @property
+    def problem_lines(self) -> list[CaseLine]:
+        """Up to TABLE_ROWS cases that did not pass: the first ones in dataset order, in that order."""
+        return sorted((line for _, _, line in self._problem_heap), key=lambda line: line.position)
 
     @property
     def completed(self) -> int:
@@ -121,12 +142,19 @@ class RunSummary:
         return [(i * width, (i + 1) * width, c) for i, c in enumerate(counts)]
 
     def evaluator_means(self) -> dict[str, float]:
-        return {name: total / count for name, (total, count) in self.evaluator_sums.items() if count}
+        """Mean score per evaluator, in the order the dataset declares them (first use by a case)."""
+        names = sorted(self.evaluator_scores, key=lambda name: self.evaluator_order[name])
+        return {name: math.fsum(self.evaluator_scores[name]) / len(self.evaluator_scores[name]) for name in names}
 
     def table_lines(self) -> tuple[list[CaseLine], int]:
         """Lines for the table and how many cases it leaves out."""
-        in_order = lambda lines: sorted(lines, key=lambda line: line.position)  # noqa: E731
         if self.keep_all_lines or self.completed <= TABLE_ROWS:
-            return in_order(self.lines), 0
+            return sorted(self.lines, key=lambda line: line.position), 0
         # Too many to list: show the cases that did not pass (those are what a reader needs).
-        return in_order(self.problem_lines), self.completed - len(self.problem_lines)
+        shown = self.problem_lines
+        return shown, self.completed - len(shown)
+
+    @property
+    def problems_not_listed(self) -> int:
+        """Cases that did not pass but are left out of a table of problems (more than TABLE_ROWS)."""
+        return self.problems - len(self._problem_heap)

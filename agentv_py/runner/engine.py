@@ -1,4 +1,6 @@
-"""The engine: run the target once per case, concurrently, score, and stream one row per case."""
+"""One case, one row: run the target (with retries), score the answer, build the ResultRow.
+
+`agentv_py.runner.run.Run` drives these concurrently for a whole run."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.loading import LoadedDataset, PreparedCase
+from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
-from agentv_py.process.spawn import LIVE
+from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.case import case_verdict
@@ -39,10 +41,6 @@ class Judging:
 
 
 NO_JUDGES = Judging()
-
-
-class Interrupted(Exception):
-    """The run was stopped by Ctrl-C or SIGTERM; finished rows are on disk."""
 
 
 def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> list[PreparedCase]:
@@ -80,6 +78,7 @@ def score_case(
     attempts: int,
     duration_ms: float,
     judging: Judging = NO_JUDGES,
+    processes: ProcessRegistry | None = None,
 ) -> ResultRow:
     """Build the row for one case from the target's outcome (pure apart from the evaluators)."""
     case = prepared.case
@@ -133,6 +132,7 @@ def score_case(
         output_messages=outcome.output_messages,
         judges=judging.clients,
         default_judge=judging.default,
+        processes=processes,
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
@@ -182,103 +182,39 @@ def _add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
     trace.judge_duration_ms = round(sum(float(call.get("duration_ms") or 0.0) for call in calls), 3)
 
 
-def _guarded(error_row: Callable[[str], ResultRow], work: Callable[[], ResultRow]) -> ResultRow:
-    try:
-        return work()
-    except Exception as exc:  # noqa: BLE001 - every case must produce a row
-        return error_row(f"internal error while running the case: {type(exc).__name__}: {exc}")
-
-
-def run_cases(
+def run_case(
+    prepared: PreparedCase,
     dataset: LoadedDataset,
-    cases: Sequence[PreparedCase],
     runner: TargetRunner,
     options: RunOptions,
-    on_row: Callable[[ResultRow], None],
-    on_start: Callable[[PreparedCase], None] | None = None,
+    *,
     judging: Judging = NO_JUDGES,
-) -> None:
-    """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
-
-    Raises Interrupted on KeyboardInterrupt: running processes are killed, rows already handed
-    over stay written, and no partial row is produced.
-    """
-    workers = max(1, min(options.workers, MAX_WORKERS, len(cases) or 1))
-    suite = dataset.model.execution.evaluators
-    pending = iter(cases)
-    lock = threading.Lock()
-    stop = threading.Event()
-    # Bounded: when the writer falls behind, workers wait instead of piling rows up in memory.
-    done: queue.Queue[ResultRow | None] = queue.Queue(maxsize=workers * 2)
-
-    def hand_over(item: ResultRow | None) -> None:
-        while not stop.is_set():
-            try:
-                done.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    def one_case(prepared: PreparedCase) -> ResultRow:
-        started = time.monotonic()
-        evaluators = prepared.case.case_evaluators
-        evaluators = suite if evaluators is None else evaluators
+    processes: ProcessRegistry | None = None,
+    stopped: Callable[[], bool] = lambda: False,
+) -> ResultRow:
+    """The row of one case: the target (retried up to `options.max_retries` times, not once
+    the run is stopping), then its evaluators. Never raises: an internal error is an error row."""
+    started = time.monotonic()
+    try:
         attempts = 0
         outcome = TargetOutcome(None, "not run")
         for attempts in range(1, options.max_retries + 2):
             outcome = runner.invoke(prepared, attempts)
-            if outcome.answer is not None or stop.is_set():
+            if outcome.answer is not None or stopped():
                 break
         return score_case(
             prepared,
-            evaluators,
+            prepared.evaluators,
             outcome,
             dataset=dataset,
             target=runner.name,
             attempts=attempts,
             duration_ms=(time.monotonic() - started) * 1000,
             judging=judging,
+            processes=processes,
         )
-
-    def error_row(prepared: PreparedCase) -> Callable[[str], ResultRow]:
-        def build(message: str) -> ResultRow:
-            return score_case(
-                prepared, [], TargetOutcome(None, message), dataset=dataset, target=runner.name, attempts=1, duration_ms=0.0
-            )
-
-        return build
-
-    def worker() -> None:
-        try:
-            while not stop.is_set():
-                with lock:
-                    prepared = next(pending, None)
-                if prepared is None:
-                    return
-                if on_start is not None:
-                    on_start(prepared)
-                hand_over(_guarded(error_row(prepared), lambda: one_case(prepared)))
-        finally:
-            hand_over(None)
-
-    LIVE.reopen()
-    threads = [threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)]
-    for thread in threads:
-        thread.start()
-    finished = 0
-    try:
-        while finished < workers:
-            try:
-                item = done.get(timeout=0.25)
-            except queue.Empty:
-                continue
-            if item is None:
-                finished += 1
-            else:
-                on_row(item)
-    except KeyboardInterrupt:
-        stop.set()
-        LIVE.kill_all()
-        for thread in threads:
-            thread.join(timeout=2.0)
-        raise Interrupted() from None
+    except Exception as exc:  # noqa: BLE001 - every case must produce a row
+        message = f"internal error while running the case: {type(exc).__name__}: {exc}"
+        return score_case(
+            prepared, [], TargetOutcome(None, message), dataset=dataset, target=runner.name, attempts=1, duration_ms=0.0
+        )

@@ -17,7 +17,7 @@ import orjson
 
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
-from agentv_py.loading import PreparedCase
+from agentv_py.prepared import PreparedCase
 from agentv_py.media import ImageRef
 from agentv_py.models.targets import OpenAITarget
 from agentv_py.process.redact import Redactor

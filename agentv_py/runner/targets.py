@@ -12,12 +12,12 @@ from typing import Any, Protocol
 import orjson
 
 from agentv_py.errors import TargetError
-from agentv_py.loading import PreparedCase
+from agentv_py.prepared import PreparedCase
 from agentv_py.chat import ChatMessage, ChatReply
-from agentv_py.models.targets import CliTarget, Healthcheck, MockTarget, OpenAITarget, TargetConfig
+from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
 from agentv_py.runner.llm import OpenAIClient, case_messages
 from agentv_py.process.command import render_command, render_files
-from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
+from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
 from agentv_py.process.redact import Redactor
 from agentv_py.scoring.answer import NOT_JSON
 
@@ -123,6 +123,7 @@ class CliRunner:
         work_dir: Path,
         secrets: list[str] | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
+        processes: ProcessRegistry | None = None,
     ) -> None:
         self.name = config.name
         self.vision = config.vision
@@ -131,7 +132,8 @@ class CliRunner:
         self.work_dir = work_dir
         self.redact = Redactor(secrets or [])
         self.output_cap = output_cap
-        self.env = {**os.environ, **config.env} if config.env else None
+        self.env = target_env(config)
+        self.processes = processes  # the run's registry: stopping the run kills our commands
         self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
         self._counter = itertools.count()
 
@@ -174,6 +176,7 @@ class CliRunner:
             env=self.env,
             output_cap=self.output_cap,
             capture_stdout=output_path is None,  # with {OUTPUT_FILE} the answer is the file
+            registry=self.processes,
         )
         outcome = self._outcome(result, output_path, timeout)
         outcome.duration_ms = result.duration * 1000
@@ -268,23 +271,38 @@ class OpenAIRunner:
 DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
 
 
-def make_runner(config: TargetConfig, *, dataset_dir: Path, work_dir: Path, secrets: list[str]) -> TargetRunner:
-    """The runner for a target; every runner also answers chat messages, so any target can judge."""
+def make_runner(
+    config: TargetConfig,
+    *,
+    dataset_dir: Path,
+    work_dir: Path,
+    secrets: list[str],
+    processes: ProcessRegistry | None = None,
+) -> TargetRunner:
+    """The runner for a target; every runner also answers chat messages, so any target can judge.
+    Commands it starts are tracked in `processes` (the run's registry)."""
     if isinstance(config, CliTarget):
-        return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets)
+        return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
     if isinstance(config, OpenAITarget):
         return OpenAIRunner(config, secrets)
     return MockRunner(config)
 
 
+def target_env(config: CliTarget) -> dict[str, str] | None:
+    """The environment of a cli target's commands (cases and healthcheck alike): agentv's own
+    plus the target's `env:` (None: inherit agentv's unchanged)."""
+    return {**os.environ, **config.env} if config.env else None
+
+
 def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:
-    """Run the target's healthcheck once; raise TargetError (nothing is run) when it fails."""
-    check: Healthcheck | None = getattr(config, "healthcheck", None)
-    if check is None:
+    """Run the target's healthcheck once, with the target's `env:`; raise TargetError (nothing is
+    run) when it fails."""
+    if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
+    check = config.healthcheck
     cwd = str((dataset_dir / check.cwd).resolve()) if check.cwd else str(dataset_dir)
     command = render_command(check.command_template, {})
-    result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd)
+    result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd, env=target_env(config))
     failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, Redactor(secrets))
     if failure:
         raise TargetError(

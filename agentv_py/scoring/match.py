@@ -22,6 +22,9 @@ except ImportError:  # pragma: no cover - exercised by forcing the fallback in t
 
 @dataclass(slots=True)
 class MatchResult:
+    """What a matcher decided: `passed`, a `score` in [0, 1], a one-line `reason` when it did not
+    pass, and `info` (similarity, difference, tolerance, ...) for the row's details."""
+
     passed: bool
     score: float
     reason: str | None = None
@@ -63,6 +66,8 @@ def _type_mismatch(candidate: Any, expected: Any) -> str:
 
 
 def match_exact(candidate: Any, expected: Any) -> MatchResult:
+    """`match: exact`: deep JSON equality (`json_equal`); no options. Key order is irrelevant and
+    1889 == 1889.0, but `true` != 1 and "100" != 100 (a type mismatch is its own reason)."""
     if json_equal(candidate, expected):
         return MatchResult(True, 1.0)
     if json_type(candidate) != json_type(expected):
@@ -103,6 +108,9 @@ def _fmt(number: float) -> str:
 
 
 def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: bool = False) -> MatchResult:
+    """`match: numeric_tolerance`. Options: `tolerance` (>= 0; the allowed difference) and
+    `relative` (default false: absolute |a - e| <= tolerance; true: |a - e| <= tolerance * |e|).
+    Numeric strings ("1,889.50", "$12") are read as numbers; booleans and non-finite values are not."""
     c, e = to_number(candidate), to_number(expected)
     if e == _NOT_NUMERIC:
         return MatchResult(False, 0.0, f"expected value is not numeric: {json_type(expected)}")
@@ -202,6 +210,9 @@ def match_fuzzy(
     algorithm: str = "levenshtein",
     case_sensitive: bool = False,
 ) -> MatchResult:
+    """`match: fuzzy` on strings. Options: `threshold` (default 0.85; passes at similarity >=
+    threshold), `algorithm` (`levenshtein`, default, or `jaro_winkler`) and `case_sensitive`
+    (default false). Both texts are normalised first (`normalize_text`)."""
     if not isinstance(candidate, str) or not isinstance(expected, str):
         return MatchResult(False, 0.0, _type_mismatch(candidate, expected) if isinstance(expected, str)
                            else f"fuzzy match needs strings, expected value is {json_type(expected)}")
@@ -289,6 +300,9 @@ def parse_date(value: Any, formats: tuple[str, ...]) -> dt.date | None:
 
 
 def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> MatchResult:
+    """`match: date`: the same calendar date. Option: `formats` (tried after ISO-8601, in order;
+    tokens YYYY YY MMMM MMM MM M DD D, e.g. `DD-MMM-YYYY`; default YYYY-MM-DD, DD-MMM-YYYY,
+    MM/DD/YYYY, DD/MM/YYYY). An expected value that parses as no date is a failure of its own."""
     e = parse_date(expected, formats)
     if e is None:
         return MatchResult(False, 0.0, "unparseable expected date")

@@ -170,7 +170,7 @@ def test_internal_error_exits_3_with_traceback(sh_target, monkeypatch):
     def broken(request):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr("agentv_py.runner.session.plan_eval", broken)
+    monkeypatch.setattr("agentv_py.session.plan_eval", broken)
     result = invoke("eval", "dataset.yaml")
     assert result.exit_code == 3
     assert "Traceback" in result.stderr and "RuntimeError: simulated bug" in result.stderr

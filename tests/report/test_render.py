@@ -85,3 +85,116 @@ def test_plain_progress_lines():
         "[ 1/12] pass    1.000  inv-1\n"
         "[ 2/12] error   0.000  inv-2  target 't' failed: timed out after 30s\n"
     )
+
+
+def render_at(summary: RunSummary, width: int, verbose: bool = False) -> str:
+    buffer = io.StringIO()
+    render_summary(Console(width=width, file=buffer, color_system=None), summary, verbose=verbose)
+    return buffer.getvalue()
+
+
+def test_summary_text_at_60_columns_lists_misses_under_each_case():
+    summary = RunSummary(total_selected=4, results_path="out.jsonl")
+    summary.add(row("inv-2", 0.75, ["invoice_number (required, missing)"]), 1)
+    summary.add(row("inv-1", 1.0), 0)
+    summary.add(row("inv-3", 0.0, error="target 't' failed: exit code 3: the model server closed the connection"), 2)
+    summary.add(row("inv-4", 0.5, ["line_items[1].description (similarity 0.71 < 0.90)", "b (value mismatch)",
+                                   "c (value mismatch)", "d (value mismatch)"]), 3)
+    text = render_at(summary, 60)
+    assert text.splitlines() == [
+        "Cases",
+        "  case   score  verdict",
+        "  inv-1  1.000  pass",
+        "  inv-2  0.750  partial",
+        "    - invoice_number (required, missing)",
+        "  inv-3  0.000  error",
+        "    error: target 't' failed: exit code 3: the model server",
+        "           closed the connection",
+        "  inv-4  0.500  fail",
+        "    - line_items[1].description (similarity 0.71 < 0.90)",
+        "    - b (value mismatch)",
+        "    - c (value mismatch)",
+        "    - … 1 more (--verbose, or see the JSONL)",
+        "Totals: 4 cases  1 passed  1 partial  1 failed  1 errored",
+        "Scores: mean 0.562  median 0.625  min 0.000  max 1.000",
+        "        std 0.370",
+        "Histogram:",
+        "  [0.0, 0.2) ██████████████████████████████ 1",
+        "  [0.2, 0.4)                                0",
+        "  [0.4, 0.6) ██████████████████████████████ 1",
+        "  [0.6, 0.8) ██████████████████████████████ 1",
+        "  [0.8, 1.0] ██████████████████████████████ 1",
+        "Evaluator means: fields 0.750",
+        "Results written to: out.jsonl",
+    ]
+    assert all(len(line) <= 60 for line in text.splitlines())
+
+
+def test_long_case_ids_stay_whole_in_the_narrow_layout():
+    long_id = "supplier-invoice-with-a-rather-long-identifier-0042"  # too long for a boxed table even at 100
+    summary = RunSummary(total_selected=2)
+    summary.add(row("short", 1.0), 0)
+    summary.add(row(long_id, 0.5, ["x (value mismatch)"]), 1)
+    narrow = render_at(summary, 60).splitlines()
+    assert narrow[1:6] == [
+        "  case   score  verdict",
+        "  short  1.000  pass",
+        f"  {long_id}",  # a line of its own, whole
+        "         0.500  fail",
+        "    - x (value mismatch)",
+    ]
+    wide = render_at(summary, 100).splitlines()
+    assert f"  {long_id}  0.500  fail" in wide and "┏" not in "".join(wide)
+    assert all(len(line) <= 60 for line in narrow) and all(len(line) <= 100 for line in wide)
+
+
+def many_evaluator_rows() -> list[tuple[ResultRow, int]]:
+    """(row, position in dataset order) for cases whose evaluator lists differ."""
+    from agentv_py.scoring.case import verdict_for
+
+    def case(eval_id: str, scores: dict[str, float], misses: list[str] = ()) -> ResultRow:
+        results = [processed_result(name=name, type="code_judge", score=score) for name, score in scores.items()]
+        score = sum(scores.values()) / len(scores)
+        return ResultRow(timestamp="t", eval_id=eval_id, dataset="ds", target="t", status="ok", score=score,
+                         verdict=verdict_for(score), misses=list(misses), evaluator_results=results)
+
+    declared = [
+        case("inv-1", {"invoice_fields": 0.1, "names_fuzzy": 1.0}),
+        case("inv-2", {"invoice_fields": 0.2, "line_items": 0.5}, ["line_items[1].amount (value mismatch)"]),
+        case("inv-3", {"invoice_fields": 0.3}),
+        case("inv-4", {"summary_similarity": 0.976}),
+    ]
+    return [(r, i) for i, r in enumerate(declared)]
+
+
+def test_summary_does_not_depend_on_the_order_cases_finish_in():
+    rows = many_evaluator_rows()
+    texts = {}
+    for name, finish_order in {"dataset order": rows, "reversed": rows[::-1],
+                               "shuffled": [rows[2], rows[0], rows[3], rows[1]]}.items():
+        summary = RunSummary(total_selected=len(rows), results_path="out.jsonl")
+        for result_row, position in finish_order:
+            summary.add(result_row, position)
+        texts[name] = (render_at(summary, 100), render_at(summary, 60), summary.evaluator_means())
+    assert texts["dataset order"] == texts["reversed"] == texts["shuffled"]
+    text_100, text_60, means = texts["reversed"]
+    assert list(means) == ["invoice_fields", "names_fuzzy", "line_items", "summary_similarity"]  # as declared
+    assert "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000  line_items 0.500  summary_similarity 0.976" in text_100
+    assert "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000\n                 line_items 0.500  summary_similarity 0.976\n" in text_60
+
+
+def test_cases_listed_in_a_large_run_do_not_depend_on_finish_order():
+    import random
+
+    rows = [(row(f"c{i}", 0.5 if i % 2 else 1.0), i) for i in range(130)]  # 65 did not pass: 50 are listed
+    shuffled = rows[:]
+    random.Random(7).shuffle(shuffled)
+    texts = []
+    for finish_order in (rows, shuffled):
+        summary = RunSummary(total_selected=len(rows))
+        for result_row, position in finish_order:
+            summary.add(result_row, position)
+        texts.append(render_at(summary, 100))
+    assert texts[0] == texts[1]
+    assert "│ c1 " in texts[0] and "│ c99 " in texts[0] and "│ c101 " not in texts[0]  # the first 50 in dataset order
+    assert "80 cases not listed: 65 passing, 15 more that did not pass" in texts[0]

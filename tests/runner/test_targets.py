@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentv_py.loading import PreparedCase
+from agentv_py.prepared import PreparedCase
 from agentv_py.models.dataset import EvalCase
+from agentv_py.errors import TargetError
 from agentv_py.models.targets import CliTarget, MockTarget
 from agentv_py.runner.targets import CliRunner, MockRunner, unwrap_answer
 from agentv_py.scoring.answer import NOT_JSON
@@ -127,3 +128,16 @@ def test_no_leftover_processes_after_failures(tmp_path):
     pid_file = tmp_path / "pid"
     cli(tmp_path, f"sh {script('grandchild_hang.sh')} {pid_file}", timeout_seconds=0.3).invoke(case(), 1)
     assert wait_dead(int(pid_file.read_text()))
+
+
+def test_the_healthcheck_runs_with_the_targets_env(tmp_path):
+    from agentv_py.runner.targets import run_healthcheck
+
+    check = "sh -c 'test \"$MODEL_URL\" = http://127.0.0.1:9 || { echo MODEL_URL unset >&2; exit 1; }'"
+    config = CliTarget.model_validate({"name": "t", "provider": "cli", "command_template": "cat {FILES}",
+                                       "env": {"MODEL_URL": "http://127.0.0.1:9"},
+                                       "healthcheck": {"command_template": check}})
+    run_healthcheck(config, tmp_path, [])  # passes: it sees the target's env
+    without = config.model_copy(update={"env": {}})
+    with pytest.raises(TargetError, match="MODEL_URL unset"):
+        run_healthcheck(without, tmp_path, [])

@@ -1,37 +1,33 @@
-"""One eval run, start to finish, minus the printing: plan it, then execute it."""
+"""One eval, start to finish, minus the printing: plan it (load, select, check), then execute
+it (a `Run` writing rows and a summary). The layer between the CLI and loader/runner/report."""
 
 from __future__ import annotations
 
-import shutil
-import signal
-import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Callable
 
-from agentv_py.chat import ChatClient
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.loading import (
-    LoadedDataset,
     LoadedTargets,
-    PreparedCase,
     discover_targets_file,
     evaluator_lists,
     judge_target_problems,
     load_dataset,
     load_targets,
-    search_dirs,
     select_target_name,
 )
+from agentv_py.locate import search_dirs
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import OpenAITarget, TargetConfig
+from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, default_results_path
 from agentv_py.report.summary import RunSummary
-from agentv_py.runner.engine import Interrupted, Judging, RunOptions, run_cases, select_cases
+from agentv_py.runner.engine import RunOptions, select_cases
 from agentv_py.runner.llm import api_key
-from agentv_py.runner.targets import DRY_RUN_TARGET, make_runner, run_healthcheck
+from agentv_py.runner.run import Interrupted, Run
+from agentv_py.runner.targets import DRY_RUN_TARGET, run_healthcheck
 
 
 @dataclass
@@ -153,50 +149,79 @@ def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -
     """Run the plan: rows are written (and flushed) as cases finish; returns the summary.
 
     Ctrl-C or SIGTERM stops the run: finished rows stay on disk, the summary says `interrupted`.
+    Any other exception (a failed write, a closed stdout) stops the run — every process it
+    started is killed — and propagates.
     """
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
-    work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
-    runner = make_runner(plan.target, dataset_dir=plan.dataset.directory, work_dir=work_dir, secrets=plan.secrets)
-    clients: dict[str, ChatClient] = {}
-    for name, config in plan.judges.items():
-        clients[name] = runner if config is plan.target else make_runner(
-            config, dataset_dir=plan.dataset.directory, work_dir=work_dir, secrets=plan.secrets
-        )
-    judging = Judging(clients, plan.default_judge)
     positions = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}  # ids are unique
-    previous = _raise_on_sigterm()
-    try:
-        with JsonlWriter(plan.out) as writer:
-            summary.results_path = writer.display
+    options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
+    run = Run(
+        plan.dataset,
+        plan.cases,
+        plan.target,
+        options=options,
+        judges=plan.judges,
+        default_judge=plan.default_judge,
+        secrets=plan.secrets,
+    )
+    with run, JsonlWriter(plan.out) as writer:
+        summary.results_path = writer.display
 
-            def accept(row: ResultRow) -> None:
-                writer.write(row)
-                summary.add(row, positions.get(row.eval_id))
-                if on_row is not None:
-                    on_row(row)
+        def accept(row: ResultRow) -> None:
+            writer.write(row)
+            summary.add(row, positions.get(row.eval_id))
+            if on_row is not None:
+                on_row(row)
 
-            options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
-            try:
-                run_cases(plan.dataset, plan.cases, runner, options, accept, judging=judging)
-            except Interrupted:
-                summary.interrupted = True
-    finally:
-        _restore_sigterm(previous)
-        shutil.rmtree(work_dir, ignore_errors=True)
+        try:
+            run.execute(accept)
+        except Interrupted:
+            summary.interrupted = True
     return summary
 
 
-def _sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+@dataclass
+class EvalResult:
+    """What `run_eval` returns: every row (in dataset order) and the run's summary."""
+
+    rows: list[ResultRow]
+    summary: RunSummary
 
 
-def _raise_on_sigterm() -> object:
-    try:
-        return signal.signal(signal.SIGTERM, _sigterm)
-    except ValueError:  # not the main thread (e.g. embedded use): leave signals alone
-        return None
+def run_eval(
+    dataset: str | Path,
+    *,
+    target: str | None = None,
+    targets: str | Path | None = None,
+    out: str | None = None,
+    workers: int = 4,
+    max_retries: int = 1,
+    eval_ids: Sequence[str] = (),
+    judge_target: str | None = None,
+    dry_run: bool = False,
+) -> EvalResult:
+    """Run an eval from Python, exactly as `agentv eval` does, and get the rows.
 
-
-def _restore_sigterm(previous: object) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    Options mirror the command's: `target` (a name in the targets file), `targets` (the file;
+    default: discovered from the dataset's directory), `out` (the JSONL path; default
+    `.agentv/results/<dataset>_<UTC>.jsonl`), `workers`, `max_retries`, `eval_ids` (globs),
+    `judge_target`, `dry_run` (a mock echoes the expected answers). Bad input raises
+    `ConfigError` / `TargetError` before anything runs; Ctrl-C sets `summary.interrupted`.
+    """
+    request = EvalRequest(
+        dataset=Path(dataset),
+        target=target,
+        targets=Path(targets) if targets is not None else None,
+        out=out,
+        workers=workers,
+        max_retries=max_retries,
+        eval_ids=list(eval_ids),
+        dry_run=dry_run,
+        judge_target=judge_target,
+    )
+    plan = plan_eval(request)
+    rows: list[ResultRow] = []
+    summary = execute(plan, rows.append)
+    order = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}
+    rows.sort(key=lambda row: order.get(row.eval_id, len(order)))
+    return EvalResult(rows, summary)

@@ -1,0 +1,131 @@
+"""The `agentv` Typer app, the one error boundary, and the exit codes (each defined once here).
+
+Command modules import from this module and register themselves on `app`; `agentv_py.cli`
+imports them. Nothing heavy is imported here: `agentv --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from typing import Any, Callable, TypeVar
+
+import typer
+
+from agentv_py import __version__
+from agentv_py.cli.help import HelpGroup, with_exit_codes
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_INTERNAL = 3
+EXIT_CASE_ERRORS = 4
+EXIT_INTERRUPTED = 130
+
+_INTERNAL = (EXIT_INTERNAL, "internal error (a bug: traceback shown)")
+
+EVAL_EXIT_CODES = (
+    (EXIT_OK, "gate passed"),
+    (EXIT_GATE_FAILED, "gate failed: some case did not pass, or mean score < --threshold"),
+    (EXIT_CONFIG, "usage or dataset/target configuration error (nothing was run)"),
+    _INTERNAL,
+    (EXIT_CASE_ERRORS, "one or more cases errored (target or judge could not run); takes precedence over 1"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept"),
+)
+VALIDATE_EXIT_CODES = (
+    (EXIT_OK, "every file is valid"),
+    (EXIT_CONFIG, "problems found (each one is listed on stderr), or a usage error"),
+    _INTERNAL,
+)
+METRICS_EXIT_CODES = (
+    (EXIT_OK, "metrics reported"),
+    (EXIT_GATE_FAILED, "the file holds no details.metrics (for the chosen evaluator)"),
+    (EXIT_CONFIG, "usage error, or the results file does not exist"),
+    _INTERNAL,
+)
+
+EvalCommand = with_exit_codes("EvalCommand", EVAL_EXIT_CODES)
+ValidateCommand = with_exit_codes("ValidateCommand", VALIDATE_EXIT_CODES)
+MetricsCommand = with_exit_codes("MetricsCommand", METRICS_EXIT_CODES)
+
+
+class AgentvGroup(HelpGroup):
+    exit_codes_heading = "Exit codes of agentv eval"
+    exit_codes = EVAL_EXIT_CODES
+    exit_codes_note = "validate and metrics exit with their own codes: see agentv COMMAND --help."
+
+
+app = typer.Typer(
+    name="agentv",
+    cls=AgentvGroup,
+    help="Eval runner for structured outputs: run your extractor per case, score every field, gate CI.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click-style help: no boxes, no type tags; reads the same in a pipe
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def boundary(func: F) -> F:
+    """The one place domain errors become messages and exit codes."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from agentv_py.errors import AgentvError
+
+        try:
+            code = func(*args, **kwargs)
+        except AgentvError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            if exc.hint:
+                print(f"hint: {exc.hint}", file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except typer.Exit:
+            raise
+        except Exception:  # noqa: BLE001 - anything else is a bug: show it
+            traceback.print_exc()
+            print("agentv: internal error (this is a bug; please report it with the traceback above)", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERNAL) from None
+        raise typer.Exit(code or 0)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agentv {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Eval runner for structured outputs."""
+
+
+__all__ = [
+    "EVAL_EXIT_CODES",
+    "EXIT_CASE_ERRORS",
+    "EXIT_CONFIG",
+    "EXIT_GATE_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "METRICS_EXIT_CODES",
+    "VALIDATE_EXIT_CODES",
+    "EvalCommand",
+    "MetricsCommand",
+    "ValidateCommand",
+    "app",
+    "boundary",
+]

@@ -1,0 +1,171 @@
+"""Targets files (SPEC §2): discovery, loading, `${{ VAR }}` substitution, target selection, and
+the judge targets a dataset's LLM evaluators need.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentv_py.errors import ConfigError, Problem, TargetError
+from agentv_py.loading.dataset import evaluator_lists
+from agentv_py.loading.source import Source, display_path, read_yaml, validate
+from agentv_py.locate import search_dirs
+from agentv_py.models.dataset import Dataset
+from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
+from agentv_py.models.targets import TargetConfig, TargetsFile
+from agentv_py.prepared import LoadedDataset
+
+ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+TARGETS_FILENAMES = (Path(".agentv") / "targets.yaml", Path("targets.yaml"))
+
+
+def discover_targets_file(dataset_dir: Path) -> Path | None:
+    """First `.agentv/targets.yaml` or `targets.yaml` walking up from the dataset dir to the repo root,
+    then the current directory."""
+    for directory in search_dirs(dataset_dir):
+        for name in TARGETS_FILENAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+@dataclass
+class LoadedTargets:
+    """A validated targets file."""
+
+    path: Path
+    model: TargetsFile
+    raw: dict[str, Any]
+    source: Source
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.model.targets]
+
+    def get(self, name: str) -> TargetConfig | None:
+        return next((t for t in self.model.targets if t.name == name), None)
+
+    def with_env(self, name: str, environ: dict[str, str] | None = None) -> tuple[TargetConfig, list[str]]:
+        """The named target with `${{ VAR }}` values read from the environment.
+
+        Returns the target and the substituted values (secrets, to be redacted from messages).
+        """
+        environ = dict(os.environ) if environ is None else environ
+        index = self.names.index(name)
+        secrets: list[str] = []
+        problems: list[Problem] = []
+
+        def substitute(value: Any, parts: list[str | int]) -> Any:
+            if isinstance(value, str):
+                def one(match: re.Match[str]) -> str:
+                    var = match.group(1)
+                    if var not in environ:
+                        problems.append(
+                            self.source.problem(
+                                parts, f"environment variable {var} is not set (used as ${{{{ {var} }}}})"
+                            )
+                        )
+                        return ""
+                    if environ[var]:
+                        secrets.append(environ[var])
+                    return environ[var]
+
+                return ENV_RE.sub(one, value)
+            if isinstance(value, dict):
+                return {k: substitute(v, [*parts, k]) for k, v in value.items()}
+            if isinstance(value, list):
+                return [substitute(v, [*parts, i]) for i, v in enumerate(value)]
+            return value
+
+        raw_target = self.raw["targets"][index]
+        substituted = substitute(raw_target, ["targets", index])
+        if problems:
+            raise ConfigError(problems)
+        if substituted == raw_target:
+            return self.model.targets[index], secrets
+        wrapped = TargetsFile.model_validate({"targets": [substituted]})
+        return wrapped.targets[0], secrets
+
+
+def load_targets(path: str | Path) -> LoadedTargets:
+    """Load and validate a targets file; raise ConfigError listing every problem found."""
+    source, raw = read_yaml(Path(path))
+    model, problems = validate(source, raw, TargetsFile)
+    if problems:
+        raise ConfigError(problems)
+    assert model is not None
+    return LoadedTargets(Path(path).resolve(), model, raw, source)
+
+
+def select_target_name(targets: LoadedTargets, cli_name: str | None, dataset: Dataset) -> str:
+    """`--target` > dataset `execution.target` > a target named `default`."""
+    wanted = cli_name or dataset.execution.target or "default"
+    if targets.get(wanted) is None:
+        origin = (
+            "--target" if cli_name else "execution.target in the dataset" if dataset.execution.target else "default"
+        )
+        available = ", ".join(targets.names) or "(none)"
+        raise TargetError(
+            f"target '{wanted}' (from {origin}) is not defined in {display_path(targets.path)}. "
+            f"Available targets: {available}",
+            hint="pass --target NAME, or set execution.target in the dataset",
+        )
+    return wanted
+
+
+def judge_target_problems(
+    dataset: LoadedDataset, targets: LoadedTargets, default_judge: str | None, default_origin: str
+) -> tuple[list[Problem], list[str]]:
+    """Judge targets of LLM evaluators: each resolvable, defined, and (for cases with images)
+    marked `vision: true`. Returns the problems and the judge target names the run needs."""
+    source = dataset.source
+    assert source is not None
+    problems: list[Problem] = []
+    needed: list[str] = []
+    for base, evaluators in evaluator_lists(dataset.model):
+        # The cases these evaluators judge: the suite's go to every case without its own list.
+        if base == ["execution", "evaluators"]:
+            judged = [c for c in dataset.cases if c.case.case_evaluators is None]
+        else:
+            judged = [dataset.cases[int(base[1])]]
+        with_images = [c for c in judged if c.images]
+        for e, config in enumerate(evaluators):
+            if not isinstance(config, JUDGE_CONFIG_TYPES):
+                continue
+            label = f"{config.type} '{config.display_name}'"
+            explicit = getattr(config, "target", None)
+            name = explicit or default_judge
+            if name is None:
+                problems.append(source.problem(
+                    [*base, e],
+                    f"{label} needs a judge target: set target: NAME on it, execution.judge_target in the "
+                    f"dataset, or judge_target on the eval target",
+                ))
+                continue
+            origin = "target" if explicit else default_origin
+            judge = targets.get(name)
+            if judge is None:
+                available = ", ".join(targets.names) or "(none)"
+                problems.append(source.problem(
+                    [*base, e, "target"] if origin == "target" else [*base, e],
+                    f"{label}: judge target '{name}' (from {origin}) is not defined in "
+                    f"{display_path(targets.path)}. Available targets: {available}",
+                ))
+                continue
+            if name not in needed:
+                needed.append(name)
+            if with_images and not judge.vision:
+                more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
+                problems.append(source.problem(
+                    [*base, e],
+                    f"{label}: judge target '{name}' is not marked vision: true, but case '{with_images[0].case.id}'"
+                    f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
+                    "a vision judge with target: NAME",
+                ))
+    return problems, needed

@@ -1,0 +1,58 @@
+"""Where dataset-relative files are looked up (SPEC §1): the dataset's directory, its ancestors
+up to the repository root (every ancestor outside a repository), then the current directory.
+
+One rule for every file a dataset names: input files, images, prompt templates, targets files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def repo_root(start: Path) -> Path | None:
+    """The nearest ancestor (or self) holding `.git`, else None."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def search_dirs(base_dir: Path) -> list[Path]:
+    """Where relative paths are looked up: base dir, its ancestors up to the repository root (all of
+    them outside a repository), then the current directory."""
+    base_dir = base_dir.resolve()
+    root = repo_root(base_dir)  # outside a repository: every ancestor
+    dirs = [base_dir]
+    for parent in base_dir.parents if base_dir != root else ():
+        dirs.append(parent)
+        if parent == root:
+            break
+    cwd = Path.cwd().resolve()
+    if cwd not in dirs:
+        dirs.append(cwd)
+    return dirs
+
+
+def resolve_file(value: str, base_dir: Path, dirs: list[Path] | None = None) -> tuple[Path | None, list[Path]]:
+    """Resolve a dataset-relative file path; returns (found path or None, every place tried).
+
+    `dirs` is `search_dirs(base_dir)` when the caller resolves many files from one place.
+    """
+    candidate = Path(os.path.expanduser(value))
+    if candidate.is_absolute():
+        return (candidate if candidate.is_file() else None), [candidate]
+    tried = []
+    for directory in dirs if dirs is not None else search_dirs(base_dir):
+        # Lexical normalisation of an absolute directory: no realpath syscalls per file.
+        path = os.path.normpath(os.path.join(directory, candidate))
+        tried.append(Path(path))
+        if os.path.isfile(path):
+            return Path(path), tried
+    return None, tried
+
+
+def not_found(what: str, value: str, tried: list[Path], label: str | None = None) -> str:
+    """`<what> not found: <value> (<label>); tried: <every place>`."""
+    where = f" ({label})" if label else ""
+    return f"{what} not found: {value}{where}; tried: {', '.join(str(p) for p in tried)}"

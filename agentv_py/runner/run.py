@@ -1,0 +1,195 @@
+"""One eval run as an object that owns its lifecycle: worker threads, target and judge runners,
+a scratch directory, and a registry of every process it starts.
+
+Whatever stops a run — the last case finishing, Ctrl-C, SIGTERM, an exception from writing a
+row, a closed stdout pipe, an internal error — goes through `Run.stop()`: the workers are told
+to stop, every process the run started is killed, and the threads are joined against one shared
+deadline. Rows already handed over stay written; no partial row is produced.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+
+from agentv_py.chat import ChatClient
+from agentv_py.models.results import ResultRow
+from agentv_py.models.targets import TargetConfig
+from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.process.spawn import ProcessRegistry
+from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case
+from agentv_py.runner.targets import TargetRunner, make_runner
+
+JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
+_POLL_SECONDS = 0.1
+
+
+class Interrupted(Exception):
+    """The run was stopped by Ctrl-C or SIGTERM; finished rows are on disk."""
+
+
+class Run:
+    """One run of a dataset's cases against a target. Use it as a context manager:
+
+        with Run(dataset, cases, target) as run:
+            run.execute(on_row)
+
+    `execute` hands each row to `on_row` on the calling thread as its case finishes; leaving the
+    `with` block (normally or by any exception) stops the run and removes its scratch directory.
+    """
+
+    def __init__(
+        self,
+        dataset: LoadedDataset,
+        cases: Sequence[PreparedCase],
+        target: TargetConfig,
+        *,
+        options: RunOptions = RunOptions(),
+        judges: Mapping[str, TargetConfig] | None = None,
+        default_judge: str | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self.dataset = dataset
+        self.cases = list(cases)
+        self.options = options
+        self.processes = ProcessRegistry()
+        self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.runner: TargetRunner = self._make_runner(target, list(secrets))
+        clients: dict[str, ChatClient] = {
+            name: self.runner if config is target else self._make_runner(config, list(secrets))
+            for name, config in (judges or {}).items()
+        }
+        self.judging = Judging(clients, default_judge)
+
+    def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
+        return make_runner(
+            config,
+            dataset_dir=self.dataset.directory,
+            work_dir=self.work_dir,
+            secrets=secrets,
+            processes=self.processes,
+        )
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def execute(
+        self,
+        on_row: Callable[[ResultRow], None],
+        on_start: Callable[[PreparedCase], None] | None = None,
+    ) -> None:
+        """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
+
+        Raises Interrupted on Ctrl-C or SIGTERM. Any other exception (from `on_row`, say)
+        propagates; either way the run is stopped first (`stop`).
+        """
+        workers = max(1, min(self.options.workers, MAX_WORKERS, len(self.cases) or 1))
+        pending = iter(self.cases)
+        lock = threading.Lock()
+        # Bounded: when the writer falls behind, workers wait instead of piling rows up in memory.
+        done: queue.Queue[ResultRow | None] = queue.Queue(maxsize=workers * 2)
+
+        def hand_over(item: ResultRow | None) -> None:
+            while not self._stop.is_set():
+                try:
+                    done.put(item, timeout=_POLL_SECONDS)
+                    return
+                except queue.Full:
+                    continue
+
+        def worker() -> None:
+            try:
+                while not self._stop.is_set():
+                    with lock:
+                        prepared = next(pending, None)
+                    if prepared is None:
+                        return
+                    if on_start is not None:
+                        on_start(prepared)
+                    row = run_case(
+                        prepared,
+                        self.dataset,
+                        self.runner,
+                        self.options,
+                        judging=self.judging,
+                        processes=self.processes,
+                        stopped=self._stop.is_set,
+                    )
+                    hand_over(row)
+            finally:
+                hand_over(None)
+
+        previous = _raise_on_sigterm()
+        try:
+            self._threads = [
+                threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)
+            ]
+            for thread in self._threads:
+                thread.start()
+            finished = 0
+            while finished < workers and not self._stop.is_set():  # stopped from elsewhere: done
+                try:
+                    item = done.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    finished += 1
+                else:
+                    on_row(item)
+        except KeyboardInterrupt:
+            self.stop()
+            raise Interrupted() from None
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            _restore_sigterm(previous)
+
+    def stop(self, timeout: float = JOIN_SECONDS) -> None:
+        """Stop the run: no new cases, every process it started killed, workers joined against
+        one shared deadline (a worker stuck in an HTTP call is left to die with the process)."""
+        self._stop.set()
+        self.processes.close()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        """Stop the run (if it is still going) and remove its scratch directory."""
+        self.stop()
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _raise_on_sigterm() -> object:
+    """SIGTERM stops the run like Ctrl-C (main thread only; embedded use leaves signals alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _sigterm)
+
+
+def _restore_sigterm(previous: object) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]

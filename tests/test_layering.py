@@ -1,0 +1,211 @@
+"""The package's layers, read from the source with `ast`: every import goes down, never up or
+sideways into a layer it may not use, and no module imports itself back through a cycle.
+
+Every import counts, wherever it is written (module level, inside a function, under
+TYPE_CHECKING): a lazy import is still a dependency.
+
+    cli -> session -> loading / runner / report -> evaluators -> process, chat, locate, prepared
+        -> scoring -> models
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "agentv_py"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+
+# Module prefix -> layer (the longest matching prefix wins).
+LAYER_OF = {
+    "agentv_py.models": "models",
+    "agentv_py.errors": "errors",
+    "agentv_py.scoring": "scoring",
+    "agentv_py.media": "media",
+    "agentv_py.chat": "chat",
+    "agentv_py.locate": "locate",
+    "agentv_py.prepared": "prepared",
+    "agentv_py.process": "process",
+    "agentv_py.evaluators": "evaluators",
+    "agentv_py.loading": "loading",
+    "agentv_py.runner": "runner",
+    "agentv_py.report": "report",
+    "agentv_py.session": "session",
+    "agentv_py.judge": "judge-sdk",
+    "agentv_py.cli": "cli",
+    "agentv_py.__main__": "cli",
+    "agentv_py": "api",
+}
+
+# Layer -> the other layers it may import. Anything not listed is a wrong-way edge.
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "models": set(),  # models import nothing from the package
+    "scoring": {"models"},  # pure functions over models
+    "media": set(),
+    "locate": set(),
+    "chat": {"media"},
+    "process": {"models"},
+    "prepared": {"errors", "media", "models"},
+    "evaluators": {"models", "scoring", "process", "chat", "media", "locate", "errors"},  # never runner
+    "loading": {"models", "scoring", "process", "media", "locate", "prepared", "errors", "evaluators"},
+    "runner": {"models", "scoring", "process", "chat", "media", "prepared", "errors", "evaluators"},  # not loading
+    "report": {"models", "scoring"},
+    "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
+    "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy
+    "api": {
+        "errors", "models", "scoring", "media", "chat", "locate", "prepared", "process", "evaluators",
+        "loading", "runner", "report", "session",
+    },
+    "cli": {
+        "api", "errors", "models", "scoring", "media", "chat", "locate", "prepared", "process",
+        "evaluators", "loading", "runner", "report", "session",
+    },
+}
+
+
+def layer(module: str) -> str:
+    best = max((p for p in LAYER_OF if module == p or module.startswith(p + ".")), key=len)
+    return LAYER_OF[best]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _exists(module: str) -> bool:
+    relative = Path(*module.split("."))
+    return (ROOT.parent / relative).with_suffix(".py").is_file() or (ROOT.parent / relative / "__init__.py").is_file()
+
+
+def imports_of(source: str, module: str, is_package: bool) -> Iterator[str]:
+    """The package modules a source file imports (submodules resolved where they exist)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == PACKAGE or alias.name.startswith(PACKAGE + "."):
+                    yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = module.split(".") if is_package else module.split(".")[:-1]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if not (base == PACKAGE or base.startswith(PACKAGE + ".")):
+                continue
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                yield candidate if _exists(candidate) else base
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        name = module_name(path)
+        found = set(imports_of(path.read_text(encoding="utf-8"), name, path.name == "__init__.py"))
+        edges[name] = found - {name}
+    return edges
+
+
+def wrong_way(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for source, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            here, there = layer(source), layer(target)
+            if here != there and there not in ALLOWED[here]:
+                bad.append(f"{source} ({here}) imports {target} ({there})")
+    return bad
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+
+    def visit(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_has_a_layer_and_every_layer_a_rule():
+    edges = graph()
+    assert len(edges) > 40
+    assert {layer(m) for m in edges} <= set(ALLOWED)
+
+
+def test_no_import_goes_the_wrong_way():
+    assert wrong_way(graph()) == []
+
+
+def test_no_import_cycles():
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize(
+    "source, target, allowed",
+    [
+        ("agentv_py.models.results", "agentv_py.scoring.case", False),
+        ("agentv_py.scoring.case", "agentv_py.models.results", True),
+        ("agentv_py.scoring.match", "agentv_py.evaluators.base", False),
+        ("agentv_py.evaluators.code_judge", "agentv_py.runner.targets", False),
+        ("agentv_py.evaluators.code_judge", "agentv_py.process.spawn", True),
+        ("agentv_py.runner.engine", "agentv_py.loading.dataset", False),
+        ("agentv_py.runner.engine", "agentv_py.prepared", True),
+        ("agentv_py.report.summary", "agentv_py.runner.run", False),
+        ("agentv_py.judge", "agentv_py.models.results", False),
+        ("agentv_py.cli.eval_cmd", "agentv_py.session", True),
+    ],
+    ids=lambda v: v if isinstance(v, str) else str(v),
+)
+def test_the_rules_catch_a_wrong_way_edge(source, target, allowed):
+    assert (wrong_way({source: {target}}) == []) is allowed
+
+
+def test_the_reader_sees_lazy_relative_and_type_checking_imports():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from agentv_py.runner import engine\n"
+        "def f():\n    from ..loading import load_dataset\n    import agentv_py.report.jsonl\n"
+        "from . import base\n"
+    )
+    found = set(imports_of(source, "agentv_py.evaluators.code_judge", is_package=False))
+    assert found == {
+        "agentv_py.runner.engine", "agentv_py.loading", "agentv_py.report.jsonl", "agentv_py.evaluators.base",
+    }
+
+
+def test_a_cycle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
