@@ -49,3 +49,10 @@ class ConfigError(AgentvError):
 
 class TargetError(AgentvError):
     """The target cannot be selected or started (unknown name, failing healthcheck, ...)."""
+
+
+class OutputError(AgentvError):
+    """Results or the summary could not be written (disk full, closed pipe, no permission): the
+    run was stopped and every process it started was killed; rows already written are kept."""
+
+    exit_code = 5

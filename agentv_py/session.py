@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentv_py.errors import ConfigError, Problem, TargetError
+from agentv_py.errors import ConfigError, OutputError, Problem, TargetError
 from agentv_py.loading import (
     LoadedTargets,
     discover_targets_file,
@@ -164,11 +164,14 @@ def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -
         default_judge=plan.default_judge,
         secrets=plan.secrets,
     )
-    with run, JsonlWriter(plan.out) as writer:
+    with run, _open_results(plan.out) as writer:
         summary.results_path = writer.display
 
         def accept(row: ResultRow) -> None:
-            writer.write(row)
+            try:
+                writer.write(row)
+            except OSError as exc:
+                raise _write_failed(writer.display, exc, summary.completed) from None
             summary.add(row, positions.get(row.eval_id))
             if on_row is not None:
                 on_row(row)
@@ -178,6 +181,21 @@ def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -
         except Interrupted:
             summary.interrupted = True
     return summary
+
+
+def _open_results(out: str) -> JsonlWriter:
+    try:
+        return JsonlWriter(out)
+    except OSError as exc:
+        raise OutputError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+
+
+def _write_failed(where: str, exc: OSError, written: int) -> OutputError:
+    what = "stdout was closed" if isinstance(exc, BrokenPipeError) else f"cannot write results to {where}"
+    rows = f"{written} row{'s' if written != 1 else ''}"
+    return OutputError(
+        f"{what} ({exc.strerror or exc}); the run was stopped after {rows} and its processes were killed"
+    )
 
 
 @dataclass

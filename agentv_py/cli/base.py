@@ -7,6 +7,7 @@ imports them. Nothing heavy is imported here: `agentv --help` stays fast.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import traceback
 from typing import Any, Callable, TypeVar
@@ -21,6 +22,7 @@ EXIT_GATE_FAILED = 1
 EXIT_CONFIG = 2
 EXIT_INTERNAL = 3
 EXIT_CASE_ERRORS = 4
+EXIT_OUTPUT = 5
 EXIT_INTERRUPTED = 130
 
 _INTERNAL = (EXIT_INTERNAL, "internal error (a bug: traceback shown)")
@@ -31,6 +33,8 @@ EVAL_EXIT_CODES = (
     (EXIT_CONFIG, "usage or dataset/target configuration error (nothing was run)"),
     _INTERNAL,
     (EXIT_CASE_ERRORS, "one or more cases errored (target or judge could not run); takes precedence over 1"),
+    (EXIT_OUTPUT, "results or summary could not be written (disk full, closed pipe): the run was stopped, "
+     "its processes killed, rows written so far kept"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept"),
 )
 VALIDATE_EXIT_CODES = (
@@ -80,6 +84,8 @@ def boundary(func: F) -> F:
         try:
             code = func(*args, **kwargs)
         except AgentvError as exc:
+            if exc.exit_code == EXIT_OUTPUT:
+                _silence_stdout()
             print(f"error: {exc.message}", file=sys.stderr)
             if exc.hint:
                 print(f"hint: {exc.hint}", file=sys.stderr)
@@ -87,6 +93,10 @@ def boundary(func: F) -> F:
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:  # stdout closed while printing (`agentv ... | head`)
+            _silence_stdout()
+            print("error: stdout was closed before the output was complete", file=sys.stderr)
+            raise typer.Exit(EXIT_OUTPUT) from None
         except typer.Exit:
             raise
         except Exception:  # noqa: BLE001 - anything else is a bug: show it
@@ -96,6 +106,17 @@ def boundary(func: F) -> F:
         raise typer.Exit(code or 0)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    """After stdout failed, point it at /dev/null: the interpreter's final flush must not fail
+    again (and print a second error) on a pipe nobody reads."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _version(value: bool) -> None:
@@ -121,6 +142,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT",
     "METRICS_EXIT_CODES",
     "VALIDATE_EXIT_CODES",
     "EvalCommand",

@@ -54,8 +54,13 @@ class JsonlWriter:
         self.count += 1
 
     def close(self) -> None:
+        """Close the file. Every row was flushed when written, so a close that fails can only
+        repeat a write error already raised (a full disk): it is not raised twice."""
         if not self.to_stdout:
-            self._handle.close()
+            try:
+                self._handle.close()
+            except OSError:
+                pass
 
     def __enter__(self) -> JsonlWriter:
         return self

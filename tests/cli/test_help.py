@@ -79,7 +79,7 @@ def test_defaults_are_never_cut_or_split_inside_a_word(columns):
 
 
 def test_each_command_lists_only_its_own_exit_codes():
-    assert exit_codes(help_text(["eval"])) == [0, 1, 2, 3, 4, 130]
+    assert exit_codes(help_text(["eval"])) == [0, 1, 2, 3, 4, 5, 130]
     assert exit_codes(help_text(["metrics"])) == [0, 1, 2, 3]
     validate = help_text(["validate"])
     assert exit_codes(validate) == [0, 2, 3]
@@ -91,7 +91,7 @@ def test_each_command_lists_only_its_own_exit_codes():
 
 def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
     text = help_text([], 60)
-    assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 130]
+    assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
     assert "validate and metrics exit with their own codes: see agentv COMMAND --help." in flat(text)
     for command in ("eval", "metrics", "validate"):
         assert re.search(rf"\n  {command} +\S", text)
