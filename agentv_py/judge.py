@@ -34,11 +34,11 @@ the same way instead of being clamped.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import TYPE_CHECKING
 
 from agentv_py.scoring.case import PASS_THRESHOLD
+from agentv_py.scoring.judge_contract import RESULT_KEYS, result_problems
 from agentv_py.scoring.paths import MISSING, resolve
 
 # A judge process starts once per case, so this module avoids costly imports (dataclasses,
@@ -205,7 +205,7 @@ class JudgeInput:
 class JudgeResult:
     """What a judge returns. `passed` defaults to score >= 0.8."""
 
-    __slots__ = ("score", "hits", "misses", "reasoning", "details", "passed", "status")
+    __slots__ = RESULT_KEYS
 
     def __init__(
         self,
@@ -232,27 +232,17 @@ class JudgeResult:
         return isinstance(other, JudgeResult) and self.to_dict() == other.to_dict()
 
     def problems(self) -> list[str]:
-        """Ways this result breaks the contract (empty when it is valid)."""
-        found = []
-        score = self.score
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            found.append(f"score must be a number in [0, 1], got {score!r}")
-        elif not math.isfinite(score) or not 0.0 <= score <= 1.0:
-            found.append(f"score must be a number in [0, 1], got {score!r}")
-        for name in ("hits", "misses"):
-            items = getattr(self, name)
-            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-                found.append(f"{name} must be a list of strings")
-        if not isinstance(self.details, dict):
-            found.append("details must be a dict")
-        if self.status not in ("processed", "error", "skipped"):
-            found.append("status must be processed, error or skipped")
-        return found
+        """Ways this result breaks the contract (empty when it is valid): the same checks, in the
+        same words, as agentv's code_judge evaluator (`agentv_py.scoring.judge_contract`), with
+        bad values shown as Python reprs."""
+        return result_problems(self.to_dict(), show=repr)
 
     def is_pass(self) -> bool:
+        """`passed` when it is set, else score >= PASS_THRESHOLD (0.8)."""
         return self.passed if self.passed is not None else float(self.score) >= PASS_THRESHOLD
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as the JSON object a judge prints (`passed` only when it is set)."""
         data: dict[str, Any] = {
             "score": self.score,
             "hits": self.hits,
@@ -270,13 +260,17 @@ def _coerce(value: JudgeResult | dict[str, Any] | float) -> JudgeResult:
     if isinstance(value, JudgeResult):
         return value
     if isinstance(value, dict):
-        known = {k: value[k] for k in ("score", "hits", "misses", "reasoning", "details", "passed", "status") if k in value}
+        known = {k: value[k] for k in RESULT_KEYS if k in value}
         if "score" not in known:
             raise TypeError("the judge returned a dict without 'score'")
         return JudgeResult(**known)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return JudgeResult(score=value)
     raise TypeError(f"the judge returned {type(value).__name__}; return a JudgeResult, a dict or a number")
+
+
+def _dumps(result: JudgeResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False, default=str)
 
 
 def _error_result(message: str) -> JudgeResult:
@@ -300,7 +294,12 @@ def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None 
 
         traceback.print_exc(file=sys.stderr)
         result = _error_result(f"judge raised {type(exc).__name__}: {exc}")
-    stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    try:
+        text = _dumps(result)
+    except ValueError as exc:  # a NaN or a cycle the contract does not look for (in details, say)
+        result = _error_result(f"invalid judge result: it cannot be printed as JSON ({exc})")
+        text = _dumps(result)
+    stdout.write(text + "\n")
     stdout.flush()
     return 0 if result.status == "processed" and result.is_pass() else 1
 

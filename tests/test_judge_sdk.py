@@ -66,7 +66,7 @@ def test_results_and_exit_codes(returned, code, score, passed):
         (JudgeResult(score=1.5), "invalid judge result: score must be a number in [0, 1], got 1.5"),
         (JudgeResult(score=float("nan")), "invalid judge result: score must be a number in [0, 1], got nan"),
         (JudgeResult(score="0.9"), "invalid judge result: score must be a number in [0, 1], got '0.9'"),
-        (JudgeResult(score=1, hits=[1]), "invalid judge result: hits must be a list of strings"),
+        (JudgeResult(score=1, hits=[1]), "invalid judge result: 'hits' must be a list of strings, got [1]"),
         ({"reasoning": "no score"}, "judge raised TypeError: the judge returned a dict without 'score'"),
         ("0.9", "judge raised TypeError: the judge returned str; return a JudgeResult, a dict or a number"),
     ],
@@ -91,3 +91,29 @@ def test_an_exception_is_an_error_result_with_traceback_on_stderr(capsys):
 def test_a_payload_that_is_not_an_object():
     code, out = call(lambda inp: 1.0, payload=[1, 2])
     assert out["reasoning"] == "judge raised ValueError: the payload on stdin is not a JSON object"
+
+
+@pytest.mark.parametrize(
+    "returned, message",
+    [
+        (JudgeResult(score=1, reasoning=None), "invalid judge result: 'reasoning' must be a string, got None"),
+        (JudgeResult(score=1, details="x"), "invalid judge result: 'details' must be an object, got 'x'"),
+        (JudgeResult(score=1, status="ok"), "invalid judge result: status must be processed, error or skipped, got 'ok'"),
+        ({"score": 2, "misses": "x"},
+         "invalid judge result: 'misses' must be a list of strings, got 'x'; score must be a number in [0, 1], got 2"),
+        (JudgeResult(score=1, details={"x": float("nan")}),
+         "invalid judge result: it cannot be printed as JSON (Out of range float values are not JSON compliant"),
+    ],
+    ids=["reasoning-none", "details-not-dict", "bad-status", "every-problem", "nan-in-details"],
+)
+def test_the_sdk_checks_the_evaluators_contract(returned, message):
+    """Same checks and words as the code_judge evaluator (scoring/judge_contract.py), reprs for values."""
+    code, out = call(lambda inp: returned)
+    assert code == 1
+    assert (out["status"], out["score"]) == ("error", 0.0)
+    assert out["misses"][0].startswith(message)
+
+
+def test_a_skipped_result_needs_no_valid_score():
+    code, out = call(lambda inp: JudgeResult(score=None, status="skipped", reasoning="no items"))
+    assert (code, out["status"], out["score"], out["reasoning"]) == (1, "skipped", None, "no items")

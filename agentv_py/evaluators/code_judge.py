@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import math
 import os
 import shutil
 import sys
@@ -24,8 +23,8 @@ from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
-
-RESULT_KEYS = ("score", "hits", "misses", "reasoning", "details", "passed", "status")
+from agentv_py.scoring.jsontext import loads
+from agentv_py.scoring.judge_contract import result_problems
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +95,7 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
         stdin=payload.encode("utf-8"),
         cwd=cwd,
         env=judge_env(),
+        registry=context.processes,
     )
     return judge_result(config, result)
 
@@ -131,15 +131,19 @@ def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult
 
 
 def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(object, None) when the whole stdout is one JSON object, else (None, what is wrong).
+
+    Never a fenced block or JSON picked out of prose. NaN and Infinity are read (`allow_nan`), so
+    that the contract can name a NaN score instead of calling the stdout not JSON."""
     text = stdout.strip()
     if not text:
         return None, "printed nothing on stdout (one JSON object expected)"
     try:
-        value = json.loads(text)
+        value = loads(text, allow_nan=True)
     except ValueError:
         lines = [line for line in text.splitlines() if line.strip()]
         try:
-            last = json.loads(lines[-1])
+            last = loads(lines[-1], allow_nan=True)
         except ValueError:
             last = None
         if isinstance(last, dict) and len(lines) > 1:
@@ -157,41 +161,27 @@ def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, result: ProcResult) -> EvaluatorResult:
+    """The judge's parsed result checked against the contract (`scoring.judge_contract`): the
+    first problem makes an error result; else its status decides (error, skipped, processed)."""
+    problems = result_problems(data, show=json.dumps)
+    if problems:
+        return _error(config, problems[0], result)
     name, weight = config.display_name, config.weight
     status = data.get("status", "processed")
-    if status not in ("processed", "error", "skipped"):
-        return _error(config, f"status must be processed, error or skipped, got {json.dumps(status)}", result)
     reasoning = data.get("reasoning", "")
     details = data.get("details", {})
-    for key, value, ok, expected in (
-        ("hits", data.get("hits", []), lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings"),
-        ("misses", data.get("misses", []), lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings"),
-        ("reasoning", reasoning, lambda v: isinstance(v, str), "a string"),
-        ("details", details, lambda v: isinstance(v, dict), "an object"),
-        ("passed", data.get("passed", False), lambda v: isinstance(v, bool), "true or false"),
-    ):
-        if not ok(value):
-            return _error(config, f"'{key}' must be {expected}, got {json.dumps(value)[:60]}", result)
     if status == "error":
         message = reasoning or "the judge reported an error"
         return _error(config, f"reported an error: {message}", result)
     if status == "skipped":
         return skipped_result(name=name, type=config.type, weight=weight, reasoning=reasoning, details=details)
-    if "score" not in data:
-        return _error(config, "the result has no 'score' (a number in [0, 1])", result)
-    score = data["score"]
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        return _error(config, f"score must be a number in [0, 1], got {json.dumps(score)}", result)
-    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        shown = json.dumps(score) if math.isfinite(score) else str(score)
-        return _error(config, f"score must be a number in [0, 1], got {shown}", result)
     passed = data.get("passed")
     if passed is None and code == 1:
         passed = False  # exit 1 with a valid result: the convention "1 = not passed"
     return processed_result(
         name=name,
         type=config.type,
-        score=float(score),
+        score=float(data["score"]),
         weight=weight,
         hits=data.get("hits", []),
         misses=data.get("misses", []),

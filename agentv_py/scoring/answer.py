@@ -1,43 +1,36 @@
-"""Reading a target's answer text as JSON (SPEC §3.1 "Candidate data")."""
+"""Reading a target's answer text as JSON (SPEC §3.1 "Candidate data").
+
+The fence pattern and the JSON loader are `agentv_py.scoring.jsontext`'s; this module holds only
+the lenient policy for answers. Standard library only: judges import it from a bare Python.
+"""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-try:  # orjson is a dependency of agentv; judges may import this module from a bare Python
-    import orjson
-
-    _decode_error: type[Exception] = orjson.JSONDecodeError
-    _json_loads = orjson.loads
-except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
-    import json
-
-    _decode_error = ValueError
-    _json_loads = json.loads
+from agentv_py.scoring.jsontext import fenced_blocks, loads
 
 NOT_JSON: Any = type("NotJson", (), {"__repr__": lambda self: "NOT_JSON", "__bool__": lambda self: False})()
 """Sentinel: the answer could not be read as JSON."""
 
-_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
-
 
 def _loads(text: str) -> Any:
     try:
-        return _json_loads(text)
-    except _decode_error:
+        return loads(text)
+    except ValueError:
         return NOT_JSON
 
 
 def parse_answer_json(text: str) -> Any:
-    """The answer as JSON: the whole text, else a fenced ```json block, else the span from the
-    first `{` or `[` to the last matching closing bracket. NOT_JSON when none parses."""
+    """The answer as JSON: the whole text, else the first fenced ```json block, else the span from
+    the first `{` or `[` to the last matching closing bracket. NOT_JSON when none parses.
+    Strict JSON throughout (`jsontext.loads`): NaN and Infinity are not JSON."""
     value = _loads(text)
     if value is not NOT_JSON:
         return value
-    fence = _FENCE.search(text)
-    if fence:
-        value = _loads(fence.group(1))
+    blocks = fenced_blocks(text)
+    if blocks:
+        value = _loads(blocks[0])
         if value is not NOT_JSON:
             return value
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]

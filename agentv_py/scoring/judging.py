@@ -6,15 +6,13 @@ validates against the schema; nothing is guessed from prose and no score is clam
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from agentv_py.models.evaluators import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
-
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
+from agentv_py.scoring.jsontext import fenced_blocks, loads
 
 
 def render_template(template: str, values: Mapping[str, str]) -> str:
@@ -28,27 +26,20 @@ def render_template(template: str, values: Mapping[str, str]) -> str:
     return TEMPLATE_VARIABLE_RE.sub(one, template)
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _loads(text: str) -> Any:
-    """Strict JSON: NaN and Infinity (which Python's json accepts) are rejected, so a NaN score
-    can never slip past a range check."""
-    return json.loads(text, parse_constant=_no_constants)
-
-
 def extract_json(reply: str) -> tuple[Any, str | None]:
-    """(value, None) when the reply is JSON or holds exactly one fenced JSON block, else (None, why)."""
+    """(value, None) when the reply is JSON or holds exactly one fenced JSON block, else (None, why).
+
+    Strict JSON (`jsontext.loads`): NaN and Infinity are refused, so a NaN score can never slip
+    past a range check; JSON inside prose is not picked out (that would be guessing)."""
     text = reply.strip()
     try:
-        return _loads(text), None
+        return loads(text), None
     except ValueError:
         pass
-    fences = _FENCE.findall(text)
+    fences = fenced_blocks(text)
     if len(fences) == 1:
         try:
-            return _loads(fences[0]), None
+            return loads(fences[0]), None
         except ValueError as exc:
             return None, f"the fenced block is not valid JSON ({exc})"
     if len(fences) > 1:

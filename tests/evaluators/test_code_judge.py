@@ -161,3 +161,38 @@ def test_sdk_judge_that_raises_is_an_error_with_the_exception():
     result = run_evaluator(config(["python3", "sdk_raises.py"]), context())
     assert result.status == "error"
     assert result.misses[0].startswith("code_judge 'j': reported an error: judge raised KeyError: 'missing_key' (stderr: ")
+
+
+# Code judges' stdout is read whole: no fenced block, no JSON picked out of prose (unlike target
+# answers and LLM-judge replies, which share the fence finder in scoring/jsontext.py).
+STDOUT_NOT_ACCEPTED = [
+    ("fenced", ["```json", '{"score": 1}', "```"], "code_judge 'j': stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
+    ("bare-fence", ["```", '{"score": 1}', "```"], "code_judge 'j': stdout is not JSON: '```\\n{\"score\": 1}\\n```'"),
+    ("prose-around-json", ['Result: {"score": 1} done'], "code_judge 'j': stdout is not JSON: 'Result: {\"score\": 1} done'"),
+]
+
+
+@pytest.mark.parametrize("lines, message", [c[1:] for c in STDOUT_NOT_ACCEPTED], ids=[c[0] for c in STDOUT_NOT_ACCEPTED])
+def test_stdout_must_be_only_the_json_object(lines, message):
+    result = reply(0, *lines)
+    assert (result.status, result.misses) == ("error", [message])
+
+
+@pytest.mark.parametrize("stdout, problem", [
+    ('{"score": 1}', None),
+    ('\n  {"score": NaN}\n', None),  # read, so that the contract names the NaN score
+    ("[" * 100_000 + "]" * 100_000, "stdout is not JSON: '" + "[" * 80 + "...'"),
+    ('```json\n{"score": 1}\n```', "stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
+    ('debug\n{"score": 1}', "printed 1 line before its JSON result (stdout must hold only the result; print debug output to stderr)"),
+], ids=["object", "nan-read", "nested-too-deeply", "fenced", "debug-line"])
+def test_one_json_object(stdout, problem):
+    from agentv_py.evaluators.code_judge import _one_json_object
+
+    value, found = _one_json_object(stdout)
+    assert found == problem
+    assert (value is None) is (problem is not None)
+
+
+def test_skipped_with_a_null_score_is_skipped():
+    result = reply(0, '{"status": "skipped", "score": null}')
+    assert (result.status, result.score) == ("skipped", None)

@@ -63,6 +63,22 @@ def test_extract_json(reply, value, problem):
     assert extract_json(reply) == (value, problem)
 
 
+# The fence finder and the strict loader are jsontext's (shared with answers and code judges).
+@pytest.mark.parametrize("reply, value, problem", [
+    ('```JSON\r\n{"score": 0.5}\r\n```', {"score": 0.5}, None),
+    ('``` json\n{"score": 0.5}\n```', {"score": 0.5}, None),
+    ('Here:\n```json\n{"score": 0.5}\n```\nor ```json\n{"score": 0.6}\n```', None,
+     "the reply holds 2 fenced blocks; exactly one JSON object was asked for"),
+    ('```json\n{"score": 0.5}', None, "the reply is not JSON"),
+    ('```json\n{"score": NaN}\n```', None, "the fenced block is not valid JSON (NaN is not valid JSON)"),
+    ('{"score": 1e400}', None, "the reply is not JSON"),
+    ('```json\n{"score": -Infinity}\n```', None, "the fenced block is not valid JSON (-Infinity is not valid JSON)"),
+], ids=["crlf-upper-case", "space-before-tag", "two-fences-in-prose", "unterminated-fence", "fenced-nan", "overflow",
+        "fenced-infinity"])
+def test_extract_json_fences_and_strictness(reply, value, problem):
+    assert extract_json(reply) == (value, problem)
+
+
 # The six vision judges' seed weights: (weights, dimension scores, expected score).
 SEED_DIMENSIONS = [
     ("image-description", {"visual_accuracy": 40, "completeness": 30, "clarity": 20, "relevance": 10},
