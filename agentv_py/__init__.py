@@ -69,7 +69,35 @@ _EXPORTS = {
     "run_eval": "agentv_py.session",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "__version__",
+    "AgentvError",
+    "ConfigError",
+    "EvalContext",
+    "EvalResult",
+    "EvaluatorResult",
+    "LoadedDataset",
+    "MatchResult",
+    "PASS_THRESHOLD",
+    "PreparedCase",
+    "Problem",
+    "ResultRow",
+    "Run",
+    "TargetError",
+    "Trace",
+    "case_verdict",
+    "load_dataset",
+    "load_targets",
+    "match_date",
+    "match_exact",
+    "match_fuzzy",
+    "match_numeric",
+    "read_rows",
+    "run_eval",
+    "run_evaluator",
+    "similarity",
+    "verdict_for",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,12 +6,13 @@ Messages hold text and images (ImageRef); each client turns them into its own wi
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, Union
+from typing import Any, Protocol
 
 from agentv_py.media import ImageRef
 
-Part = Union[str, ImageRef]
+Part = str | ImageRef
 
 
 @dataclass
@@ -41,7 +42,11 @@ class ChatReply:
 
     def metadata(self) -> dict[str, Any]:
         """What a result records about the call (never the prompt, never a key)."""
-        data: dict[str, Any] = {"model": self.model, "attempts": self.attempts, "duration_ms": round(self.duration_ms, 3)}
+        data: dict[str, Any] = {
+            "model": self.model,
+            "attempts": self.attempts,
+            "duration_ms": round(self.duration_ms, 3),
+        }
         if self.usage:
             data["token_usage"] = self.usage
         return {k: v for k, v in data.items() if v is not None}

@@ -44,9 +44,18 @@ from agentv_py.scoring.paths import MISSING, resolve
 # A judge process starts once per case, so this module avoids costly imports (dataclasses,
 # typing, traceback cost ~13 ms per start together); annotations are strings only.
 if TYPE_CHECKING:
-    from typing import IO, Any, Callable, TypeVar
+    from collections.abc import Callable
+    from typing import IO, Any, TypeVar
 
     from agentv_py.scoring.answer import parse_answer_json
+    from agentv_py.scoring.match import (
+        match_date,
+        match_exact,
+        match_fuzzy,
+        match_numeric,
+        normalize_text,
+        similarity,
+    )
     from agentv_py.scoring.metrics import (
         Counts,
         align_items,
@@ -57,14 +66,6 @@ if TYPE_CHECKING:
         line_item_counts,
         macro_f1,
         total,
-    )
-    from agentv_py.scoring.match import (
-        match_date,
-        match_exact,
-        match_fuzzy,
-        match_numeric,
-        normalize_text,
-        similarity,
     )
 
     JudgeFunction = Callable[["JudgeInput"], "JudgeResult | dict[str, Any] | float"]
@@ -101,6 +102,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'agentv_py.judge' has no attribute {name!r}")
 
+
 __all__ = [
     "MISSING",
     "Counts",
@@ -127,11 +129,21 @@ __all__ = [
 ]
 
 
-
 _INPUT_FIELDS = (
-    "candidate_answer", "reference_answer", "candidate", "expected", "question", "expected_outcome",
-    "expected_messages", "input_messages", "output_messages", "input_files", "image_files", "config",
-    "eval_id", "dataset",
+    "candidate_answer",
+    "reference_answer",
+    "candidate",
+    "expected",
+    "question",
+    "expected_outcome",
+    "expected_messages",
+    "input_messages",
+    "output_messages",
+    "input_files",
+    "image_files",
+    "config",
+    "eval_id",
+    "dataset",
 )
 
 

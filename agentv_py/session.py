@@ -109,7 +109,9 @@ def judge_check(dataset: LoadedDataset) -> tuple[list[Problem], str | None]:
 
 
 def _uses_judges(dataset: LoadedDataset) -> bool:
-    return any(isinstance(config, JUDGE_CONFIG_TYPES) for _, configs in evaluator_lists(dataset.model) for config in configs)
+    return any(
+        isinstance(config, JUDGE_CONFIG_TYPES) for _, configs in evaluator_lists(dataset.model) for config in configs
+    )
 
 
 def _load_targets(request: EvalRequest, dataset: LoadedDataset) -> LoadedTargets:
@@ -119,7 +121,8 @@ def _load_targets(request: EvalRequest, dataset: LoadedDataset) -> LoadedTargets
         raise TargetError(
             "no targets file found (looked for .agentv/targets.yaml and targets.yaml in: " + places + ")",
             hint="pass --targets PATH, or use --dry-run to check the dataset without a target"
-            if not request.dry_run else "LLM judges need their judge targets defined in a targets file",
+            if not request.dry_run
+            else "LLM judges need their judge targets defined in a targets file",
         )
     return load_targets(path)
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 def run_threads(task: Callable[[], None], count: int, workers: int) -> float:
@@ -53,9 +53,13 @@ _PROBE = (
 )
 
 
-def timed_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+def timed_child(
+    argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB of the largest process, exit code) of one command, measured
     from a fresh probe process so earlier children do not count."""
-    out = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     wall, rss_kib, code = out.stdout.split()
     return float(wall), int(rss_kib) / 1024, int(code)

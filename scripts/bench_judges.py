@@ -85,7 +85,9 @@ def write_dataset(root: Path, n: int, judge: str) -> Path:
 def persistent_workers(judge: Path, payloads: list[bytes], workers: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(judge)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(judge)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
         for _ in range(workers)
     ]
     # Warm: each worker has imported the judge before timing starts (that cost is paid once per run).
@@ -138,12 +140,16 @@ def main() -> int:
         for _ in range(args.reps):
             floor.append(run_parallel([[sys.executable, "-c", "pass"]] * n, w))
             for name, dataset in datasets.items():
-                evals[name].append(timed_child([*agentv, str(dataset), "--workers", str(w), "--out", str(work / "o.jsonl")], work)[0])
+                evals[name].append(
+                    timed_child([*agentv, str(dataset), "--workers", str(w), "--out", str(work / "o.jsonl")], work)[0]
+                )
         rows = [json.loads(line) for line in (work / "o.jsonl").read_text().splitlines()]
         assert len(rows) == n and all(r["score"] == 1.0 for r in rows), "every judge must have scored 1.0"
 
         payload = json.dumps({"candidate_answer": "{}", "candidate": {"a": 1}, "expected": {"a": 1}}).encode()
-        spawned_sdk = statistics.median(run_parallel([[sys.executable, str(work / "sdk.py")]] * n, w, payload) for _ in range(args.reps))
+        spawned_sdk = statistics.median(
+            run_parallel([[sys.executable, str(work / "sdk.py")]] * n, w, payload) for _ in range(args.reps)
+        )
         persistent = statistics.median(persistent_workers(work / "sdk.py", [payload] * n, w) for _ in range(args.reps))
 
         ms = lambda seconds: seconds / n * 1000  # noqa: E731
@@ -152,11 +158,15 @@ def main() -> int:
         print(f"  floor: `python -c pass` x N            : {ms(base):6.2f} ms/case")
         for name in ("plain", "sdk"):
             wall = statistics.median(evals[name])
-            print(f"  agentv eval, {name:<5} judge             : {ms(wall):6.2f} ms/case  ratio {wall / base:4.2f} x floor")
+            print(
+                f"  agentv eval, {name:<5} judge             : {ms(wall):6.2f} ms/case  ratio {wall / base:4.2f} x floor"
+            )
         print("persistent-worker prototype (SDK judge, same payload, no agentv around it):")
         print(f"  spawn one judge process per case       : {ms(spawned_sdk):6.2f} ms/case")
-        print(f"  4 persistent workers, judge loaded once: {ms(persistent):6.3f} ms/case"
-              f"  ({(1 - persistent / spawned_sdk):.1%} less)")
+        print(
+            f"  4 persistent workers, judge loaded once: {ms(persistent):6.3f} ms/case"
+            f"  ({(1 - persistent / spawned_sdk):.1%} less)"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

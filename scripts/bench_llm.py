@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import run_threads  # noqa: E402
+
 from tests.chat_server import ChatServer, text  # noqa: E402
 from tests.pngs import png  # noqa: E402
 
@@ -59,10 +60,17 @@ def agentv_run(server: ChatServer, cases: int, workers: int, images: bool) -> fl
             f"  - {{name: judge, provider: openai, model: m, base_url: '{server.base_url}', vision: true, max_retries: 0}}\n"
         )
         image = ", {type: image, value: img.png}" if images else ""
-        lines = ["execution:", "  target: t", "  judge_target: judge",
-                 "  evaluators: [{type: llm_judge, prompt: 'Grade {{output}} for {{input}}'}]", "evalcases:"]
-        lines += [f"  - {{id: c{i}, input: [{{role: user, content: [{{type: text, value: Describe.}}{image}]}}]}}"
-                  for i in range(cases)]
+        lines = [
+            "execution:",
+            "  target: t",
+            "  judge_target: judge",
+            "  evaluators: [{type: llm_judge, prompt: 'Grade {{output}} for {{input}}'}]",
+            "evalcases:",
+        ]
+        lines += [
+            f"  - {{id: c{i}, input: [{{role: user, content: [{{type: text, value: Describe.}}{image}]}}]}}"
+            for i in range(cases)
+        ]
         (root / "dataset.yaml").write_text("\n".join(lines) + "\n")
         plan = plan_eval(EvalRequest(root / "dataset.yaml", workers=workers, out=str(root / "out.jsonl")))
         started = time.perf_counter()

@@ -30,8 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import timed_child  # noqa: E402
 
-HEADER_FIELDS = ["invoice_number", "invoice_date", "currency", "supplier.name", "importer.name", "po_number",
-                 "net_total", "gross_total"]
+HEADER_FIELDS = [
+    "invoice_number",
+    "invoice_date",
+    "currency",
+    "supplier.name",
+    "importer.name",
+    "po_number",
+    "net_total",
+    "gross_total",
+]
 ITEM_FIELDS = ["line_items[].description", "line_items[].quantity", "line_items[].line_total"]
 
 
@@ -53,18 +61,52 @@ def write_results(path: Path, rows: int, seed: int = 7) -> int:
             header = {f: counts(rng) for f in HEADER_FIELDS}
             items = {f: counts(rng) for f in ITEM_FIELDS}
             row = {
-                "timestamp": "2026-11-21T00:00:00.000Z", "eval_id": f"inv-{i:06d}", "dataset": "bench",
-                "conversation_id": None, "target": "t", "status": "ok", "score": 0.9, "verdict": "pass",
-                "hits": HEADER_FIELDS, "misses": [], "reasoning": "", "candidate_answer": answer,
+                "timestamp": "2026-11-21T00:00:00.000Z",
+                "eval_id": f"inv-{i:06d}",
+                "dataset": "bench",
+                "conversation_id": None,
+                "target": "t",
+                "status": "ok",
+                "score": 0.9,
+                "verdict": "pass",
+                "hits": HEADER_FIELDS,
+                "misses": [],
+                "reasoning": "",
+                "candidate_answer": answer,
                 "evaluator_results": [
-                    {"name": "header_metrics", "type": "code_judge", "status": "processed", "score": 0.9,
-                     "passed": True, "verdict": "pass", "weight": 1.0, "hits": [], "misses": [], "reasoning": "",
-                     "details": {"metrics": header}},
-                    {"name": "line_item_metrics", "type": "code_judge", "status": "processed", "score": 0.9,
-                     "passed": True, "verdict": "pass", "weight": 1.0, "hits": [], "misses": [], "reasoning": "",
-                     "details": {"metrics": items, "alignment": {"pairs": [{"expected": k, "parsed": k, "similarity": 1.0} for k in range(8)]}}},
+                    {
+                        "name": "header_metrics",
+                        "type": "code_judge",
+                        "status": "processed",
+                        "score": 0.9,
+                        "passed": True,
+                        "verdict": "pass",
+                        "weight": 1.0,
+                        "hits": [],
+                        "misses": [],
+                        "reasoning": "",
+                        "details": {"metrics": header},
+                    },
+                    {
+                        "name": "line_item_metrics",
+                        "type": "code_judge",
+                        "status": "processed",
+                        "score": 0.9,
+                        "passed": True,
+                        "verdict": "pass",
+                        "weight": 1.0,
+                        "hits": [],
+                        "misses": [],
+                        "reasoning": "",
+                        "details": {
+                            "metrics": items,
+                            "alignment": {"pairs": [{"expected": k, "parsed": k, "similarity": 1.0} for k in range(8)]},
+                        },
+                    },
                 ],
-                "attempts": 1, "duration_ms": 3.1, "trace": {"duration_ms": 2.9},
+                "attempts": 1,
+                "duration_ms": 3.1,
+                "trace": {"duration_ms": 2.9},
             }
             handle.write(orjson.dumps(row) + b"\n")
     return path.stat().st_size
@@ -78,10 +120,28 @@ def alignment_timings() -> tuple[float, float, float]:
     from agentv_py.scoring.metrics import align_items
 
     rng = random.Random(1)
-    words = ("ocean freight bunker adjustment factor terminal handling charge documentation fee port "
-             "security energy surcharge container maintenance").split()
-    expected = [{"description": " ".join(rng.sample(words, 3)) + f" {i}", "quantity": i, "line_total": i * 10}
-                for i in range(200)]
+    words = [
+        "ocean",
+        "freight",
+        "bunker",
+        "adjustment",
+        "factor",
+        "terminal",
+        "handling",
+        "charge",
+        "documentation",
+        "fee",
+        "port",
+        "security",
+        "energy",
+        "surcharge",
+        "container",
+        "maintenance",
+    ]
+    expected = [
+        {"description": " ".join(rng.sample(words, 3)) + f" {i}", "quantity": i, "line_total": i * 10}
+        for i in range(200)
+    ]
     parsed = list(reversed(expected))
     results = []
     for assignment in ("optimal", "greedy"):
@@ -103,13 +163,17 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="agentv-metrics-bench-"))
     agentv = [sys.executable, "-m", "agentv_py", "metrics"]
     try:
-        print(f"agentv metrics over results files (2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)")
+        print(
+            f"agentv metrics over results files (2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)"
+        )
         for rows in (args.rows // 4, args.rows):
             path = work / f"results-{rows}.jsonl"
             size = write_results(path, rows)
-            walls, peaks, _ = zip(*(timed_child([*agentv, str(path)]) for _ in range(3)))
-            print(f"  {rows:>7} rows ({size / 2**20:6.1f} MiB): {statistics.median(walls):5.2f} s (median of 3), "
-                  f"peak RSS {max(peaks):5.1f} MiB")
+            walls, peaks, _ = zip(*(timed_child([*agentv, str(path)]) for _ in range(3)), strict=False)
+            print(
+                f"  {rows:>7} rows ({size / 2**20:6.1f} MiB): {statistics.median(walls):5.2f} s (median of 3), "
+                f"peak RSS {max(peaks):5.1f} MiB"
+            )
         optimal, greedy, scipy_import = alignment_timings()
         print("line-item alignment, 200 x 200 items (matched on description), median of 20:")
         print(f"  optimal (scipy linear_sum_assignment): {optimal * 1000:6.1f} ms")

@@ -46,14 +46,26 @@ FIELDS = [
     {"path": "gross_total", "match": "numeric_tolerance", "tolerance": 1.0, "weight": 3},
     {"path": "line_items[0].description", "match": "exact", "required": False},
 ]
-CHARGES = ["OCEAN FREIGHT", "Bunker Adjustment Factor", "Terminal Handling Charge", "Documentation Fee",
-           "Port Security Charge", "Energy Transition Surcharge", "Container maintenance Fee at destination"]
+CHARGES = [
+    "OCEAN FREIGHT",
+    "Bunker Adjustment Factor",
+    "Terminal Handling Charge",
+    "Documentation Fee",
+    "Port Security Charge",
+    "Energy Transition Surcharge",
+    "Container maintenance Fee at destination",
+]
 
 
 def invoice(i: int) -> dict:
     items = [
-        {"description": CHARGES[(i + k) % len(CHARGES)], "quantity": 1 + (i + k) % 4, "unit_price": 100 + 37 * k,
-         "line_total": (1 + (i + k) % 4) * (100 + 37 * k), "hs_code": f"8{i % 7}{k}130"}
+        {
+            "description": CHARGES[(i + k) % len(CHARGES)],
+            "quantity": 1 + (i + k) % 4,
+            "unit_price": 100 + 37 * k,
+            "line_total": (1 + (i + k) % 4) * (100 + 37 * k),
+            "hs_code": f"8{i % 7}{k}130",
+        }
         for k in range(5 + i % 5)
     ]
     net = sum(item["line_total"] for item in items)
@@ -155,7 +167,7 @@ def agentv_argv() -> list[str]:
 def floor_xargs(root: Path, workers: int) -> float:
     out_dir = Path(tempfile.mkdtemp(prefix="floor-"))
     command = (
-        f"cd evals && for f in ../fixtures/*.json; do printf '%s\\n%s\\n' \"$f\" {out_dir}/\"${{f##*/}}\"; done"
+        f'cd evals && for f in ../fixtures/*.json; do printf \'%s\\n%s\\n\' "$f" {out_dir}/"${{f##*/}}"; done'
         f" | xargs -P {workers} -n 2 sh ../copy.sh"
     )
     started = time.perf_counter()
@@ -268,7 +280,9 @@ def main() -> int:
         print(f"agentv eval, N={n} cases, {w} workers, trivial sh target (copy a file); medians of {args.reps}")
         print(f"  scored {len(rows)}/{n} cases, mean score {mean_score:.4f}")
         print(f"  spawn floor, xargs -P {w}     : {floor:6.2f} s  {per_case(floor):6.2f} ms/case")
-        print(f"  spawn floor, Python parent   : {statistics.median(py_floors):6.2f} s  {per_case(statistics.median(py_floors)):6.2f} ms/case (reference)")
+        print(
+            f"  spawn floor, Python parent   : {statistics.median(py_floors):6.2f} s  {per_case(statistics.median(py_floors)):6.2f} ms/case (reference)"
+        )
         for label, walls in (("agentv eval, cold YAML cache", cold), ("agentv eval, warm YAML cache", warm)):
             wall = statistics.median(walls)
             print(f"  {label} : {wall:6.2f} s  {per_case(wall):6.2f} ms/case  ratio {wall / floor:4.2f} x floor")
@@ -295,7 +309,9 @@ def main() -> int:
                 timed_child(argv, path.parent.parent, env)  # fill the cache
                 _, peak, _ = timed_child(argv, path.parent.parent, env)
             held = dataset_mib(path)
-            print(f"  N={size:>6}: peak RSS {peak:6.1f} MiB, dataset {held:5.1f} MiB, RSS - dataset {peak - held:5.1f} MiB")
+            print(
+                f"  N={size:>6}: peak RSS {peak:6.1f} MiB, dataset {held:5.1f} MiB, RSS - dataset {peak - held:5.1f} MiB"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

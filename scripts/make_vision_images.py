@@ -15,7 +15,14 @@ from pathlib import Path
 
 RGB = tuple[int, int, int]
 WHITE, BLACK, GREY = (255, 255, 255), (20, 20, 20), (150, 150, 150)
-RED, GREEN, BLUE, BROWN, SKY, YELLOW = (210, 40, 40), (40, 150, 60), (40, 80, 200), (120, 80, 40), (170, 210, 240), (240, 200, 40)
+RED, GREEN, BLUE, BROWN, SKY, YELLOW = (
+    (210, 40, 40),
+    (40, 150, 60),
+    (40, 80, 200),
+    (120, 80, 40),
+    (170, 210, 240),
+    (240, 200, 40),
+)
 
 # 5x7 glyphs for the characters the images print.
 FONT = {
@@ -90,7 +97,9 @@ class Canvas:
             for row, bits in enumerate(FONT[ch]):
                 for col, bit in enumerate(bits):
                     if bit == "1":
-                        self.rect(x + col * scale, y + row * scale, x + (col + 1) * scale, y + (row + 1) * scale, colour)
+                        self.rect(
+                            x + col * scale, y + row * scale, x + (col + 1) * scale, y + (row + 1) * scale, colour
+                        )
             x += 6 * scale
 
     def png(self) -> bytes:
@@ -99,7 +108,9 @@ class Canvas:
 
         raw = b"".join(b"\x00" + bytes(row) for row in self.pixels)
         header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)
-        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+        return (
+            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+        )
 
 
 def office() -> Canvas:

@@ -20,15 +20,15 @@ ANSWERS = {
     "chart-data": "Revenue by quarter: Q1 $1.2M, Q2 $1.1M, Q3 $1.45M, Q4 $1.9M; Q4 grew 20% over Q3.",
     # judges.yaml
     "office-description": "A wooden desk holds a computer monitor with a blue screen. To the right sits a green "
-                          "potted plant, and behind the desk is a window with a light blue sky. A cat sleeps on the desk.",
+    "potted plant, and behind the desk is a window with a light blue sky. A cat sleeps on the desk.",
     "office-rubric": "A desk with a monitor and a small plant.",
     "activity": "Two people are playing catch with a red ball; the person on the left has just thrown it.",
     "scene-comparison": "In the second image the red square has moved from the left to the centre top, and a blue "
-                        "rectangle has appeared at the bottom left. The green circle did not change.",
+    "rectangle has appeared at the bottom left. The green circle did not change.",
     "pattern-reasoning": "Each row has one more dot than the row above (1, 2, 3), so the next row has 4 dots.",
     "form-structured": json.dumps({"invoice_number": "1042", "date": "2026-03-15", "item_count": 3, "total": 1250.0}),
     "landscape-quality": "Well exposed with a smooth sky gradient and a clear horizon. The sun on the right balances "
-                         "the frame, although the horizon sits close to the centre. Simple but pleasant.",
+    "the frame, although the horizon sits close to the centre. Simple but pleasant.",
 }
 
 SIGNATURES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF")

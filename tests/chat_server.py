@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -52,11 +53,13 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
                 with server._lock:
-                    server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}")))
+                    server.requests.append(
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}"))
+                    )
                     if server.script:
                         reply = server.script.pop(0)
                     elif server.responder is not None:
@@ -69,10 +72,17 @@ class ChatServer:
                     time.sleep(reply.delay)
                 if reply.content is not None:
                     body = {
-                        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
                         "model": server.requests[-1].body.get("model", "m"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": reply.content}}],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply.content},
+                            }
+                        ],
                         "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
                     }
                 else:

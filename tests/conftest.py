@@ -73,7 +73,9 @@ class Workspace:
         """
         lines = []
         if target:
-            lines.append(f"execution:\n  target: {target}\n  evaluators:\n    - {{type: field_accuracy, fields: {fields}}}")
+            lines.append(
+                f"execution:\n  target: {target}\n  evaluators:\n    - {{type: field_accuracy, fields: {fields}}}"
+            )
         else:
             lines.append(f"execution:\n  evaluators:\n    - {{type: field_accuracy, fields: {fields}}}")
         lines.append("evalcases:")

@@ -31,11 +31,18 @@ def test_typed_input_and_path_helpers():
     seen = {}
 
     def fn(inp: JudgeInput) -> JudgeResult:
-        seen.update(name=inp.get("supplier.name"), want=inp.get_expected("supplier.name"),
-                    threshold=inp.config["threshold"], missing=inp.get("nope", "default"))
+        seen.update(
+            name=inp.get("supplier.name"),
+            want=inp.get_expected("supplier.name"),
+            threshold=inp.config["threshold"],
+            missing=inp.get("nope", "default"),
+        )
         return JudgeResult(score=1.0)
 
-    assert call(fn) == (0, {"score": 1.0, "hits": [], "misses": [], "reasoning": "", "details": {}, "status": "processed"})
+    assert call(fn) == (
+        0,
+        {"score": 1.0, "hits": [], "misses": [], "reasoning": "", "details": {}, "status": "processed"},
+    )
     assert seen == {"name": "Acme - Shipping", "want": "Acme Shipping", "threshold": 0.85, "missing": "default"}
 
 
@@ -98,11 +105,18 @@ def test_a_payload_that_is_not_an_object():
     [
         (JudgeResult(score=1, reasoning=None), "invalid judge result: 'reasoning' must be a string, got None"),
         (JudgeResult(score=1, details="x"), "invalid judge result: 'details' must be an object, got 'x'"),
-        (JudgeResult(score=1, status="ok"), "invalid judge result: status must be processed, error or skipped, got 'ok'"),
-        ({"score": 2, "misses": "x"},
-         "invalid judge result: 'misses' must be a list of strings, got 'x'; score must be a number in [0, 1], got 2"),
-        (JudgeResult(score=1, details={"x": float("nan")}),
-         "invalid judge result: it cannot be printed as JSON (Out of range float values are not JSON compliant"),
+        (
+            JudgeResult(score=1, status="ok"),
+            "invalid judge result: status must be processed, error or skipped, got 'ok'",
+        ),
+        (
+            {"score": 2, "misses": "x"},
+            "invalid judge result: 'misses' must be a list of strings, got 'x'; score must be a number in [0, 1], got 2",
+        ),
+        (
+            JudgeResult(score=1, details={"x": float("nan")}),
+            "invalid judge result: it cannot be printed as JSON (Out of range float values are not JSON compliant",
+        ),
     ],
     ids=["reasoning-none", "details-not-dict", "bad-status", "every-problem", "nan-in-details"],
 )

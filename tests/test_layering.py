@@ -57,12 +57,35 @@ ALLOWED: dict[str, set[str]] = {
     "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
     "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy
     "api": {
-        "errors", "models", "scoring", "media", "chat", "locate", "prepared", "process", "evaluators",
-        "loading", "runner", "report", "session",
+        "errors",
+        "models",
+        "scoring",
+        "media",
+        "chat",
+        "locate",
+        "prepared",
+        "process",
+        "evaluators",
+        "loading",
+        "runner",
+        "report",
+        "session",
     },
     "cli": {
-        "api", "errors", "models", "scoring", "media", "chat", "locate", "prepared", "process",
-        "evaluators", "loading", "runner", "report", "session",
+        "api",
+        "errors",
+        "models",
+        "scoring",
+        "media",
+        "chat",
+        "locate",
+        "prepared",
+        "process",
+        "evaluators",
+        "loading",
+        "runner",
+        "report",
+        "session",
     },
 }
 
@@ -203,7 +226,10 @@ def test_the_reader_sees_lazy_relative_and_type_checking_imports():
     )
     found = set(imports_of(source, "agentv_py.evaluators.code_judge", is_package=False))
     assert found == {
-        "agentv_py.runner.engine", "agentv_py.loading", "agentv_py.report.jsonl", "agentv_py.evaluators.base",
+        "agentv_py.runner.engine",
+        "agentv_py.loading",
+        "agentv_py.report.jsonl",
+        "agentv_py.evaluators.base",
     }
 
 

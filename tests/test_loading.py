@@ -24,16 +24,20 @@ INVALID = [
     (
         "typo-in-case-key",
         SUITE + "evalcases:\n  - id: c1\n    expected_message: [{role: assistant, content: {a: 1}}]\n",
-        ["dataset.yaml:6: evalcases[0].expected_message: unknown key 'expected_message' (did you mean "
-         "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, input_messages, "
-         "input, expected_messages, expected_output, evaluators, execution"],
+        [
+            "dataset.yaml:6: evalcases[0].expected_message: unknown key 'expected_message' (did you mean "
+            "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, input_messages, "
+            "input, expected_messages, expected_output, evaluators, execution"
+        ],
     ),
     (
         "invalid-match-type",
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n        - {path: a}\n"
         "        - {path: total, match: invalid_type}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
-         "Valid types: exact, fuzzy, numeric_tolerance, date"],
+        [
+            "dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
+            "Valid types: exact, fuzzy, numeric_tolerance, date"
+        ],
     ),
     (
         "negative-tolerance",
@@ -45,7 +49,9 @@ INVALID = [
         "tolerance-not-a-number",
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
         "        - {path: a, match: numeric_tolerance, tolerance: lots}\nevalcases:\n  - id: c1\n",
-        ['dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: input should be a valid number, got string "lots"'],
+        [
+            'dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: input should be a valid number, got string "lots"'
+        ],
     ),
     (
         "numeric-without-tolerance",
@@ -63,26 +69,34 @@ INVALID = [
         "unknown-algorithm",
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
         "        - {path: a, match: fuzzy, algorithm: soundex}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:5: execution.evaluators[0].fields[0].algorithm: Invalid algorithm: soundex. "
-         "Valid algorithms: levenshtein, jaro_winkler"],
+        [
+            "dataset.yaml:5: execution.evaluators[0].fields[0].algorithm: Invalid algorithm: soundex. "
+            "Valid algorithms: levenshtein, jaro_winkler"
+        ],
     ),
     (
         "option-for-another-match",
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
         "        - {path: a, match: exact, tolerance: 1}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:5: execution.evaluators[0].fields[0]: option 'tolerance' does not apply to match 'exact' "
-         "(options for 'exact': none)"],
+        [
+            "dataset.yaml:5: execution.evaluators[0].fields[0]: option 'tolerance' does not apply to match 'exact' "
+            "(options for 'exact': none)"
+        ],
     ),
     (
         "unknown-evaluator-type",
         "execution:\n  evaluators:\n    - {type: field_acuracy, fields: []}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
-         "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"],
+        [
+            "dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
+            "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
+        ],
     ),
     (
         "evaluator-without-type",
         "execution:\n  evaluators:\n    - {fields: []}\nevalcases:\n  - id: c1\n",
-        ["dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"],
+        [
+            "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
+        ],
     ),
     (
         "no-fields",
@@ -117,14 +131,18 @@ INVALID = [
     (
         "yaml-boolean-id",
         SUITE + "evalcases:\n  - id: off\n",
-        ["dataset.yaml:5: evalcases[0].id: input should be a valid string, got boolean false "
-         "(YAML reads yes/no/on/off/true/false as booleans: quote the value)"],
+        [
+            "dataset.yaml:5: evalcases[0].id: input should be a valid string, got boolean false "
+            "(YAML reads yes/no/on/off/true/false as booleans: quote the value)"
+        ],
     ),
     (
         "bad-role",
         SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: robot, content: hi}]\n",
-        ["dataset.yaml:6: evalcases[0].input_messages[0].role: invalid value \"robot\": "
-         "expected 'system', 'user', 'assistant' or 'tool'"],
+        [
+            'dataset.yaml:6: evalcases[0].input_messages[0].role: invalid value "robot": '
+            "expected 'system', 'user', 'assistant' or 'tool'"
+        ],
     ),
     (
         "typo-in-content-item",
@@ -139,8 +157,10 @@ INVALID = [
     (
         "no-evaluators-anywhere",
         "evalcases:\n  - id: c1\n",
-        ["dataset.yaml:2: evalcases[0]: case 'c1' has no evaluators: add execution.evaluators to the dataset "
-         "or evaluators to the case"],
+        [
+            "dataset.yaml:2: evalcases[0]: case 'c1' has no evaluators: add execution.evaluators to the dataset "
+            "or evaluators to the case"
+        ],
     ),
     (
         "alias-given-twice",
@@ -191,7 +211,11 @@ def test_all_problems_are_reported_together(ws):
 
 
 def test_missing_file_names_case_and_every_place_tried(ws):
-    ws.dataset(SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: nope.json}]}]\n", "evals/ds/dataset.yaml")
+    ws.dataset(
+        SUITE
+        + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: nope.json}]}]\n",
+        "evals/ds/dataset.yaml",
+    )
     with pytest.raises(ConfigError) as caught:
         load_dataset("evals/ds/dataset.yaml")
     root = ws.root.resolve()
@@ -203,7 +227,11 @@ def test_missing_file_names_case_and_every_place_tried(ws):
 
 def test_relative_files_resolve_against_ancestors(ws):
     ws.file("fixtures/a.json", "{}")
-    ws.dataset(SUITE + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n", "evals/ds/dataset.yaml")
+    ws.dataset(
+        SUITE
+        + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n",
+        "evals/ds/dataset.yaml",
+    )
     loaded = load_dataset("evals/ds/dataset.yaml")
     assert loaded.cases[0].files == [str(ws.root.resolve() / "fixtures/a.json")]
 
@@ -231,7 +259,7 @@ evalcases:
 @pytest.mark.parametrize(
     "content, expected",
     [
-        ('\'{"a": 1}\'', {"a": 1}),
+        ("'{\"a\": 1}'", {"a": 1}),
         ("'[1, 2]'", [1, 2]),
         ("plain words", "plain words"),
         ("'{not json'", "{not json"),
@@ -241,8 +269,7 @@ evalcases:
 )
 def test_ground_truth_is_last_assistant_message(ws, content, expected):
     ws.dataset(
-        SUITE
-        + f"evalcases:\n  - id: c1\n    expected_messages:\n      - {{role: assistant, content: ignored}}\n"
+        SUITE + f"evalcases:\n  - id: c1\n    expected_messages:\n      - {{role: assistant, content: ignored}}\n"
         f"      - {{role: user, content: not this}}\n      - role: assistant\n        content: {content}\n"
     )
     assert load_dataset("dataset.yaml").cases[0].expected == expected
@@ -254,7 +281,9 @@ def test_dataset_name_defaults_to_file_stem(ws):
 
 
 def test_malformed_field_path_is_a_warning(ws):
-    ws.dataset("execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: 'a..b'}]}\nevalcases:\n  - id: c1\n")
+    ws.dataset(
+        "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: 'a..b'}]}\nevalcases:\n  - id: c1\n"
+    )
     warnings = [str(w) for w in load_dataset("dataset.yaml").warnings]
     assert warnings == [
         "dataset.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a..b': segment '' is not a key "
@@ -268,13 +297,17 @@ TARGET_ERRORS = [
     (
         "unknown-placeholder",
         "targets:\n  - name: t\n    provider: cli\n    command_template: run {FILE} {OUTPUT_FILE}\n",
-        ["targets.yaml:4: targets[0].command_template: unknown placeholder {FILE} in command_template "
-         "(did you mean {FILES}?). Valid placeholders: {PROMPT}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}"],
+        [
+            "targets.yaml:4: targets[0].command_template: unknown placeholder {FILE} in command_template "
+            "(did you mean {FILES}?). Valid placeholders: {PROMPT}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}"
+        ],
     ),
     (
         "unknown-provider",
         "targets:\n  - name: t\n    provider: clii\n",
-        ["targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock, openai"],
+        [
+            "targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock, openai"
+        ],
     ),
     (
         "missing-command",
@@ -284,9 +317,11 @@ TARGET_ERRORS = [
     (
         "typo-in-target-key",
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
-        ["targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-         "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
-         "env, provider_batching"],
+        [
+            "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
+            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
+            "env, provider_batching"
+        ],
     ),
     (
         "bad-timeout",
@@ -323,7 +358,10 @@ def test_agentv_generated_targets_with_both_command_spellings_load(ws):
 
 
 def test_env_substitution_and_missing_variable(ws, monkeypatch):
-    ws.file("targets.yaml", "targets:\n  - name: t\n    provider: cli\n    command_template: run --key ${{ API_KEY }} {FILES}\n")
+    ws.file(
+        "targets.yaml",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: run --key ${{ API_KEY }} {FILES}\n",
+    )
     loaded = load_targets("targets.yaml")
     monkeypatch.setenv("API_KEY", "sk-secret-123")
     target, secrets = loaded.with_env("t")
@@ -338,7 +376,10 @@ def test_env_substitution_and_missing_variable(ws, monkeypatch):
 
 
 def test_target_selection_lists_available_names(ws):
-    ws.file("targets.yaml", "targets:\n  - {name: a, provider: mock, response: x}\n  - {name: b, provider: mock, response: y}\n")
+    ws.file(
+        "targets.yaml",
+        "targets:\n  - {name: a, provider: mock, response: x}\n  - {name: b, provider: mock, response: y}\n",
+    )
     ws.dataset(SUITE + "evalcases:\n  - id: c1\n")
     targets, dataset = load_targets("targets.yaml"), load_dataset("dataset.yaml").model
     assert select_target_name(targets, "b", dataset) == "b"
@@ -370,7 +411,11 @@ def test_non_utf8_dataset(ws):
 def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
     cache = tmp_path_factory.mktemp("parse-cache")
     monkeypatch.setenv("AGENTV_CACHE_DIR", str(cache))
-    ws.dataset(SUITE + "evalcases:\n" + "".join(f"  - id: c{i}\n    expected_output: {{a: {i}, when: 2025-01-15}}\n" for i in range(3000)))
+    ws.dataset(
+        SUITE
+        + "evalcases:\n"
+        + "".join(f"  - id: c{i}\n    expected_output: {{a: {i}, when: 2025-01-15}}\n" for i in range(3000))
+    )
     first = load_dataset("dataset.yaml")
     assert len(list((cache / "yaml").glob("*.marshal"))) == 1
     second = load_dataset("dataset.yaml")  # from the cache
@@ -383,21 +428,42 @@ def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
 # ----------------------------------------------------------------------------- code judges
 
 JUDGE_ERRORS = [
-    ("missing-script-file", "[python3, judges/nope.py]",
-     "dataset.yaml:3: execution.evaluators[0].script: script file not found: judges/nope.py (relative to {root})"),
-    ("missing-relative-program", "[./judges/nope.sh]",
-     "dataset.yaml:3: execution.evaluators[0].script: script not found: ./judges/nope.sh (looked in {root})"),
-    ("not-executable", "[./judges/run.sh]",
-     "dataset.yaml:3: execution.evaluators[0].script: not executable: ./judges/run.sh; run `chmod +x ./judges/run.sh`, "
-     "or name its interpreter first, e.g. script: [python3, ./judges/run.sh]"),
-    ("unknown-program", "[judge-runner-xyz, a]",
-     "dataset.yaml:3: execution.evaluators[0].script: command not found: judge-runner-xyz (not on PATH)"),
-    ("empty-argv", "[]",
-     "dataset.yaml:3: execution.evaluators[0].script: script must not be empty: give an argv list such as [uv, run, judge.py]"),
-    ("timeout-type", "[python3, judges/ok.py], timeout_seconds: soon",
-     'dataset.yaml:3: execution.evaluators[0].timeout_seconds: input should be a valid number, got string "soon"'),
-    ("missing-cwd", "[python3, judges/ok.py], cwd: elsewhere",
-     "dataset.yaml:3: execution.evaluators[0].cwd: directory not found: {root}/elsewhere"),
+    (
+        "missing-script-file",
+        "[python3, judges/nope.py]",
+        "dataset.yaml:3: execution.evaluators[0].script: script file not found: judges/nope.py (relative to {root})",
+    ),
+    (
+        "missing-relative-program",
+        "[./judges/nope.sh]",
+        "dataset.yaml:3: execution.evaluators[0].script: script not found: ./judges/nope.sh (looked in {root})",
+    ),
+    (
+        "not-executable",
+        "[./judges/run.sh]",
+        "dataset.yaml:3: execution.evaluators[0].script: not executable: ./judges/run.sh; run `chmod +x ./judges/run.sh`, "
+        "or name its interpreter first, e.g. script: [python3, ./judges/run.sh]",
+    ),
+    (
+        "unknown-program",
+        "[judge-runner-xyz, a]",
+        "dataset.yaml:3: execution.evaluators[0].script: command not found: judge-runner-xyz (not on PATH)",
+    ),
+    (
+        "empty-argv",
+        "[]",
+        "dataset.yaml:3: execution.evaluators[0].script: script must not be empty: give an argv list such as [uv, run, judge.py]",
+    ),
+    (
+        "timeout-type",
+        "[python3, judges/ok.py], timeout_seconds: soon",
+        'dataset.yaml:3: execution.evaluators[0].timeout_seconds: input should be a valid number, got string "soon"',
+    ),
+    (
+        "missing-cwd",
+        "[python3, judges/ok.py], cwd: elsewhere",
+        "dataset.yaml:3: execution.evaluators[0].cwd: directory not found: {root}/elsewhere",
+    ),
 ]
 
 
@@ -412,7 +478,9 @@ def test_code_judges_that_cannot_run_are_rejected_at_load(ws, script, message):
 def test_missing_uv_says_how_to_install_it(ws, monkeypatch):
     monkeypatch.setattr("agentv_py.loading.dataset.find_program", lambda name, env=None: None)
     ws.file("judge.py", "")
-    ws.dataset("execution:\n  evaluators:\n    - {type: code_judge, script: [uv, run, judge.py]}\nevalcases:\n  - id: c1\n")
+    ws.dataset(
+        "execution:\n  evaluators:\n    - {type: code_judge, script: [uv, run, judge.py]}\nevalcases:\n  - id: c1\n"
+    )
     with pytest.raises(ConfigError) as caught:
         load_dataset("dataset.yaml")
     assert str(caught.value.problems[0]) == (
@@ -441,9 +509,13 @@ def test_images_are_checked_and_resolved(ws):
 
     ws.file("img/office.png", png())
     uri = data_uri(JPEG, "image/jpeg")
-    ws.dataset(_image_case("{type: image, value: img/office.png, detail: high}",
-                           f"{{type: image_url, value: '{uri}'}}",
-                           "{type: image_url, value: 'https://example.com/a.webp', detail: low}"))
+    ws.dataset(
+        _image_case(
+            "{type: image, value: img/office.png, detail: high}",
+            f"{{type: image_url, value: '{uri}'}}",
+            "{type: image_url, value: 'https://example.com/a.webp', detail: low}",
+        )
+    )
     images = load_dataset("dataset.yaml").cases[0].images
     assert [(i.source, i.media_type, i.detail, i.name) for i in images] == [
         ("file", "image/png", "high", "office.png"),
@@ -454,14 +526,22 @@ def test_images_are_checked_and_resolved(ws):
 
 
 IMAGE_PROBLEMS = [
-    ("missing", "{type: image, value: nope.png}",
-     "image not found: nope.png (case 'c1'); tried: {root}/nope.png"),
-    ("not-an-image", "{type: image, value: notes.txt}",
-     "unusable image notes.txt (case 'c1'): not a png, jpeg, webp, gif image (it looks like text)"),
-    ("bad-data-uri", "{type: image, value: 'data:image/png;base64,@@'}",
-     "data URI payload is not valid base64 (case 'c1')"),
-    ("image-url-with-path", "{type: image_url, value: photo.png}",
-     "image_url needs an http(s) URL or a data URI, got 'photo.png'; use type: image for a local file"),
+    ("missing", "{type: image, value: nope.png}", "image not found: nope.png (case 'c1'); tried: {root}/nope.png"),
+    (
+        "not-an-image",
+        "{type: image, value: notes.txt}",
+        "unusable image notes.txt (case 'c1'): not a png, jpeg, webp, gif image (it looks like text)",
+    ),
+    (
+        "bad-data-uri",
+        "{type: image, value: 'data:image/png;base64,@@'}",
+        "data URI payload is not valid base64 (case 'c1')",
+    ),
+    (
+        "image-url-with-path",
+        "{type: image_url, value: photo.png}",
+        "image_url needs an http(s) URL or a data URI, got 'photo.png'; use type: image for a local file",
+    ),
 ]
 
 
@@ -480,4 +560,5 @@ def test_detail_only_on_images(ws):
     with pytest.raises(ConfigError) as caught:
         load_dataset("dataset.yaml")
     assert [str(p) for p in caught.value.problems] == [
-        "dataset.yaml:6: evalcases[0].input_messages[0].content[0]: 'detail' applies to image and image_url items, not to text"]
+        "dataset.yaml:6: evalcases[0].input_messages[0].content[0]: 'detail' applies to image and image_url items, not to text"
+    ]

@@ -13,8 +13,15 @@ from tests.pngs import GIF, JPEG, WEBP, data_uri, png
 
 @pytest.mark.parametrize(
     "head, expected",
-    [(png(), "image/png"), (JPEG, "image/jpeg"), (GIF, "image/gif"), (WEBP, "image/webp"),
-     (b"%PDF-1.7", None), (b"", None), (b"RIFF\x00\x00\x00\x00WAVE", None)],
+    [
+        (png(), "image/png"),
+        (JPEG, "image/jpeg"),
+        (GIF, "image/gif"),
+        (WEBP, "image/webp"),
+        (b"%PDF-1.7", None),
+        (b"", None),
+        (b"RIFF\x00\x00\x00\x00WAVE", None),
+    ],
     ids=["png", "jpeg", "gif", "webp", "pdf", "empty", "riff-wave"],
 )
 def test_sniff(head, expected):
@@ -55,7 +62,10 @@ def test_image_over_20_mb_is_refused(tmp_path):
         ("data:image/png,abc", "data URI must be base64-encoded (data:image/png;base64,...)"),
         ("data:image/png;base64,@@@", "data URI payload is not valid base64"),
         ("data:image/png;base64", "malformed data URI (expected data:image/png;base64,...)"),
-        (data_uri(b"hello"), "data URI does not hold a png, jpeg, webp, gif image (it starts with bytes 68 65 6c 6c 6f)"),
+        (
+            data_uri(b"hello"),
+            "data URI does not hold a png, jpeg, webp, gif image (it starts with bytes 68 65 6c 6c 6f)",
+        ),
         (data_uri(JPEG, "image/png"), "data URI declares image/png but holds image/jpeg data"),
     ],
     ids=["png", "jpg-alias", "no-type", "not-base64", "bad-base64", "no-comma", "not-image", "wrong-type"],
@@ -74,7 +84,10 @@ def test_refs_names_urls_and_paths(tmp_path):
     inline = ImageRef("data", data_uri(png(3, 3)), "image/png")
     remote = ImageRef("url", "https://example.com/img/chart%201.jpg?x=1")
     assert image_references([file_ref, inline, remote]) == [
-        "Image 1 (office.png)", "Image 2 (inline image/png)", "Image 3 (chart 1.jpg)"]
+        "Image 1 (office.png)",
+        "Image 2 (inline image/png)",
+        "Image 3 (chart 1.jpg)",
+    ]
     assert file_ref.url() == data_uri(png())
     assert remote.url() == remote.path() == "https://example.com/img/chart%201.jpg?x=1"
     written = inline.path()

@@ -41,3 +41,9 @@ def test_load_and_run_from_python(ws):
     assert sorted(r.eval_id for _, r in agentv_py.read_rows(ws.root / "out.jsonl")) == ["c1", "c2"]
     assert agentv_py.match_fuzzy("Acme - Shipping", "Acme Shipping", threshold=0.85).passed
     assert agentv_py.verdict_for(agentv_py.PASS_THRESHOLD) == "pass"
+
+
+def test_all_lists_exactly_the_lazy_exports():
+    from agentv_py import _EXPORTS
+
+    assert sorted(agentv_py.__all__) == sorted(["__version__", *_EXPORTS])

@@ -10,7 +10,8 @@ import functools
 import os
 import sys
 import traceback
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
@@ -33,8 +34,11 @@ EVAL_EXIT_CODES = (
     (EXIT_CONFIG, "usage or dataset/target configuration error (nothing was run)"),
     _INTERNAL,
     (EXIT_CASE_ERRORS, "one or more cases errored (target or judge could not run); takes precedence over 1"),
-    (EXIT_OUTPUT, "results or summary could not be written (disk full, closed pipe): the run was stopped, "
-     "its processes killed, rows written so far kept"),
+    (
+        EXIT_OUTPUT,
+        "results or summary could not be written (disk full, closed pipe): the run was stopped, "
+        "its processes killed, rows written so far kept",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept"),
 )
 VALIDATE_EXIT_CODES = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -27,31 +26,51 @@ from agentv_py.cli.base import (
 @boundary
 def eval_command(
     dataset: Path = typer.Argument(..., metavar="DATASET", help="Dataset YAML file.", show_default=False),
-    target: Optional[str] = typer.Option(
-        None, "--target", metavar="NAME",
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        metavar="NAME",
         help="Target to run.  [default: the dataset's execution.target, else 'default']",
     ),
-    targets: Optional[Path] = typer.Option(
-        None, "--targets", metavar="PATH",
+    targets: Path | None = typer.Option(
+        None,
+        "--targets",
+        metavar="PATH",
         help="targets.yaml to use.  [default: found by walking up from the dataset]",
     ),
-    out: Optional[str] = typer.Option(
-        None, "--out", "-o", metavar="PATH",
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="PATH",
         help="JSONL results file; '-' writes the JSONL to stdout (and the summary to stderr).  "
         "[default: <dataset>_<UTC>.jsonl in .agentv/results/]",
     ),
-    workers: int = typer.Option(4, "--workers", "-w", min=1, max=64, metavar="N", help="Cases run concurrently (1-64)."),
-    max_retries: int = typer.Option(1, "--max-retries", min=0, max=10, metavar="N", help="Retries per failed target call."),
+    workers: int = typer.Option(
+        4, "--workers", "-w", min=1, max=64, metavar="N", help="Cases run concurrently (1-64)."
+    ),
+    max_retries: int = typer.Option(
+        1, "--max-retries", min=0, max=10, metavar="N", help="Retries per failed target call."
+    ),
     eval_id: list[str] = typer.Option(
         [], "--eval-id", "-e", metavar="GLOB", help="Only cases whose id matches this glob (repeatable)."
     ),
-    threshold: Optional[float] = typer.Option(
-        None, "--threshold", min=0.0, max=1.0, metavar="X", help="Gate on mean score >= X instead of 'every case passed'."
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Gate on mean score >= X instead of 'every case passed'.",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."),
-    judge_target: Optional[str] = typer.Option(
-        None, "--judge-target", metavar="NAME",
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."
+    ),
+    judge_target: str | None = typer.Option(
+        None,
+        "--judge-target",
+        metavar="NAME",
         help="Judge target for llm_judge and rubric evaluators without their own 'target:'.  "
         "[default: execution.judge_target, else the target's judge_target]",
     ),
@@ -94,7 +113,9 @@ def eval_command(
         return EXIT_INTERRUPTED
     if summary.any_errors:
         if summary.evaluator_errors:
-            print(f"{summary.evaluator_errors} case(s) had an evaluator that could not run (see misses)", file=sys.stderr)
+            print(
+                f"{summary.evaluator_errors} case(s) had an evaluator that could not run (see misses)", file=sys.stderr
+            )
         return EXIT_CASE_ERRORS
     if threshold is not None:
         stats = summary.stats()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -18,7 +17,7 @@ def metrics(
     results: Path = typer.Argument(
         ..., metavar="RESULTS", help="A JSONL results file written by `agentv eval`.", show_default=False
     ),
-    evaluator: Optional[str] = typer.Option(
+    evaluator: str | None = typer.Option(
         None, "--evaluator", "-e", metavar="NAME", help="Only metrics from evaluators with this name."
     ),
     output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, csv or json."),
@@ -39,7 +38,9 @@ def metrics(
     if not report.per_field:
         if evaluator and report.evaluators_with_metrics:
             names = ", ".join(sorted(report.evaluators_with_metrics))
-            print(f"no metrics from an evaluator named '{evaluator}'; evaluators with metrics: {names}", file=sys.stderr)
+            print(
+                f"no metrics from an evaluator named '{evaluator}'; evaluators with metrics: {names}", file=sys.stderr
+            )
         else:
             print(f"no details.metrics in {report.rows} rows of {results}: {HOW_TO_EMIT}", file=sys.stderr)
         return EXIT_GATE_FAILED

@@ -14,7 +14,9 @@ from agentv_py.cli.base import EXIT_CONFIG, EXIT_OK, ValidateCommand, app, bound
 @boundary
 def validate(
     paths: list[Path] = typer.Argument(
-        ..., metavar="PATH", help="Dataset YAML files (a file named targets.yaml is checked as targets).",
+        ...,
+        metavar="PATH",
+        help="Dataset YAML files (a file named targets.yaml is checked as targets).",
         show_default=False,
     ),
 ) -> int:

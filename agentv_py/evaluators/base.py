@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from agentv_py.chat import ChatClient
-
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult, Verdict

@@ -113,7 +113,9 @@ def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult
     if result.timed_out:
         return _error(config, f"timed out after {config.timeout_seconds:g}s (process group killed)", result)
     if result.overflow:
-        return _error(config, f"output exceeded the {DEFAULT_OUTPUT_CAP // (1024 * 1024)} MB cap (process group killed)")
+        return _error(
+            config, f"output exceeded the {DEFAULT_OUTPUT_CAP // (1024 * 1024)} MB cap (process group killed)"
+        )
     code = result.returncode
     if code not in (0, 1):
         what = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"

@@ -92,9 +92,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     name, weight = config.display_name, config.weight
     if context.expected is None or not isinstance(context.expected, (dict, list)):
         what = "no expected value" if context.expected is None else "the expected value is not JSON object/array"
-        return skipped_result(
-            name=name, type=config.type, weight=weight, reasoning=f"nothing to compare: {what}"
-        )
+        return skipped_result(name=name, type=config.type, weight=weight, reasoning=f"nothing to compare: {what}")
     candidate = context.candidate
     if candidate is NOT_JSON:
         return processed_result(

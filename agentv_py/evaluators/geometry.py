@@ -3,7 +3,8 @@ geometry functions, report pairs and detection counts. Invalid shapes are misses
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.evaluators.field_accuracy import PARSE_FAILURE
@@ -36,13 +37,21 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
         where = f" at {expected_path}" if expected_path else ""
         return None, None, skipped_result(name=name, type=kind, weight=weight, reasoning=f"no expected value{where}")
     if context.candidate is NOT_JSON:
-        return None, None, processed_result(
-            name=name, type=kind, weight=weight, score=0.0, misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE
+        return (
+            None,
+            None,
+            processed_result(
+                name=name, type=kind, weight=weight, score=0.0, misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE
+            ),
         )
     candidate = resolve(context.candidate, config.path) if config.path else context.candidate
     if candidate is MISSING or candidate is None:
         miss = f"{config.label} ({'missing' if candidate is MISSING else 'null value'})"
-        return None, None, processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss)
+        return (
+            None,
+            None,
+            processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss),
+        )
     return candidate, expected, None
 
 
@@ -85,11 +94,18 @@ def _pair(
 
 
 def _rates(counts: Counts) -> dict[str, Any]:
-    return {"tp": counts.tp, "fp": counts.fp, "fn": counts.fn,
-            "precision": counts.precision, "recall": counts.recall, "f1": counts.f1}
+    return {
+        "tp": counts.tp,
+        "fp": counts.fp,
+        "fn": counts.fn,
+        "precision": counts.precision,
+        "recall": counts.recall,
+        "f1": counts.f1,
+    }
 
 
 # ----------------------------------------------------------------------------- iou_score
+
 
 def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResult:
     """`type: iou_score`. Options: `path` / `expected_path` (where the shapes are; default the
@@ -104,21 +120,28 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
     if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
         want, problem = parse_shape(expected, exp_fmt)
         if want is None:
-            return error_result(name=name, type=config.type, weight=weight,
-                                         message=f"{name}: expected shape is invalid: {problem}")
+            return error_result(
+                name=name, type=config.type, weight=weight, message=f"{name}: expected shape is invalid: {problem}"
+            )
         got, problem = parse_shape(candidate, cand_fmt)
         if got is None:
             miss = f"{config.label} (invalid box: {problem})"
-            return processed_result(name=name, type=config.type, weight=weight, score=0.0, misses=[miss],
-                                             reasoning=miss, passed=False)
+            return processed_result(
+                name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss, passed=False
+            )
         if config.polygon_mode == "bbox":
             want, got = as_bbox(want), as_bbox(got)
         value = iou(want, got)
         ok = value >= config.threshold
         line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
         return processed_result(
-            name=name, type=config.type, weight=weight, score=value, passed=ok,
-            hits=[line] if ok else [], misses=[] if ok else [line],
+            name=name,
+            type=config.type,
+            weight=weight,
+            score=value,
+            passed=ok,
+            hits=[line] if ok else [],
+            misses=[] if ok else [line],
             reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
             details={"iou": value, "threshold": config.threshold, "format": cand_fmt, "expected_format": exp_fmt},
         )
@@ -127,7 +150,9 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
     return _iou_lists(config, wanted, found, exp_fmt, cand_fmt)
 
 
-def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str) -> EvaluatorResult:
+def _iou_lists(
+    config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str
+) -> EvaluatorResult:
     def parse(fmt: str) -> Callable[[Any], tuple[Any, str | None]]:
         def one(value: Any) -> tuple[Any, str | None]:
             shape, problem = parse_shape(value, fmt)
@@ -168,13 +193,23 @@ def _iou_lists(config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_
     }
     reasoning = (
         f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
-        if longest else "no boxes expected and none found"
+        if longest
+        else "no boxes expected and none found"
     )
-    return processed_result(name=config.display_name, type=config.type, weight=config.weight, score=score,
-                                     hits=hits, misses=misses, reasoning=reasoning, details=details)
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=score,
+        hits=hits,
+        misses=misses,
+        reasoning=reasoning,
+        details=details,
+    )
 
 
 # ----------------------------------------------------------------------------- coordinate_distance
+
 
 def _is_point(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and bool(value) and not isinstance(value[0], (list, tuple))
@@ -191,19 +226,27 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
     if _is_point(expected) and _is_point(candidate):
         want, problem = parse_point(expected)
         if want is None:
-            return error_result(name=name, type=config.type, weight=weight,
-                                         message=f"{name}: expected point is invalid: {problem}")
+            return error_result(
+                name=name, type=config.type, weight=weight, message=f"{name}: expected point is invalid: {problem}"
+            )
         got, problem = parse_point(candidate)
         if got is None or len(got) != len(want):
             reason = problem or f"dimension mismatch: {len(got)} vs {len(want)}"  # type: ignore[arg-type]
             miss = f"{config.label} ({reason})"
-            return processed_result(name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss)
+            return processed_result(
+                name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss
+            )
         d = distance(got, want, metric)
         ok = d <= limit + 1e-12
         line = f"{config.label} ({metric} distance {d:.3g} {'<=' if ok else '>'} {limit:g})"
         return processed_result(
-            name=name, type=config.type, weight=weight, score=1.0 if ok else 0.0,
-            hits=[line] if ok else [], misses=[] if ok else [line], reasoning=line,
+            name=name,
+            type=config.type,
+            weight=weight,
+            score=1.0 if ok else 0.0,
+            hits=[line] if ok else [],
+            misses=[] if ok else [line],
+            reasoning=line,
             details={"distance": d, "threshold": limit, "metric": metric},
         )
     wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
@@ -222,8 +265,14 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     if len(dims_e) > 1 or len(dims_c) > 1 or (dims_e and dims_c and dims_e != dims_c):
         reason = f"dimension mismatch: {', '.join(map(str, sorted(dims_c)))} vs {', '.join(map(str, sorted(dims_e)))}"
         miss = f"{config.label} ({reason})"
-        return processed_result(name=config.display_name, type=config.type, weight=config.weight, score=0.0,
-                                         misses=[*misses, miss], reasoning=miss)
+        return processed_result(
+            name=config.display_name,
+            type=config.type,
+            weight=config.weight,
+            score=0.0,
+            misses=[*misses, miss],
+            reasoning=miss,
+        )
     if exp_ok and cand_ok:
         matrix = distance_matrix([p for _, p in exp_ok], [p for _, p in cand_ok], config.metric)
     else:
@@ -245,11 +294,20 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     score = within / longest if longest else 1.0
     details = {
         "pairs": [{"expected": i, "candidate": j, "distance": round(d, 6)} for i, j, d in pairs],
-        "within": within, "threshold": config.threshold, "metric": config.metric, "matching": config.matching,
+        "within": within,
+        "threshold": config.threshold,
+        "metric": config.metric,
+        "matching": config.matching,
     }
     return processed_result(
-        name=config.display_name, type=config.type, weight=config.weight, score=score, hits=hits, misses=misses,
-        reasoning=f"{within}/{longest} points within {config.threshold:g} ({config.metric})" if longest
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=score,
+        hits=hits,
+        misses=misses,
+        reasoning=f"{within}/{longest} points within {config.threshold:g} ({config.metric})"
+        if longest
         else "no points expected and none found",
         details=details,
     )

@@ -104,7 +104,9 @@ def template_values(context: EvalContext) -> dict[str, str]:
 def _system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) -> str:
     seeing = " and the attached images" if has_images else ""
     return (
-        "You are a careful, impartial evaluator. Judge only from the information given" + seeing + ".\n"
+        "You are a careful, impartial evaluator. Judge only from the information given"
+        + seeing
+        + ".\n"
         + instructions
         + "\nReply with only a JSON object (no prose before or after it) valid against this JSON Schema:\n"
         + json.dumps(schema, separators=(",", ":"))
@@ -113,13 +115,16 @@ def _system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) 
 
 def _score_instructions(config: LlmJudgeConfig) -> str:
     if not config.dimensions:
-        return ("Give `score` from 0.0 (wrong or useless) to 1.0 (fully correct), with short `hits` and "
-                "`misses`, a one-line `reasoning`, and any structured findings under `details`.")
+        return (
+            "Give `score` from 0.0 (wrong or useless) to 1.0 (fully correct), with short `hits` and "
+            "`misses`, a one-line `reasoning`, and any structured findings under `details`."
+        )
     total = sum(config.dimensions.values())
     listed = "\n".join(f"- {name}: weight {weight / total:.0%}" for name, weight in config.dimensions.items())
-    return ("Score every dimension below from 0.0 to 1.0 under `dimensions` (a number, or {score, reasoning}); "
-            "add short `hits` and `misses`, a one-line `reasoning`, and structured findings under `details`.\n"
-            + listed)
+    return (
+        "Score every dimension below from 0.0 to 1.0 under `dimensions` (a number, or {score, reasoning}); "
+        "add short `hits` and `misses`, a one-line `reasoning`, and structured findings under `details`.\n" + listed
+    )
 
 
 @dataclass
@@ -148,8 +153,10 @@ class _Exchange:
 def _judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -> tuple[ChatClient | None, str | None]:
     name = config.target or context.default_judge
     if name is None:
-        return None, ("no judge target: set target: NAME on the evaluator, execution.judge_target in the "
-                      "dataset, or judge_target on the eval target")
+        return None, (
+            "no judge target: set target: NAME on the evaluator, execution.judge_target in the "
+            "dataset, or judge_target on the eval target"
+        )
     client = context.judges.get(name)
     if client is None:
         return None, f"judge target '{name}' is not available in this run"
@@ -158,9 +165,7 @@ def _judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -
     return client, None
 
 
-def _converse(
-    exchange: _Exchange, validate: Callable[[Any], str | None]
-) -> tuple[Any, str | None]:
+def _converse(exchange: _Exchange, validate: Callable[[Any], str | None]) -> tuple[Any, str | None]:
     """Ask until a reply validates (REPLY_ATTEMPTS at most). Returns (value, None) or (None, error)."""
     problem = "no reply"
     for _ in range(REPLY_ATTEMPTS):
@@ -177,13 +182,17 @@ def _converse(
         exchange.messages = [
             *exchange.messages,
             ChatMessage("assistant", [reply.text]),
-            ChatMessage("user", [f"That reply is not valid ({problem}). Reply again with only the JSON object "
-                                 "the schema describes."]),
+            ChatMessage(
+                "user",
+                [f"That reply is not valid ({problem}). Reply again with only the JSON object the schema describes."],
+            ),
         ]
     last = exchange.replies[-1].text or ""
     quoted = last[:QUOTE_CHARS] + ("..." if len(last) > QUOTE_CHARS else "")
-    return None, (f"no valid reply from judge target '{exchange.client.name}' in {REPLY_ATTEMPTS} attempts "
-                  f"({problem}); last reply: {quoted!r}")
+    return None, (
+        f"no valid reply from judge target '{exchange.client.name}' in {REPLY_ATTEMPTS} attempts "
+        f"({problem}); last reply: {quoted!r}"
+    )
 
 
 def _start(config: LlmJudgeConfig | RubricConfig, context: EvalContext, template: str, system: str) -> _Exchange | str:
@@ -198,8 +207,11 @@ def _start(config: LlmJudgeConfig | RubricConfig, context: EvalContext, template
 def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Exchange | None = None) -> EvaluatorResult:
     details = {"judge": exchange.metadata()} if exchange and exchange.replies else None
     return error_result(
-        name=config.display_name, type=config.type, weight=config.weight,
-        message=f"{config.type} '{config.display_name}': {message}", details=details,
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        message=f"{config.type} '{config.display_name}': {message}",
+        details=details,
     )
 
 
@@ -228,9 +240,14 @@ def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> Evaluato
         score = float(value["score"])
     details.setdefault("judge", exchange.metadata())
     return processed_result(
-        name=config.display_name, type=config.type, score=score, weight=config.weight,
-        hits=value.get("hits") or [], misses=value.get("misses") or [],
-        reasoning=value.get("reasoning") or "", details=details,
+        name=config.display_name,
+        type=config.type,
+        score=score,
+        weight=config.weight,
+        hits=value.get("hits") or [],
+        misses=value.get("misses") or [],
+        reasoning=value.get("reasoning") or "",
+        details=details,
     )
 
 
@@ -244,8 +261,10 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         f"- [{r.id}] {r.description} ({'required' if r.required else 'optional'}, weight {r.weight:g})"
         for r in config.rubrics
     )
-    instructions = ("Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
-                    "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed)
+    instructions = (
+        "Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
+        "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed
+    )
     system = _system_prompt(schema, instructions, bool(context.images))
     exchange = _start(config, context, config.template or RUBRIC_PROMPT, system)
     if isinstance(exchange, str):
@@ -258,10 +277,17 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
     outcome = rubric_outcome(value["checks"], config.rubrics)
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
-        reasoning = f"required rubric not met: {', '.join(outcome.required_failed)}" + (f"; {reasoning}" if reasoning else "")
+        reasoning = f"required rubric not met: {', '.join(outcome.required_failed)}" + (
+            f"; {reasoning}" if reasoning else ""
+        )
     return processed_result(
-        name=config.display_name, type=config.type, score=outcome.score, weight=config.weight,
-        hits=outcome.hits, misses=outcome.misses, reasoning=reasoning,
+        name=config.display_name,
+        type=config.type,
+        score=outcome.score,
+        weight=config.weight,
+        hits=outcome.hits,
+        misses=outcome.misses,
+        reasoning=reasoning,
         details={"checks": outcome.checks, "required_failed": outcome.required_failed, "judge": exchange.metadata()},
         passed=False if outcome.required_failed else None,
         verdict="fail" if outcome.required_failed else None,

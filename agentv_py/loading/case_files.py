@@ -64,8 +64,6 @@ def resolve_case_files(
     return resolved, problems
 
 
-
-
 def _image(
     kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str
 ) -> tuple[ImageRef | None, str | None]:

@@ -124,7 +124,6 @@ _SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", 
 
 def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
     """Code judges that cannot possibly run: caught when the dataset loads, not mid-run."""
-    from agentv_py.models.evaluators import CodeJudgeConfig
 
     problems: list[Problem] = []
     for base, evaluators in evaluator_lists(model):
@@ -143,7 +142,9 @@ def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[P
             if "/" in program:
                 path = (cwd / program).resolve()
                 if not path.is_file():
-                    problems.append(source.problem([*where, "script"], f"script not found: {program} (looked in {cwd})"))
+                    problems.append(
+                        source.problem([*where, "script"], f"script not found: {program} (looked in {cwd})")
+                    )
                 elif not os.access(path, os.X_OK):
                     problems.append(
                         source.problem(
@@ -205,7 +206,6 @@ def _path_warnings(source: Source, model: Dataset) -> list[Problem]:
                         source.problem([*base, e, "fields", f, "path"], f"{reason}; the field will always be missing")
                     )
     return warnings
-
 
 
 def load_all(paths: Iterable[str | Path], loader: Callable[[Path], Any] = load_dataset) -> list[Problem]:

@@ -123,8 +123,11 @@ def read_yaml(path: Path) -> tuple[Source, Any]:
     try:
         data = _parse_cached(content)
     except yaml.reader.ReaderError as exc:
-        reason = f"not valid UTF-8 (byte 0x{exc.character:02x} at offset {exc.position})" if isinstance(
-            exc.character, int) else f"unreadable: {exc.reason}"
+        reason = (
+            f"not valid UTF-8 (byte 0x{exc.character:02x} at offset {exc.position})"
+            if isinstance(exc.character, int)
+            else f"unreadable: {exc.reason}"
+        )
         raise ConfigError([Problem(display, None, "", reason)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -196,10 +199,13 @@ def _data_path(raw: Any, loc: tuple[Any, ...]) -> list[str | int]:
     parts: list[str | int] = []
     current = raw
     for part in loc:
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-            parts.append(part)
-        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+        if (
+            isinstance(current, dict)
+            and part in current
+            or isinstance(current, list)
+            and isinstance(part, int)
+            and part < len(current)
+        ):
             current = current[part]
             parts.append(part)
         elif isinstance(current, (dict, list)):
@@ -234,7 +240,7 @@ def _message(error: dict[str, Any]) -> str:
         return f"invalid value {_short(value)}: expected {error['ctx']['expected']}"
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         return f"expected a mapping, got {_json_type(value)} {_short(value)}"
-    if kind.endswith("_type") or kind.endswith("_parsing"):
+    if kind.endswith(("_type", "_parsing")):
         text = f"{msg[0].lower()}{msg[1:]}, got {_json_type(value)} {_short(value)}"
         if kind == "string_type" and isinstance(value, bool):
             text += " (YAML reads yes/no/on/off/true/false as booleans: quote the value)"

@@ -63,6 +63,7 @@ class LoadedTargets:
 
         def substitute(value: Any, parts: list[str | int]) -> Any:
             if isinstance(value, str):
+
                 def one(match: re.Match[str]) -> str:
                     var = match.group(1)
                     if var not in environ:
@@ -142,30 +143,36 @@ def judge_target_problems(
             explicit = getattr(config, "target", None)
             name = explicit or default_judge
             if name is None:
-                problems.append(source.problem(
-                    [*base, e],
-                    f"{label} needs a judge target: set target: NAME on it, execution.judge_target in the "
-                    f"dataset, or judge_target on the eval target",
-                ))
+                problems.append(
+                    source.problem(
+                        [*base, e],
+                        f"{label} needs a judge target: set target: NAME on it, execution.judge_target in the "
+                        f"dataset, or judge_target on the eval target",
+                    )
+                )
                 continue
             origin = "target" if explicit else default_origin
             judge = targets.get(name)
             if judge is None:
                 available = ", ".join(targets.names) or "(none)"
-                problems.append(source.problem(
-                    [*base, e, "target"] if origin == "target" else [*base, e],
-                    f"{label}: judge target '{name}' (from {origin}) is not defined in "
-                    f"{display_path(targets.path)}. Available targets: {available}",
-                ))
+                problems.append(
+                    source.problem(
+                        [*base, e, "target"] if origin == "target" else [*base, e],
+                        f"{label}: judge target '{name}' (from {origin}) is not defined in "
+                        f"{display_path(targets.path)}. Available targets: {available}",
+                    )
+                )
                 continue
             if name not in needed:
                 needed.append(name)
             if with_images and not judge.vision:
                 more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
-                problems.append(source.problem(
-                    [*base, e],
-                    f"{label}: judge target '{name}' is not marked vision: true, but case '{with_images[0].case.id}'"
-                    f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
-                    "a vision judge with target: NAME",
-                ))
+                problems.append(
+                    source.problem(
+                        [*base, e],
+                        f"{label}: judge target '{name}' is not marked vision: true, but case '{with_images[0].case.id}'"
+                        f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
+                        "a vision judge with target: NAME",
+                    )
+                )
     return problems, needed

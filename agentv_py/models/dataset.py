@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -44,12 +44,10 @@ def _content_kind(value: Any) -> str:
 
 
 MessageContent = Annotated[
-    Union[
-        Annotated[str, Tag("text")],
-        Annotated[list[ContentItem], Tag("items")],
-        Annotated[dict[str, Any], Tag("object")],
-        Annotated[list[Any], Tag("data")],
-    ],
+    Annotated[str, Tag("text")]
+    | Annotated[list[ContentItem], Tag("items")]
+    | Annotated[dict[str, Any], Tag("object")]
+    | Annotated[list[Any], Tag("data")],
     Discriminator(_content_kind),
 ]
 
@@ -83,9 +81,7 @@ class CaseExecution(StrictModel):
 class EvalCase(StrictModel):
     id: str
     conversation_id: str | None = None
-    expected_outcome: str | None = Field(
-        default=None, validation_alias=AliasChoices("expected_outcome", "outcome")
-    )
+    expected_outcome: str | None = Field(default=None, validation_alias=AliasChoices("expected_outcome", "outcome"))
     input_messages: list[Message] = Field(
         default_factory=list, validation_alias=AliasChoices("input_messages", "input")
     )
@@ -159,11 +155,7 @@ class EvalCase(StrictModel):
 
 
 def _is_message_list(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(m, dict) and "role" in m for m in value)
-    )
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
 
 
 class SuiteExecution(StrictModel):

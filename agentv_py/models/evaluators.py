@@ -7,7 +7,6 @@ import re
 from typing import Annotated, Any, Literal, Self, Union, get_args
 
 from pydantic import BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
-
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, one_of, positive_timeout, suggest, tag_checker
@@ -26,6 +25,7 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
     "date": ("formats",),
 }
+
 
 def _finite_non_negative(value: float, what: str) -> float:
     if isinstance(value, bool) or not math.isfinite(value) or value < 0:
@@ -141,7 +141,7 @@ class EvaluatorBase(StrictModel):
 
     @property
     def display_name(self) -> str:
-        return self.name or str(getattr(self, "type"))
+        return self.name or str(self.type)
 
 
 class FieldAccuracyConfig(EvaluatorBase):
@@ -237,7 +237,12 @@ class CoordinateDistanceConfig(_GeometryBase):
 
 # `{{ name }}` variables of judge prompt templates. AgentV's spellings are accepted as aliases.
 TEMPLATE_VARIABLES: tuple[str, ...] = (
-    "input", "output", "expected_output", "expected_outcome", "image_reference", "image_references",
+    "input",
+    "output",
+    "expected_output",
+    "expected_outcome",
+    "image_reference",
+    "image_references",
 )
 TEMPLATE_ALIASES: dict[str, str] = {
     "question": "input",
@@ -358,8 +363,10 @@ class RubricConfig(_JudgeBase):
     def _plain_strings(cls, value: Any) -> Any:
         # `rubrics: ["Mentions the total", ...]` is shorthand for ids r1, r2, ...
         if isinstance(value, list):
-            return [{"id": f"r{i}", "description": item} if isinstance(item, str) else item
-                    for i, item in enumerate(value, 1)]
+            return [
+                {"id": f"r{i}", "description": item} if isinstance(item, str) else item
+                for i, item in enumerate(value, 1)
+            ]
         return value
 
     @field_validator("rubrics")
@@ -393,13 +400,11 @@ EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
 )
 
 
-_check_type_tag = tag_checker(
-    "type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types"
-)
+_check_type_tag = tag_checker("type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types")
 
 
 _Members = (
-    Annotated[Union[EVALUATOR_CONFIG_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]
+    Annotated[Union[EVALUATOR_CONFIG_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007 - a union built from a tuple
     if len(EVALUATOR_CONFIG_TYPES) > 1
     else EVALUATOR_CONFIG_TYPES[0]
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -164,7 +164,7 @@ _check_provider = tag_checker("provider", PROVIDERS, owner="target", label="prov
 
 
 TargetConfig = Annotated[
-    Annotated[Union[CliTarget, MockTarget, OpenAITarget], Field(discriminator="provider")], BeforeValidator(_check_provider)
+    Annotated[CliTarget | MockTarget | OpenAITarget, Field(discriminator="provider")], BeforeValidator(_check_provider)
 ]
 
 

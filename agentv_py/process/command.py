@@ -94,9 +94,7 @@ class CompiledTemplate:
             if len(parts) == 1 and isinstance(parts[0], tuple) and parts[0][1]:
                 argv.extend(values.get(parts[0][0], ()))
                 continue
-            argv.append(
-                "".join(p if isinstance(p, str) else " ".join(values.get(p[0], ())) for p in parts)
-            )
+            argv.append("".join(p if isinstance(p, str) else " ".join(values.get(p[0], ())) for p in parts))
         return Command(argv, shell=False)
 
 
@@ -165,9 +163,7 @@ def compile_template(template: str) -> CompiledTemplate:
     if started:
         tokens.append(tuple(parts))
     # A standalone placeholder is a word only if nothing else is glued to it.
-    tokens = [
-        t if len(t) == 1 else tuple((p[0], False) if isinstance(p, tuple) else p for p in t) for t in tokens
-    ]
+    tokens = [t if len(t) == 1 else tuple((p[0], False) if isinstance(p, tuple) else p for p in t) for t in tokens]
     return CompiledTemplate(template, needs_shell(template), tuple(tokens))
 
 

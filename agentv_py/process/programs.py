@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 _CACHE: dict[tuple[str, str, str], str | None] = {}
 

@@ -17,8 +17,8 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from agentv_py.process.programs import find_program, missing_program_message
 
@@ -160,8 +160,12 @@ def run_process(
         if isinstance(exc, FileNotFoundError) and "/" not in argv[0] and (cwd is None or os.path.isdir(cwd)):
             return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=missing_program_message(argv[0]))
         reason = exc.strerror or str(exc)
-        where = f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
-        return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}")
+        where = (
+            f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
+        )
+        return ProcResult(
+            None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}"
+        )
     if registry is not None and not registry.add(proc.pid):  # the run stopped meanwhile
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -252,7 +256,7 @@ def _communicate(
                 if fd == pidfd:
                     selector.unregister(fd)
                     exited_at = time.monotonic()
-                elif fd == out_fd or fd == err_fd:
+                elif fd in (out_fd, err_fd):
                     data = os.read(fd, _CHUNK)
                     if not data:
                         selector.unregister(fd)

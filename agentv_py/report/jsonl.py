@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import orjson
 from pydantic import ValidationError
@@ -18,7 +19,7 @@ _OPTIONS = orjson.OPT_SERIALIZE_NUMPY if hasattr(orjson, "OPT_SERIALIZE_NUMPY") 
 
 def default_results_path(dataset: str, now: dt.datetime | None = None, root: Path | None = None) -> Path:
     """`.agentv/results/<dataset>_<UTC timestamp>.jsonl` under the current directory."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset) or "dataset"
     return (root or Path.cwd()) / ".agentv" / "results" / f"{safe}_{stamp}.jsonl"

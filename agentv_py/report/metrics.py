@@ -9,9 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import read_rows
@@ -117,11 +118,31 @@ def render_table(console: Any, report: MetricsReport) -> None:
     for column in ("field", "TP", "TN", "FP", "FN", "precision", "recall", "F1", "support"):
         table.add_column(column, justify="left" if column == "field" else "right", overflow="fold")
     for name, c in report.per_field.items():
-        table.add_row(name, str(c.tp), str(c.tn), str(c.fp), str(c.fn), _num(c.precision), _num(c.recall), _num(c.f1), str(c.support))
+        table.add_row(
+            name,
+            str(c.tp),
+            str(c.tn),
+            str(c.fp),
+            str(c.fn),
+            _num(c.precision),
+            _num(c.recall),
+            _num(c.f1),
+            str(c.support),
+        )
     summed = report.total
     table.add_section()
-    table.add_row("total", str(summed.tp), str(summed.tn), str(summed.fp), str(summed.fn),
-                  _num(summed.precision), _num(summed.recall), _num(summed.f1), str(summed.support), style="bold")
+    table.add_row(
+        "total",
+        str(summed.tp),
+        str(summed.tn),
+        str(summed.fp),
+        str(summed.fn),
+        _num(summed.precision),
+        _num(summed.recall),
+        _num(summed.f1),
+        str(summed.support),
+        style="bold",
+    )
     console.print(table)
     console.print(
         f"micro P/R/F1: {_num(summed.precision)} / {_num(summed.recall)} / {_num(summed.f1)}   "

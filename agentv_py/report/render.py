@@ -46,7 +46,14 @@ class RichProgress:
     """A Rich progress bar on stderr (interactive terminals)."""
 
     def __init__(self, total: int, console: Console) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
             TextColumn("[bold]eval"),

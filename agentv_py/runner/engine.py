@@ -7,17 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import math
-import queue
-import threading
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
+from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
@@ -59,7 +58,7 @@ def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> list
 
 
 def _utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _join(results: Sequence[EvaluatorResult], attr: str) -> list[str]:

@@ -17,9 +17,9 @@ import orjson
 
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
-from agentv_py.prepared import PreparedCase
 from agentv_py.media import ImageRef
 from agentv_py.models.targets import OpenAITarget
+from agentv_py.prepared import PreparedCase
 from agentv_py.process.redact import Redactor
 
 NO_KEY = "no-key-required"  # sent to servers that need none (most local ones)
@@ -139,8 +139,13 @@ class OpenAIClient:
             response = raw.parse()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a one-line error
             elapsed = (time.monotonic() - started) * 1000
-            return ChatReply(None, self.redact(self._describe(exc)), duration_ms=elapsed,
-                             model=config.model, attempts=self._attempts_after_failure(exc))
+            return ChatReply(
+                None,
+                self.redact(self._describe(exc)),
+                duration_ms=elapsed,
+                model=config.model,
+                attempts=self._attempts_after_failure(exc),
+            )
         elapsed = (time.monotonic() - started) * 1000
         attempts = 1 + int(getattr(raw, "retries_taken", 0) or 0)
         usage = _usage(getattr(response, "usage", None))
@@ -151,7 +156,9 @@ class OpenAIClient:
         text = choices[0].message.content
         if not text:
             reason = choices[0].finish_reason
-            return ChatReply(None, f"the model returned no text (finish_reason: {reason})", usage, elapsed, model, attempts)
+            return ChatReply(
+                None, f"the model returned no text (finish_reason: {reason})", usage, elapsed, model, attempts
+            )
         return ChatReply(text, None, usage, elapsed, model, attempts)
 
     def _with_system(self, messages: list[ChatMessage]) -> list[ChatMessage]:

@@ -51,14 +51,14 @@ class Run:
         cases: Sequence[PreparedCase],
         target: TargetConfig,
         *,
-        options: RunOptions = RunOptions(),
+        options: RunOptions | None = None,
         judges: Mapping[str, TargetConfig] | None = None,
         default_judge: str | None = None,
         secrets: Sequence[str] = (),
     ) -> None:
         self.dataset = dataset
         self.cases = list(cases)
-        self.options = options
+        self.options = options or RunOptions()
         self.processes = ProcessRegistry()
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
         self._stop = threading.Event()
@@ -173,9 +173,7 @@ class Run:
     def __enter__(self) -> Run:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 

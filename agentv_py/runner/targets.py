@@ -11,14 +11,14 @@ from typing import Any, Protocol
 
 import orjson
 
-from agentv_py.errors import TargetError
-from agentv_py.prepared import PreparedCase
 from agentv_py.chat import ChatMessage, ChatReply
+from agentv_py.errors import TargetError
 from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
-from agentv_py.runner.llm import OpenAIClient, case_messages
+from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import render_command, render_files
-from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
 from agentv_py.process.redact import Redactor
+from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
+from agentv_py.runner.llm import OpenAIClient, case_messages
 from agentv_py.scoring.answer import NOT_JSON
 
 # Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an
@@ -203,7 +203,9 @@ class CliRunner:
                     + (f": {self.redact(tail)}" if tail else ""),
                 )
             if len(raw) > self.output_cap:
-                return TargetOutcome(None, f"target '{self.name}' wrote more than the {self.output_cap // (1024 * 1024)} MB cap")
+                return TargetOutcome(
+                    None, f"target '{self.name}' wrote more than the {self.output_cap // (1024 * 1024)} MB cap"
+                )
             what = "the output file"
         else:
             raw, what = result.stdout, "stdout"

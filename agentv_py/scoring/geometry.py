@@ -13,8 +13,9 @@ their bounding rectangles).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 BoxFormat = Literal["xyxy", "xywh", "polygon"]
 Metric = Literal["euclidean", "manhattan", "cosine"]
@@ -49,7 +50,7 @@ def _number(value: Any) -> float | None:
 
 
 def _shoelace(points: Sequence[tuple[float, float]]) -> float:
-    return 0.5 * sum(x1 * y2 - x2 * y1 for (x1, y1), (x2, y2) in zip(points, [*points[1:], points[0]]))
+    return 0.5 * sum(x1 * y2 - x2 * y1 for (x1, y1), (x2, y2) in zip(points, [*points[1:], points[0]], strict=False))
 
 
 def parse_shape(value: Any, fmt: str) -> tuple[Shape | None, str | None]:
@@ -161,9 +162,13 @@ def box_iou_matrix(a: Any, b: Any) -> Any:
 
 # ----------------------------------------------------------------------------- points
 
+
 def parse_point(value: Any) -> tuple[tuple[float, ...] | None, str | None]:
     if not isinstance(value, (list, tuple)) or not value:
-        return None, f"a point is a list of numbers, got {type(value).__name__ if not isinstance(value, (list, tuple)) else 'an empty list'}"
+        return (
+            None,
+            f"a point is a list of numbers, got {type(value).__name__ if not isinstance(value, (list, tuple)) else 'an empty list'}",
+        )
     numbers = [_number(v) for v in value]
     if any(n is None for n in numbers):
         return None, f"point {list(value)!r} has a non-numeric or non-finite coordinate"
@@ -173,7 +178,7 @@ def parse_point(value: Any) -> tuple[tuple[float, ...] | None, str | None]:
 def distance(a: Sequence[float], b: Sequence[float], metric: str = "euclidean") -> float:
     """Distance of two points of equal dimension; cosine distance is 1.0 when a vector is zero."""
     if metric == "manhattan":
-        return float(sum(abs(x - y) for x, y in zip(a, b)))
+        return float(sum(abs(x - y) for x, y in zip(a, b, strict=False)))
     if metric == "cosine":
         # Scale each vector by its largest |coordinate| first (cosine is scale-invariant), so
         # tiny or huge coordinates neither underflow nor overflow.
@@ -182,7 +187,7 @@ def distance(a: Sequence[float], b: Sequence[float], metric: str = "euclidean") 
             return 1.0
         a = [x / scale_a for x in a]
         b = [y / scale_b for y in b]
-        similarity = sum(x * y for x, y in zip(a, b)) / (math.hypot(*a) * math.hypot(*b))
+        similarity = sum(x * y for x, y in zip(a, b, strict=False)) / (math.hypot(*a) * math.hypot(*b))
         return 1.0 - max(-1.0, min(1.0, similarity))
     return math.dist(a, b)
 
@@ -218,4 +223,4 @@ def pair_indices(score: Any, matching: str, maximize: bool) -> list[tuple[int, i
     from scipy.optimize import linear_sum_assignment
 
     r, c = linear_sum_assignment(score, maximize=maximize)
-    return sorted(zip(r.tolist(), c.tolist()))
+    return sorted(zip(r.tolist(), c.tolist(), strict=False))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from agentv_py.models.evaluators import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
 from agentv_py.scoring.jsontext import fenced_blocks, loads
@@ -71,8 +72,7 @@ def dimensions_schema(weights: Mapping[str, float]) -> dict[str, Any]:
     dimension = {
         "anyOf": [
             _UNIT,
-            {"type": "object", "required": ["score"],
-             "properties": {"score": _UNIT, "reasoning": {"type": "string"}}},
+            {"type": "object", "required": ["score"], "properties": {"score": _UNIT, "reasoning": {"type": "string"}}},
         ]
     }
     schema = score_schema()
@@ -81,7 +81,7 @@ def dimensions_schema(weights: Mapping[str, float]) -> dict[str, Any]:
     schema["properties"]["dimensions"] = {
         "type": "object",
         "required": list(weights),
-        "properties": {name: dimension for name in weights},
+        "properties": dict.fromkeys(weights, dimension),
         "additionalProperties": False,
     }
     return schema
@@ -179,8 +179,15 @@ def rubric_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[Rubric
         check = by_id[rubric.id]
         reasoning = check.get("reasoning") or ""
         line = f"[{rubric.id}] {rubric.description}" + (f": {reasoning}" if reasoning else "")
-        ordered.append({"id": rubric.id, "satisfied": check["satisfied"], "weight": rubric.weight,
-                        "required": rubric.required, "reasoning": reasoning})
+        ordered.append(
+            {
+                "id": rubric.id,
+                "satisfied": check["satisfied"],
+                "weight": rubric.weight,
+                "required": rubric.required,
+                "reasoning": reasoning,
+            }
+        )
         if check["satisfied"]:
             satisfied += rubric.weight
             hits.append(line)

@@ -57,7 +57,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=False))
     return type(a) is type(b) and a == b
 
 
@@ -129,9 +129,7 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
         info = {"diff": diff, "relative_diff": rel, "tolerance": tolerance, "relative": True}
         if rel <= tolerance + 1e-9:
             return MatchResult(True, 1.0, info=info)
-        return MatchResult(
-            False, 0.0, f"outside tolerance: relative diff={rel:.4f}, tolerance={_fmt(tolerance)}", info
-        )
+        return MatchResult(False, 0.0, f"outside tolerance: relative diff={rel:.4f}, tolerance={_fmt(tolerance)}", info)
     info = {"diff": diff, "tolerance": tolerance, "relative": relative}
     if diff <= tolerance + epsilon:
         return MatchResult(True, 1.0, info=info)
@@ -161,6 +159,7 @@ def similarity(a: str, b: str, algorithm: str = "levenshtein") -> float:
 # Pure-Python versions, used only where rapidfuzz cannot be imported (a code judge running under
 # `uv run` with no dependencies). A property test checks they agree with rapidfuzz.
 
+
 def _py_levenshtein_similarity(a: str, b: str) -> float:
     if not a and not b:
         return 1.0
@@ -189,14 +188,14 @@ def _py_jaro_winkler(a: str, b: str, prefix_weight: float = 0.1) -> float:
                 break
     if not a_matches:
         return 0.0
-    b_matches = [cb for cb, used in zip(b, b_used) if used]
-    transpositions = sum(x != y for x, y in zip(a_matches, b_matches)) // 2
+    b_matches = [cb for cb, used in zip(b, b_used, strict=False) if used]
+    transpositions = sum(x != y for x, y in zip(a_matches, b_matches, strict=False)) // 2
     m = len(a_matches)
     jaro = (m / len(a) + m / len(b) + (m - transpositions) / m) / 3
     if jaro <= 0.7:
         return jaro
     prefix = 0
-    for x, y in zip(a[:4], b[:4]):
+    for x, y in zip(a[:4], b[:4], strict=False):
         if x != y:
             break
         prefix += 1
@@ -214,8 +213,13 @@ def match_fuzzy(
     threshold), `algorithm` (`levenshtein`, default, or `jaro_winkler`) and `case_sensitive`
     (default false). Both texts are normalised first (`normalize_text`)."""
     if not isinstance(candidate, str) or not isinstance(expected, str):
-        return MatchResult(False, 0.0, _type_mismatch(candidate, expected) if isinstance(expected, str)
-                           else f"fuzzy match needs strings, expected value is {json_type(expected)}")
+        return MatchResult(
+            False,
+            0.0,
+            _type_mismatch(candidate, expected)
+            if isinstance(expected, str)
+            else f"fuzzy match needs strings, expected value is {json_type(expected)}",
+        )
     score = similarity(normalize_text(candidate, case_sensitive), normalize_text(expected, case_sensitive), algorithm)
     info = {"similarity": round(score, 6), "threshold": threshold, "algorithm": algorithm}
     if score >= threshold - 1e-12:
@@ -226,8 +230,20 @@ def match_fuzzy(
 # ----------------------------------------------------------------------------- dates
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?")
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december"]
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 _MONTH_BY_NAME = {name: i + 1 for i, name in enumerate(_MONTHS)} | {n[:3]: i + 1 for i, n in enumerate(_MONTHS)}
 _TOKENS = {
     "YYYY": ("year", r"(\d{4})"),
@@ -276,7 +292,7 @@ def parse_date(value: Any, formats: tuple[str, ...]) -> dt.date | None:
         if not found:
             continue
         year = month = day = None
-        for kind, raw in zip(groups, found.groups()):
+        for kind, raw in zip(groups, found.groups(), strict=False):
             if kind == "year":
                 year = int(raw)
             elif kind == "year2":

@@ -16,10 +16,10 @@ or 1. Pure functions, standard library only (scipy is imported lazily for optima
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from agentv_py.scoring.paths import MISSING, resolve
-
 
 Assignment = Literal["greedy", "optimal"]
 COUNT_KEYS = ("tp", "tn", "fp", "fn")
@@ -86,8 +86,13 @@ class Counts:
     def to_dict(self) -> dict[str, Any]:
         """`{tp, tn, fp, fn, precision, recall, f1}` (None for undefined), as judges emit it."""
         return {
-            "tp": self.tp, "tn": self.tn, "fp": self.fp, "fn": self.fn,
-            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+            "tp": self.tp,
+            "tn": self.tn,
+            "fp": self.fp,
+            "fn": self.fn,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
         }
 
     @classmethod
@@ -145,6 +150,7 @@ def total(per_field: Mapping[str, Counts]) -> Counts:
 
 
 # ----------------------------------------------------------------------------- line items
+
 
 def _as_date(value: Any) -> dt.date | None:
     if not isinstance(value, str):
@@ -290,7 +296,7 @@ def align_items(
         from scipy.optimize import linear_sum_assignment
 
         rows, cols = linear_sum_assignment(np.asarray(matrix), maximize=True)
-        pairs = [(int(i), int(j), matrix[i][j]) for i, j in zip(rows, cols) if matrix[i][j] >= threshold]
+        pairs = [(int(i), int(j), matrix[i][j]) for i, j in zip(rows, cols, strict=False) if matrix[i][j] >= threshold]
         return Alignment(pairs, len(expected), len(parsed))
     candidates = sorted(
         ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= threshold),

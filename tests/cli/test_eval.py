@@ -17,8 +17,22 @@ from agentv_py.cli import app
 from tests.conftest import REPO_ROOT, script, wait_dead
 
 ROW_KEYS = {
-    "timestamp", "eval_id", "dataset", "conversation_id", "target", "status", "score", "verdict", "hits",
-    "misses", "reasoning", "candidate_answer", "evaluator_results", "attempts", "duration_ms", "trace",
+    "timestamp",
+    "eval_id",
+    "dataset",
+    "conversation_id",
+    "target",
+    "status",
+    "score",
+    "verdict",
+    "hits",
+    "misses",
+    "reasoning",
+    "candidate_answer",
+    "evaluator_results",
+    "attempts",
+    "duration_ms",
+    "trace",
 }
 
 
@@ -38,7 +52,9 @@ def sh_target(ws):
 
 
 def test_all_pass_exits_0_and_writes_one_row_per_case(sh_target):
-    sh_target.cases_dataset([("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}), ("c2", "echo '{\"a\": 3, \"b\": 4}'", {"a": 3, "b": 4})])
+    sh_target.cases_dataset(
+        [("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}), ("c2", 'echo \'{"a": 3, "b": 4}\'', {"a": 3, "b": 4})]
+    )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     assert result.exit_code == 0, result.output
     written = rows("out.jsonl")
@@ -49,14 +65,18 @@ def test_all_pass_exits_0_and_writes_one_row_per_case(sh_target):
 
 
 def test_a_failing_case_exits_1(sh_target):
-    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2}), ("c2", "echo '{\"a\": 0, \"b\": 0}'", {"a": 1, "b": 2})])
+    sh_target.cases_dataset(
+        [("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}), ("c2", 'echo \'{"a": 0, "b": 0}\'', {"a": 1, "b": 2})]
+    )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     assert result.exit_code == 1
     assert "gate failed: 1 of 2 cases did not pass" in result.stderr
 
 
 def test_threshold_gates_on_the_mean(sh_target):
-    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2}), ("c2", "echo '{\"a\": 1, \"b\": 0}'", {"a": 1, "b": 2})])
+    sh_target.cases_dataset(
+        [("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}), ("c2", 'echo \'{"a": 1, "b": 0}\'', {"a": 1, "b": 2})]
+    )
     assert invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--threshold", "0.75").exit_code == 0  # mean 0.75
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--threshold", "0.8")
     assert result.exit_code == 1
@@ -66,7 +86,7 @@ def test_threshold_gates_on_the_mean(sh_target):
 def test_errored_cases_exit_4_and_still_get_rows(sh_target):
     sh_target.cases_dataset(
         [
-            ("good", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2}),
+            ("good", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}),
             ("bad", "echo '{\"a\": 0}'", {"a": 1, "b": 2}),
             ("crash", "echo 'extractor exploded' >&2; exit 7", {"a": 1}),
             ("garbage", "echo 'no json at all'", {"a": 1}),
@@ -81,7 +101,9 @@ def test_errored_cases_exit_4_and_still_get_rows(sh_target):
     assert by_id["crash"]["error"] == "target 't' failed: exit code 7: extractor exploded"
     assert by_id["crash"]["evaluator_results"] == []
     assert by_id["silent"]["error"] == "target 't' returned an empty answer (stdout)"
-    assert by_id["garbage"]["status"] == "ok" and by_id["garbage"]["misses"] == ["Failed to parse candidate answer as JSON"]
+    assert by_id["garbage"]["status"] == "ok" and by_id["garbage"]["misses"] == [
+        "Failed to parse candidate answer as JSON"
+    ]
     assert "error" not in by_id["good"]
 
 
@@ -97,7 +119,7 @@ def test_retries_record_attempts(ws, tmp_path):
 
 
 def test_out_dash_writes_only_jsonl_to_stdout(sh_target):
-    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2})])
+    sh_target.cases_dataset([("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2})])
     result = invoke("eval", "dataset.yaml", "--out", "-")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
@@ -106,14 +128,16 @@ def test_out_dash_writes_only_jsonl_to_stdout(sh_target):
 
 
 def test_default_results_path(sh_target):
-    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2})], name="invoices.yaml")
+    sh_target.cases_dataset([("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2})], name="invoices.yaml")
     assert invoke("eval", "invoices.yaml").exit_code == 0
     written = list((sh_target.root / ".agentv" / "results").glob("invoices_*.jsonl"))
     assert len(written) == 1 and len(rows(written[0])) == 1
 
 
 def test_eval_id_globs(sh_target):
-    sh_target.cases_dataset([(f"inv-{i}", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2}) for i in range(4)] + [("other", "exit 1", {})])
+    sh_target.cases_dataset(
+        [(f"inv-{i}", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}) for i in range(4)] + [("other", "exit 1", {})]
+    )
     assert invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--eval-id", "inv-[01]", "-e", "inv-3").exit_code == 0
     assert sorted(r["eval_id"] for r in rows("o.jsonl")) == ["inv-0", "inv-1", "inv-3"]
     result = invoke("eval", "dataset.yaml", "--eval-id", "nope*")
@@ -140,7 +164,10 @@ def test_unknown_target_exits_2(sh_target):
     sh_target.cases_dataset([("c1", "true", {"a": 1})])
     result = invoke("eval", "dataset.yaml", "--target", "nope")
     assert result.exit_code == 2
-    assert "error: target 'nope' (from --target) is not defined in .agentv/targets.yaml. Available targets: t" in result.stderr
+    assert (
+        "error: target 'nope' (from --target) is not defined in .agentv/targets.yaml. Available targets: t"
+        in result.stderr
+    )
 
 
 def test_no_targets_file_exits_2_with_hint(ws):
@@ -179,7 +206,9 @@ def test_internal_error_exits_3_with_traceback(sh_target, monkeypatch):
 
 def test_verbose_lists_every_miss(sh_target):
     answer = "echo '{}'"
-    sh_target.cases_dataset([("c1", answer, {k: 1 for k in "abcdef"})], fields="[" + ", ".join(f"{{path: {k}}}" for k in "abcdef") + "]")
+    sh_target.cases_dataset(
+        [("c1", answer, dict.fromkeys("abcdef", 1))], fields="[" + ", ".join(f"{{path: {k}}}" for k in "abcdef") + "]"
+    )
     short = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
     assert "… 3 more (--verbose, or see the JSONL)" in short.stdout
     full = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--verbose")
@@ -191,7 +220,12 @@ def test_help_lists_exit_codes():
     for args in (["--help"], ["eval", "--help"]):
         result = invoke(*args)
         assert result.exit_code == 0
-        for line in ("0    gate passed", "2    usage or dataset/target configuration error", "4    one or more cases errored", "130  interrupted"):
+        for line in (
+            "0    gate passed",
+            "2    usage or dataset/target configuration error",
+            "4    one or more cases errored",
+            "130  interrupted",
+        ):
             assert line in result.stdout
 
 
@@ -210,10 +244,12 @@ def test_interrupt_keeps_finished_rows_and_exits_130(ws, tmp_path, sig):
     pids = tmp_path / "pids"
     pids.mkdir()
     ws.cli_target("sh {FILES}")
-    fast = "echo '{\"a\": 1, \"b\": 2}'"
+    fast = 'echo \'{"a": 1, "b": 2}\''
     slow = f"echo $$ > {pids}/$$; sleep 30"
-    ws.cases_dataset([("fast-1", fast, {"a": 1, "b": 2}), ("fast-2", fast, {"a": 1, "b": 2})]
-                     + [(f"slow-{i}", slow, {"a": 1}) for i in range(3)])
+    ws.cases_dataset(
+        [("fast-1", fast, {"a": 1, "b": 2}), ("fast-2", fast, {"a": 1, "b": 2})]
+        + [(f"slow-{i}", slow, {"a": 1}) for i in range(3)]
+    )
     proc = _spawn_agentv(["eval", "dataset.yaml", "--out", "out.jsonl", "--workers", "5"], ws.root)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -235,16 +271,22 @@ def test_interrupt_keeps_finished_rows_and_exits_130(ws, tmp_path, sig):
 
 
 def test_python_dash_m_and_console_script_agree(ws):
-    result = subprocess.run([sys.executable, "-m", "agentv_py", "--version"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "agentv_py", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
     assert result.returncode == 0 and result.stdout.startswith("agentv ")
 
 
 def test_images_and_files_reach_the_command(ws):
     ws.file("scan.png", b"\x89PNG\r\n\x1a\n")
     ws.file("doc.json", "{}")
-    ws.cli_target(f"python3 {script('argv_json.py')} --files {{FILES}} --images {{IMAGES}} --id {{EVAL_ID}}",
-                  extra='files_format: "{basename}"')
+    ws.cli_target(
+        f"python3 {script('argv_json.py')} --files {{FILES}} --images {{IMAGES}} --id {{EVAL_ID}}",
+        extra='files_format: "{basename}"',
+    )
     ws.dataset(
         """
         execution:
@@ -289,9 +331,13 @@ def test_judge_details_round_trip_into_jsonl(sh_target):
 def test_many_judges_run_concurrently_without_cross_talk(sh_target):
     cases = [(f"case-{i}", f"echo 'answer {i}'", {"i": i}) for i in range(40)]
     sh_target.cases_dataset(cases)
-    text = (sh_target.root / "dataset.yaml").read_text().replace(
-        "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
-        f"{{type: code_judge, script: [python3, {JUDGES_DIR / 'by_id.py'}]}}",
+    text = (
+        (sh_target.root / "dataset.yaml")
+        .read_text()
+        .replace(
+            "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
+            f"{{type: code_judge, script: [python3, {JUDGES_DIR / 'by_id.py'}]}}",
+        )
     )
     sh_target.file("dataset.yaml", text)
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--workers", "8", "--threshold", "0")
@@ -307,7 +353,9 @@ def test_many_judges_run_concurrently_without_cross_talk(sh_target):
 
 def test_example_judges_score_the_acme_case(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
-    result = invoke("eval", "evals/invoice-extraction/dataset.yaml", "--eval-id", "invoice-002", "-e", "invoice-007", "--out", "-")
+    result = invoke(
+        "eval", "evals/invoice-extraction/dataset.yaml", "--eval-id", "invoice-002", "-e", "invoice-007", "--out", "-"
+    )
     assert result.exit_code == 0, result.stderr
     by_id = {json.loads(line)["eval_id"]: json.loads(line) for line in result.stdout.splitlines()}
     fuzzy = by_id["invoice-002"]["evaluator_results"][1]
@@ -319,10 +367,14 @@ def test_example_judges_score_the_acme_case(monkeypatch):
 
 def test_a_judge_that_cannot_run_exits_4(sh_target):
     sh_target.file("judge.sh", "cat >/dev/null; echo 'not json'\n")
-    sh_target.cases_dataset([("c1", "echo '{\"a\": 1, \"b\": 2}'", {"a": 1, "b": 2})])
-    text = (sh_target.root / "dataset.yaml").read_text().replace(
-        "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
-        "{type: field_accuracy, fields: [{path: a}, {path: b}]}\n    - {name: j, type: code_judge, script: [sh, judge.sh]}",
+    sh_target.cases_dataset([("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2})])
+    text = (
+        (sh_target.root / "dataset.yaml")
+        .read_text()
+        .replace(
+            "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
+            "{type: field_accuracy, fields: [{path: a}, {path: b}]}\n    - {name: j, type: code_judge, script: [sh, judge.sh]}",
+        )
     )
     sh_target.file("dataset.yaml", text)
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")

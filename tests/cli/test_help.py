@@ -21,7 +21,9 @@ TYPE_TAG = re.compile(r"<(bool|str|int|float|path|list|Path)\b[^>]*>")
 def help_text(args: list[str], columns: int = 100) -> str:
     """`agentv ARGS --help` as a program with stdout a pipe (Typer's CliRunner forces 80 columns)."""
     result = subprocess.run(
-        [sys.executable, "-m", "agentv_py", *args, "--help"], capture_output=True, text=True,
+        [sys.executable, "-m", "agentv_py", *args, "--help"],
+        capture_output=True,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": str(columns), "NO_COLOR": "1"},
     )
     assert result.returncode == 0, result.stderr
@@ -51,8 +53,16 @@ def test_options_read_with_their_metavars():
     text = help_text(["eval"])
     assert "Usage: agentv eval [OPTIONS] DATASET\n" in text
     assert "\n  DATASET  Dataset YAML file." in text
-    for name in ("-w, --workers N ", "-e, --eval-id GLOB ", "-o, --out PATH ", "--target NAME ", "--targets PATH ",
-                 "--threshold X ", "--max-retries N ", "--judge-target NAME "):
+    for name in (
+        "-w, --workers N ",
+        "-e, --eval-id GLOB ",
+        "-o, --out PATH ",
+        "--target NAME ",
+        "--targets PATH ",
+        "--threshold X ",
+        "--max-retries N ",
+        "--judge-target NAME ",
+    ):
         assert f"\n  {name}" in text, name
     assert re.search(r"\n  -w, --workers N +Cases run concurrently \(1-64\)\.  \[default: 4; 1<=x<=64\]\n", text)
     assert re.search(r"\n  -v, --verbose +List every case", text)  # a flag: no value, no tag

@@ -15,7 +15,7 @@ def _workspace(ws, pids: Path) -> None:
     """Three slow cases (record their pid, sleep 60 s) and one fast case that answers once all
     three are running."""
     ws.cli_target("sh {FILES}")
-    ok = "echo '{\"a\": 1, \"b\": 2}'"
+    ok = 'echo \'{"a": 1, "b": 2}\''
     wait = f"while [ $(ls {pids} | wc -l) -lt 3 ]; do sleep 0.02; done; {ok}"
     sleeper = f"echo $$ > {pids}/$$; sleep 60"
     ws.cases_dataset([(f"slow-{i}", sleeper, {"a": 1}) for i in range(3)] + [("fast", wait, {"a": 1, "b": 2})])
@@ -23,8 +23,12 @@ def _workspace(ws, pids: Path) -> None:
 
 def _agentv(args: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agentv_py", *args], cwd=cwd, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, **kwargs,
+        [sys.executable, "-m", "agentv_py", *args],
+        cwd=cwd,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        **kwargs,
     )
 
 
@@ -55,7 +59,10 @@ def test_a_closed_stdout_pipe_stops_the_run_and_leaves_no_process_behind(ws, tmp
     _workspace(ws, pids)
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentv_py", "eval", "dataset.yaml", "--out", "-", "--workers", "4"],
-        cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ws.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
     )
     assert proc.stdout is not None

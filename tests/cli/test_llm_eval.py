@@ -77,7 +77,8 @@ def test_model_target_and_llm_judge_end_to_end(ws, chat_server, env_key):
     judge_request = chat_server.requests[1].body
     assert judge_request["model"] == "judge-model"
     assert judge_request["messages"][1]["content"][0]["text"] == (
-        "Question: What is shown?\nAnswer: A red square.\nImages: Image 1 (photo.png)\n")
+        "Question: What is shown?\nAnswer: A red square.\nImages: Image 1 (photo.png)\n"
+    )
     assert row["evaluator_results"][0]["details"]["judge"]["target"] == "judge"
     assert row["trace"]["judge_token_usage"] == {"input": 42, "output": 7} and row["trace"]["judge_duration_ms"] > 0
     everything = (ws.root / "o.jsonl").read_text() + result.output
@@ -94,28 +95,48 @@ def test_judge_error_exits_4_and_keeps_the_row(ws, chat_server, env_key):
     assert result.exit_code == 4, result.output
     [row] = rows("o.jsonl")
     assert row["status"] == "ok" and row["evaluator_results"][0]["status"] == "error"
-    assert row["misses"] == [f"llm_judge 'quality': judge target 'judge' failed: HTTP 500 from {chat_server.base_url}: bad key ***"]
+    assert row["misses"] == [
+        f"llm_judge 'quality': judge target 'judge' failed: HTTP 500 from {chat_server.base_url}: bad key ***"
+    ]
 
 
 PLAN_ERRORS = [
-    ("judge-without-vision", dict(judge_vision=False), {},
-     "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'judge' is not marked vision: true, "
-     "but case 'c1' has images; set vision: true on 'judge' if its model accepts images, or choose a vision judge "
-     "with target: NAME"),
-    ("evaluator-picks-text-judge", {}, dict(evaluator="{type: rubric, name: r, target: text_judge, rubrics: [Says red]}"),
-     "dataset.yaml:5: execution.evaluators[0]: rubric 'r': judge target 'text_judge' is not marked vision: true, "
-     "but case 'c1' has images; set vision: true on 'text_judge' if its model accepts images, or choose a vision "
-     "judge with target: NAME"),
-    ("unknown-judge", {}, dict(evaluator="{type: llm_judge, name: quality, target: nope}"),
-     "dataset.yaml:5: execution.evaluators[0].target: llm_judge 'quality': judge target 'nope' (from target) is not "
-     "defined in .agentv/targets.yaml. Available targets: model, judge, text_judge"),
-    ("unknown-dataset-judge", {}, dict(judge_target="judge_target: gpt9"),
-     "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'gpt9' (from execution.judge_target) "
-     "is not defined in .agentv/targets.yaml. Available targets: model, judge, text_judge"),
+    (
+        "judge-without-vision",
+        {"judge_vision": False},
+        {},
+        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'judge' is not marked vision: true, "
+        "but case 'c1' has images; set vision: true on 'judge' if its model accepts images, or choose a vision judge "
+        "with target: NAME",
+    ),
+    (
+        "evaluator-picks-text-judge",
+        {},
+        {"evaluator": "{type: rubric, name: r, target: text_judge, rubrics: [Says red]}"},
+        "dataset.yaml:5: execution.evaluators[0]: rubric 'r': judge target 'text_judge' is not marked vision: true, "
+        "but case 'c1' has images; set vision: true on 'text_judge' if its model accepts images, or choose a vision "
+        "judge with target: NAME",
+    ),
+    (
+        "unknown-judge",
+        {},
+        {"evaluator": "{type: llm_judge, name: quality, target: nope}"},
+        "dataset.yaml:5: execution.evaluators[0].target: llm_judge 'quality': judge target 'nope' (from target) is not "
+        "defined in .agentv/targets.yaml. Available targets: model, judge, text_judge",
+    ),
+    (
+        "unknown-dataset-judge",
+        {},
+        {"judge_target": "judge_target: gpt9"},
+        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'gpt9' (from execution.judge_target) "
+        "is not defined in .agentv/targets.yaml. Available targets: model, judge, text_judge",
+    ),
 ]
 
 
-@pytest.mark.parametrize("target_kw, dataset_kw, message", [p[1:] for p in PLAN_ERRORS], ids=[p[0] for p in PLAN_ERRORS])
+@pytest.mark.parametrize(
+    "target_kw, dataset_kw, message", [p[1:] for p in PLAN_ERRORS], ids=[p[0] for p in PLAN_ERRORS]
+)
 def test_judge_problems_stop_the_run_before_it_starts(ws, chat_server, env_key, target_kw, dataset_kw, message):
     targets(ws, chat_server, target_extra="vision: true", **target_kw)
     dataset(ws, **dataset_kw)
@@ -139,8 +160,10 @@ def test_no_judge_target_anywhere(ws, chat_server, env_key):
     ws.dataset(ws.root.joinpath("dataset.yaml").read_text().replace("target: model", "target: t"))
     result = invoke("eval", "dataset.yaml")
     assert result.exit_code == 2
-    assert ("dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality' needs a judge target: set target: NAME on "
-            "it, execution.judge_target in the dataset, or judge_target on the eval target") in result.output
+    assert (
+        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality' needs a judge target: set target: NAME on "
+        "it, execution.judge_target in the dataset, or judge_target on the eval target"
+    ) in result.output
 
 
 def test_judge_target_option_overrides_the_default(ws, chat_server, env_key):
@@ -162,19 +185,34 @@ def test_missing_key_variable_names_it(ws, chat_server, monkeypatch):
 
 
 TEMPLATE_ERRORS = [
-    ("inline-unknown-variable", "{type: llm_judge, prompt: 'Rate {{answer}}'}",
-     "dataset.yaml:5: execution.evaluators[0].prompt: unknown template variable {{answer}}. Valid variables: {{input}}, "
-     "{{output}}, {{expected_output}}, {{expected_outcome}}, {{image_reference}}, {{image_references}}"),
-    ("file-unknown-variable", "{type: llm_judge, prompt: judges/bad.md}",
-     "dataset.yaml:5: execution.evaluators[0].prompt: prompt file judges/bad.md: unknown template variable "
-     "{{ouptut}} (did you mean {{output}}?). Valid variables: {{input}}, {{output}}, {{expected_output}}, "
-     "{{expected_outcome}}, {{image_reference}}, {{image_references}}"),
-    ("missing-prompt-file", "{type: llm_judge, prompt: judges/none.md}",
-     "dataset.yaml:5: execution.evaluators[0].prompt: prompt file not found: judges/none.md; tried: {root}/judges/none.md"),
-    ("bad-dimension-weight", "{type: llm_judge, dimensions: {accuracy: 0}}",
-     "dataset.yaml:5: execution.evaluators[0].dimensions: dimension 'accuracy' needs a weight > 0, got 0.0"),
-    ("duplicate-rubric-id", "{type: rubric, rubrics: [{id: a, description: x}, {id: a, description: y}]}",
-     "dataset.yaml:5: execution.evaluators[0].rubrics: duplicate rubric id 'a'"),
+    (
+        "inline-unknown-variable",
+        "{type: llm_judge, prompt: 'Rate {{answer}}'}",
+        "dataset.yaml:5: execution.evaluators[0].prompt: unknown template variable {{answer}}. Valid variables: {{input}}, "
+        "{{output}}, {{expected_output}}, {{expected_outcome}}, {{image_reference}}, {{image_references}}",
+    ),
+    (
+        "file-unknown-variable",
+        "{type: llm_judge, prompt: judges/bad.md}",
+        "dataset.yaml:5: execution.evaluators[0].prompt: prompt file judges/bad.md: unknown template variable "
+        "{{ouptut}} (did you mean {{output}}?). Valid variables: {{input}}, {{output}}, {{expected_output}}, "
+        "{{expected_outcome}}, {{image_reference}}, {{image_references}}",
+    ),
+    (
+        "missing-prompt-file",
+        "{type: llm_judge, prompt: judges/none.md}",
+        "dataset.yaml:5: execution.evaluators[0].prompt: prompt file not found: judges/none.md; tried: {root}/judges/none.md",
+    ),
+    (
+        "bad-dimension-weight",
+        "{type: llm_judge, dimensions: {accuracy: 0}}",
+        "dataset.yaml:5: execution.evaluators[0].dimensions: dimension 'accuracy' needs a weight > 0, got 0.0",
+    ),
+    (
+        "duplicate-rubric-id",
+        "{type: rubric, rubrics: [{id: a, description: x}, {id: a, description: y}]}",
+        "dataset.yaml:5: execution.evaluators[0].rubrics: duplicate rubric id 'a'",
+    ),
 ]
 
 
@@ -192,15 +230,21 @@ def test_validate_reports_judge_problems_too(ws, chat_server, env_key):
     dataset(ws)
     result = invoke("validate", "dataset.yaml")
     assert result.exit_code == 2
-    assert "llm_judge 'quality': judge target 'judge' is not marked vision: true, but case 'c1' has images" in result.output
+    assert (
+        "llm_judge 'quality': judge target 'judge' is not marked vision: true, but case 'c1' has images"
+        in result.output
+    )
 
 
 def test_cli_and_mock_targets_can_judge(ws):
     """A cli judge gets the rendered prompt as {PROMPT} and the images as {IMAGES}; a mock judge
     replies with its response (here in a dry run, so no target runs at all)."""
-    ws.file("judge.sh", 'case "$1" in *"Answer: 5 bottles"*) ;; *) echo "prompt not rendered: $1" >&2; exit 3;; esac\n'
-                        'head -c 4 "$2" | grep -q PNG || { echo "no image: $2" >&2; exit 4; }\n'
-                        'echo \'{"score": 0.7, "reasoning": "from the shell judge"}\'\n')
+    ws.file(
+        "judge.sh",
+        'case "$1" in *"Answer: 5 bottles"*) ;; *) echo "prompt not rendered: $1" >&2; exit 3;; esac\n'
+        'head -c 4 "$2" | grep -q PNG || { echo "no image: $2" >&2; exit 4; }\n'
+        'echo \'{"score": 0.7, "reasoning": "from the shell judge"}\'\n',
+    )
     ws.file("shelf.png", png())
     ws.targets("""
         targets:

@@ -9,8 +9,8 @@ import json
 import orjson
 from typer.testing import CliRunner
 
-from agentv_py.evaluators.base import processed_result
 from agentv_py.cli import app
+from agentv_py.evaluators.base import processed_result
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.scoring.metrics import field_counts
 from tests.conftest import REPO_ROOT
@@ -22,8 +22,16 @@ def invoke(*args: str):
 
 
 def row(eval_id: str, results: list[EvaluatorResult]) -> bytes:
-    data = ResultRow(timestamp="t", eval_id=eval_id, dataset="d", target="x", status="ok", score=1.0,
-                     verdict="pass", evaluator_results=results).to_json_dict()
+    data = ResultRow(
+        timestamp="t",
+        eval_id=eval_id,
+        dataset="d",
+        target="x",
+        status="ok",
+        score=1.0,
+        verdict="pass",
+        evaluator_results=results,
+    ).to_json_dict()
     return orjson.dumps(data) + b"\n"
 
 
@@ -33,7 +41,7 @@ def judge(name: str, metrics: dict) -> EvaluatorResult:
 
 def worked_example_file(path):
     with open(path, "wb") as handle:
-        for i, (e, p) in enumerate(zip(*five_documents())):
+        for i, (e, p) in enumerate(zip(*five_documents(), strict=False)):
             metrics = {name: c.to_dict() for name, c in field_counts(e, p, FIELDS).items()}
             handle.write(row(f"doc-{i}", [judge("header_metrics", metrics)]))
     return path
@@ -62,11 +70,22 @@ def test_csv_and_json_carry_the_same_numbers(tmp_path):
     table = list(csv.DictReader(io.StringIO(invoke("metrics", path, "--format", "csv").stdout)))
     data = json.loads(invoke("metrics", path, "--format", "json").stdout)
     by_field = {r["field"]: r for r in table}
-    assert by_field["gross_total"] == {"field": "gross_total", "tp": "3", "tn": "0", "fp": "1", "fn": "2",
-                                       "precision": "0.750000", "recall": "0.600000", "f1": "0.666667", "support": "5"}
+    assert by_field["gross_total"] == {
+        "field": "gross_total",
+        "tp": "3",
+        "tn": "0",
+        "fp": "1",
+        "fn": "2",
+        "precision": "0.750000",
+        "recall": "0.600000",
+        "f1": "0.666667",
+        "support": "5",
+    }
     assert by_field["__total__"]["tp"] == "22" and by_field["__macro__"]["f1"] == "0.759259"
     assert round(data["fields"]["gross_total"]["f1"], 6) == float(by_field["gross_total"]["f1"])
-    assert data["total"]["tp"] == 22 and round(data["micro"]["f1"], 3) == 0.759 and round(data["macro_f1"], 6) == 0.759259
+    assert (
+        data["total"]["tp"] == 22 and round(data["micro"]["f1"], 3) == 0.759 and round(data["macro_f1"], 6) == 0.759259
+    )
 
 
 def test_undefined_is_dash_in_table_empty_in_csv_null_in_json(tmp_path):
@@ -101,7 +120,9 @@ def test_bad_lines_are_reported_and_skipped(tmp_path):
 
 def test_nested_results_and_evaluator_filter(tmp_path):
     nested = processed_result(
-        name="composite", type="code_judge", score=1.0,
+        name="composite",
+        type="code_judge",
+        score=1.0,
         details={"evaluator_results": [{"name": "inner", "details": {"metrics": {"x": {"tp": 2}}}}]},
     )
     path = tmp_path / "run.jsonl"

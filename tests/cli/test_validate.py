@@ -25,8 +25,13 @@ def test_validate_accepts_every_example(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
     result = CliRunner().invoke(
         app,
-        ["validate", "evals/invoice-extraction/dataset.yaml", "evals/invoice-extraction/.agentv/targets.yaml",
-         "evals/invoice-extraction/confusion-metrics.yaml", "evals/layout-detection/dataset.yaml"],
+        [
+            "validate",
+            "evals/invoice-extraction/dataset.yaml",
+            "evals/invoice-extraction/.agentv/targets.yaml",
+            "evals/invoice-extraction/confusion-metrics.yaml",
+            "evals/layout-detection/dataset.yaml",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [

@@ -25,14 +25,26 @@ def context(answer: str = '{"total": 5}', expected=None, **extra) -> EvalContext
         {
             "id": "inv-7",
             "expected_outcome": "totals match",
-            "input_messages": [{"role": "user", "content": [{"type": "file", "value": "doc.pdf"}, {"type": "text", "value": "Extract."}]}],
+            "input_messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "file", "value": "doc.pdf"}, {"type": "text", "value": "Extract."}],
+                }
+            ],
             "expected_messages": [{"role": "assistant", "content": expected if expected is not None else {"total": 5}}],
         }
     )
     return EvalContext(
-        eval_id="inv-7", dataset="invoices", dataset_dir=JUDGES, answer=answer,
-        expected=expected if expected is not None else {"total": 5}, question="Extract.",
-        files=("/data/doc.pdf",), images=(ImageRef("file", "/data/page1.png", "image/png"),), case=case, **extra,
+        eval_id="inv-7",
+        dataset="invoices",
+        dataset_dir=JUDGES,
+        answer=answer,
+        expected=expected if expected is not None else {"total": 5},
+        question="Extract.",
+        files=("/data/doc.pdf",),
+        images=(ImageRef("file", "/data/page1.png", "image/png"),),
+        case=case,
+        **extra,
     )
 
 
@@ -41,8 +53,12 @@ def reply(code: int, *lines: str):
 
 
 def test_payload_has_every_key_with_its_value():
-    cfg = config(["python3", "echo_payload.py"], fields=[{"path": "supplier.name", "threshold": 0.85}],
-                 Algorithm="jaro_winkler", nested={"a": [1, {"B": None}]})
+    cfg = config(
+        ["python3", "echo_payload.py"],
+        fields=[{"path": "supplier.name", "threshold": 0.85}],
+        Algorithm="jaro_winkler",
+        nested={"a": [1, {"B": None}]},
+    )
     result = run_evaluator(cfg, context())
     assert result.status == "processed", result.misses
     assert result.details["payload"] == {
@@ -56,12 +72,17 @@ def test_payload_has_every_key_with_its_value():
         "input": "Extract.",
         "expected_outcome": "totals match",
         "expected_messages": [{"role": "assistant", "content": {"total": 5}}],
-        "input_messages": [{"role": "user", "content": [{"type": "file", "value": "doc.pdf"}, {"type": "text", "value": "Extract."}]}],
+        "input_messages": [
+            {"role": "user", "content": [{"type": "file", "value": "doc.pdf"}, {"type": "text", "value": "Extract."}]}
+        ],
         "output_messages": [{"role": "assistant", "content": '{"total": 5}'}],
         "input_files": ["/data/doc.pdf"],
         "image_files": ["/data/page1.png"],
-        "config": {"fields": [{"path": "supplier.name", "threshold": 0.85}], "Algorithm": "jaro_winkler",
-                   "nested": {"a": [1, {"B": None}]}},
+        "config": {
+            "fields": [{"path": "supplier.name", "threshold": 0.85}],
+            "Algorithm": "jaro_winkler",
+            "nested": {"a": [1, {"B": None}]},
+        },
         "eval_id": "inv-7",
         "dataset": "invoices",
     }
@@ -80,10 +101,21 @@ def test_target_output_messages_are_passed_through():
 
 
 def test_a_full_result_is_kept_verbatim():
-    out = {"score": 0.5, "hits": ["a"], "misses": ["b (off)"], "reasoning": "half", "details": {"metrics": {"b": {"fp": 1}}}}
+    out = {
+        "score": 0.5,
+        "hits": ["a"],
+        "misses": ["b (off)"],
+        "reasoning": "half",
+        "details": {"metrics": {"b": {"fp": 1}}},
+    }
     result = reply(0, json.dumps(out))
     assert (result.status, result.score, result.verdict, result.passed) == ("processed", 0.5, "fail", False)
-    assert (result.hits, result.misses, result.reasoning, result.details) == (["a"], ["b (off)"], "half", {"metrics": {"b": {"fp": 1}}})
+    assert (result.hits, result.misses, result.reasoning, result.details) == (
+        ["a"],
+        ["b (off)"],
+        "half",
+        {"metrics": {"b": {"fp": 1}}},
+    )
 
 
 def test_passed_overrides_the_score_based_pass():
@@ -102,27 +134,76 @@ def test_judge_may_skip():
 
 
 ERRORS = [
-    ("exit-2", ["sh", "crash.sh"],
-     "code_judge 'j': exited with code 2 (0 or 1 with a JSON result expected) (stderr: Traceback (most recent call last): | KeyError: 'supplier')"),
-    ("debug-lines-before-json", ["sh", "reply.sh", "0", "loading rules", "checking 3 fields", '{"score": 1}'],
-     "code_judge 'j': printed 2 lines before its JSON result (stdout must hold only the result; print debug output to stderr)"),
+    (
+        "exit-2",
+        ["sh", "crash.sh"],
+        "code_judge 'j': exited with code 2 (0 or 1 with a JSON result expected) (stderr: Traceback (most recent call last): | KeyError: 'supplier')",
+    ),
+    (
+        "debug-lines-before-json",
+        ["sh", "reply.sh", "0", "loading rules", "checking 3 fields", '{"score": 1}'],
+        "code_judge 'j': printed 2 lines before its JSON result (stdout must hold only the result; print debug output to stderr)",
+    ),
     ("not-json", ["sh", "reply.sh", "0", "looks good to me"], "code_judge 'j': stdout is not JSON: 'looks good to me'"),
     ("empty-stdout", ["sh", "reply.sh", "0"], "code_judge 'j': printed nothing on stdout (one JSON object expected)"),
     ("array", ["sh", "reply.sh", "0", "[1, 2]"], "code_judge 'j': stdout is an array, not a JSON object"),
     ("nan", ["sh", "reply.sh", "0", '{"score": NaN}'], "code_judge 'j': score must be a number in [0, 1], got nan"),
-    ("above-one", ["sh", "reply.sh", "0", '{"score": 1.5}'], "code_judge 'j': score must be a number in [0, 1], got 1.5"),
-    ("negative", ["sh", "reply.sh", "0", '{"score": -0.1}'], "code_judge 'j': score must be a number in [0, 1], got -0.1"),
-    ("string-score", ["sh", "reply.sh", "0", '{"score": "0.9"}'], 'code_judge \'j\': score must be a number in [0, 1], got "0.9"'),
-    ("bool-score", ["sh", "reply.sh", "0", '{"score": true}'], "code_judge 'j': score must be a number in [0, 1], got true"),
-    ("no-score", ["sh", "reply.sh", "0", '{"reasoning": "fine"}'], "code_judge 'j': the result has no 'score' (a number in [0, 1])"),
-    ("hits-not-strings", ["sh", "reply.sh", "0", '{"score": 1, "hits": [1]}'], "code_judge 'j': 'hits' must be a list of strings, got [1]"),
-    ("details-not-object", ["sh", "reply.sh", "0", '{"score": 1, "details": "x"}'], "code_judge 'j': 'details' must be an object, got \"x\""),
-    ("bad-status", ["sh", "reply.sh", "0", '{"score": 1, "status": "ok"}'], "code_judge 'j': status must be processed, error or skipped, got \"ok\""),
-    ("judge-reports-error", ["sh", "reply.sh", "0", '{"score": 0, "status": "error", "reasoning": "rules file missing"}'],
-     "code_judge 'j': reported an error: rules file missing"),
-    ("exit-1-without-result", ["sh", "reply.sh", "1", "nope"], "code_judge 'j': exited with code 1 and stdout is not JSON: 'nope'"),
+    (
+        "above-one",
+        ["sh", "reply.sh", "0", '{"score": 1.5}'],
+        "code_judge 'j': score must be a number in [0, 1], got 1.5",
+    ),
+    (
+        "negative",
+        ["sh", "reply.sh", "0", '{"score": -0.1}'],
+        "code_judge 'j': score must be a number in [0, 1], got -0.1",
+    ),
+    (
+        "string-score",
+        ["sh", "reply.sh", "0", '{"score": "0.9"}'],
+        "code_judge 'j': score must be a number in [0, 1], got \"0.9\"",
+    ),
+    (
+        "bool-score",
+        ["sh", "reply.sh", "0", '{"score": true}'],
+        "code_judge 'j': score must be a number in [0, 1], got true",
+    ),
+    (
+        "no-score",
+        ["sh", "reply.sh", "0", '{"reasoning": "fine"}'],
+        "code_judge 'j': the result has no 'score' (a number in [0, 1])",
+    ),
+    (
+        "hits-not-strings",
+        ["sh", "reply.sh", "0", '{"score": 1, "hits": [1]}'],
+        "code_judge 'j': 'hits' must be a list of strings, got [1]",
+    ),
+    (
+        "details-not-object",
+        ["sh", "reply.sh", "0", '{"score": 1, "details": "x"}'],
+        "code_judge 'j': 'details' must be an object, got \"x\"",
+    ),
+    (
+        "bad-status",
+        ["sh", "reply.sh", "0", '{"score": 1, "status": "ok"}'],
+        "code_judge 'j': status must be processed, error or skipped, got \"ok\"",
+    ),
+    (
+        "judge-reports-error",
+        ["sh", "reply.sh", "0", '{"score": 0, "status": "error", "reasoning": "rules file missing"}'],
+        "code_judge 'j': reported an error: rules file missing",
+    ),
+    (
+        "exit-1-without-result",
+        ["sh", "reply.sh", "1", "nope"],
+        "code_judge 'j': exited with code 1 and stdout is not JSON: 'nope'",
+    ),
     ("flood", ["sh", "flood.sh"], "code_judge 'j': output exceeded the 10 MB cap (process group killed)"),
-    ("missing-program", ["no-such-judge-runner", "x"], "code_judge 'j': command not found: no-such-judge-runner (not on PATH)"),
+    (
+        "missing-program",
+        ["no-such-judge-runner", "x"],
+        "code_judge 'j': command not found: no-such-judge-runner (not on PATH)",
+    ),
 ]
 
 
@@ -160,31 +241,50 @@ def test_uv_run_with_inline_metadata():
 def test_sdk_judge_that_raises_is_an_error_with_the_exception():
     result = run_evaluator(config(["python3", "sdk_raises.py"]), context())
     assert result.status == "error"
-    assert result.misses[0].startswith("code_judge 'j': reported an error: judge raised KeyError: 'missing_key' (stderr: ")
+    assert result.misses[0].startswith(
+        "code_judge 'j': reported an error: judge raised KeyError: 'missing_key' (stderr: "
+    )
 
 
 # Code judges' stdout is read whole: no fenced block, no JSON picked out of prose (unlike target
 # answers and LLM-judge replies, which share the fence finder in scoring/jsontext.py).
 STDOUT_NOT_ACCEPTED = [
-    ("fenced", ["```json", '{"score": 1}', "```"], "code_judge 'j': stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
+    (
+        "fenced",
+        ["```json", '{"score": 1}', "```"],
+        "code_judge 'j': stdout is not JSON: '```json\\n{\"score\": 1}\\n```'",
+    ),
     ("bare-fence", ["```", '{"score": 1}', "```"], "code_judge 'j': stdout is not JSON: '```\\n{\"score\": 1}\\n```'"),
-    ("prose-around-json", ['Result: {"score": 1} done'], "code_judge 'j': stdout is not JSON: 'Result: {\"score\": 1} done'"),
+    (
+        "prose-around-json",
+        ['Result: {"score": 1} done'],
+        "code_judge 'j': stdout is not JSON: 'Result: {\"score\": 1} done'",
+    ),
 ]
 
 
-@pytest.mark.parametrize("lines, message", [c[1:] for c in STDOUT_NOT_ACCEPTED], ids=[c[0] for c in STDOUT_NOT_ACCEPTED])
+@pytest.mark.parametrize(
+    "lines, message", [c[1:] for c in STDOUT_NOT_ACCEPTED], ids=[c[0] for c in STDOUT_NOT_ACCEPTED]
+)
 def test_stdout_must_be_only_the_json_object(lines, message):
     result = reply(0, *lines)
     assert (result.status, result.misses) == ("error", [message])
 
 
-@pytest.mark.parametrize("stdout, problem", [
-    ('{"score": 1}', None),
-    ('\n  {"score": NaN}\n', None),  # read, so that the contract names the NaN score
-    ("[" * 100_000 + "]" * 100_000, "stdout is not JSON: '" + "[" * 80 + "...'"),
-    ('```json\n{"score": 1}\n```', "stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
-    ('debug\n{"score": 1}', "printed 1 line before its JSON result (stdout must hold only the result; print debug output to stderr)"),
-], ids=["object", "nan-read", "nested-too-deeply", "fenced", "debug-line"])
+@pytest.mark.parametrize(
+    "stdout, problem",
+    [
+        ('{"score": 1}', None),
+        ('\n  {"score": NaN}\n', None),  # read, so that the contract names the NaN score
+        ("[" * 100_000 + "]" * 100_000, "stdout is not JSON: '" + "[" * 80 + "...'"),
+        ('```json\n{"score": 1}\n```', "stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
+        (
+            'debug\n{"score": 1}',
+            "printed 1 line before its JSON result (stdout must hold only the result; print debug output to stderr)",
+        ),
+    ],
+    ids=["object", "nan-read", "nested-too-deeply", "fenced", "debug-line"],
+)
 def test_one_json_object(stdout, problem):
     from agentv_py.evaluators.code_judge import _one_json_object
 

@@ -91,21 +91,35 @@ def test_details_carry_the_rule_numbers():
     result = run(cfg, '{"total": 1889.5, "date": "15-JAN-2025"}', {"total": 1889, "date": "2025-01-15"})
     total, date = result.details["fields"]
     assert total == {
-        "path": "total", "match": "numeric_tolerance", "expected": 1889, "actual": 1889.5, "weight": 1.0,
-        "diff": 0.5, "tolerance": 1.0, "relative": False, "status": "hit", "score": 1.0,
+        "path": "total",
+        "match": "numeric_tolerance",
+        "expected": 1889,
+        "actual": 1889.5,
+        "weight": 1.0,
+        "diff": 0.5,
+        "tolerance": 1.0,
+        "relative": False,
+        "status": "hit",
+        "score": 1.0,
     }
     assert (date["parsed"], date["expected_date"], date["status"]) == ("2025-01-15", "2025-01-15", "hit")
 
 
 def test_indexed_paths():
     cfg = config([{"path": "line_items[0].description"}, {"path": "line_items[1].amount"}])
-    result = run(cfg, '{"line_items": [{"description": "Freight"}]}', {"line_items": [{"description": "Freight"}, {"amount": 5}]})
+    result = run(
+        cfg, '{"line_items": [{"description": "Freight"}]}', {"line_items": [{"description": "Freight"}, {"amount": 5}]}
+    )
     assert result.misses == ["line_items[1].amount (required, missing)"]
 
 
 def test_unparseable_answer_scores_zero_with_a_miss():
     result = run(config([{"path": "a"}]), "I could not read the invoice.", {"a": 1})
-    assert (result.status, result.score, result.misses) == ("processed", 0.0, ["Failed to parse candidate answer as JSON"])
+    assert (result.status, result.score, result.misses) == (
+        "processed",
+        0.0,
+        ["Failed to parse candidate answer as JSON"],
+    )
 
 
 def test_fenced_answer_is_accepted():

@@ -34,15 +34,22 @@ def test_single_box_scores_its_iou():
 
 
 def test_formats_and_expected_path():
-    result = run(iou_cfg(path="det", format="xywh", expected_path="truth.box", expected_format="xyxy"),
-                 {"det": [0, 0, 2, 2]}, {"truth": {"box": [0, 0, 2, 2]}})
+    result = run(
+        iou_cfg(path="det", format="xywh", expected_path="truth.box", expected_format="xyxy"),
+        {"det": [0, 0, 2, 2]},
+        {"truth": {"box": [0, 0, 2, 2]}},
+    )
     assert result.score == 1.0 and result.hits == ["det (IoU 1.00)"]
 
 
 def test_polygon_exact_and_bbox_mode():
     diamond = [[2, 0], [4, 2], [2, 4], [0, 2]]
     exact = run(iou_cfg(path="p", format="polygon", expected_format="xyxy"), {"p": diamond}, {"p": [0, 0, 4, 4]})
-    bbox = run(iou_cfg(path="p", format="polygon", expected_format="xyxy", polygon_mode="bbox"), {"p": diamond}, {"p": [0, 0, 4, 4]})
+    bbox = run(
+        iou_cfg(path="p", format="polygon", expected_format="xyxy", polygon_mode="bbox"),
+        {"p": diamond},
+        {"p": [0, 0, 4, 4]},
+    )
     assert (exact.score, bbox.score) == (pytest.approx(0.5), 1.0)
 
 
@@ -71,8 +78,12 @@ def test_optimal_and_index_pairing_differ():
 
 @pytest.mark.parametrize(
     "found, expected, score, counts",
-    [([], BOXES, 0.0, (0, 0, 3)), (BOXES, [], 0.0, (0, 3, 0)), ([], [], 1.0, (0, 0, 0)),
-     (BOXES[:1], BOXES, 1 / 3, (1, 0, 2))],
+    [
+        ([], BOXES, 0.0, (0, 0, 3)),
+        (BOXES, [], 0.0, (0, 3, 0)),
+        ([], [], 1.0, (0, 0, 0)),
+        (BOXES[:1], BOXES, 1 / 3, (1, 0, 2)),
+    ],
     ids=["nothing-found", "nothing-expected", "both-empty", "unequal-lengths"],
 )
 def test_empty_and_unequal_lists(found, expected, score, counts):
@@ -84,14 +95,19 @@ def test_empty_and_unequal_lists(found, expected, score, counts):
 def test_invalid_candidate_boxes_are_misses_not_crashes():
     result = run(iou_cfg(path="b"), {"b": [[10, 0, 0, 10], "nope", BOXES[0]]}, {"b": [BOXES[0]]})
     assert result.status == "processed" and result.score == pytest.approx(1 / 3)
-    assert result.misses == ["b[0] (invalid box: x2 < x1 in [10, 0, 0, 10])", "b[1] (invalid box: a xyxy box needs 4 numbers, got a str)"]
+    assert result.misses == [
+        "b[0] (invalid box: x2 < x1 in [10, 0, 0, 10])",
+        "b[1] (invalid box: a xyxy box needs 4 numbers, got a str)",
+    ]
     single = run(iou_cfg(path="b"), {"b": [0, 0, "x", 1]}, {"b": BOXES[0]})
     assert single.misses == ["b (invalid box: box [0, 0, 'x', 1] has a non-numeric or non-finite value)"]
 
 
 def test_invalid_ground_truth_is_an_error():
     result = run(iou_cfg(path="b"), {"b": BOXES[0]}, {"b": [5, 5, 0, 0]})
-    assert result.status == "error" and result.misses == ["iou_score: expected shape is invalid: x2 < x1 in [5, 5, 0, 0]"]
+    assert result.status == "error" and result.misses == [
+        "iou_score: expected shape is invalid: x2 < x1 in [5, 5, 0, 0]"
+    ]
 
 
 def test_missing_things():
@@ -132,14 +148,21 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=5) | st.dictionaries(st.sampled_from("bp"), children, max_size=2),
     max_leaves=25,
 )
-CONFIGS = [iou_cfg(path="b"), iou_cfg(path="b", format="polygon"), iou_cfg(path="b", format="xywh", matching="index"),
-           dist_cfg(path="b"), dist_cfg(path="b", metric="cosine", matching="index")]
+CONFIGS = [
+    iou_cfg(path="b"),
+    iou_cfg(path="b", format="polygon"),
+    iou_cfg(path="b", format="xywh", matching="index"),
+    dist_cfg(path="b"),
+    dist_cfg(path="b", metric="cosine", matching="index"),
+]
 
 
 @settings(max_examples=300, deadline=None)
 @given(candidate=json_values, expected=json_values, which=st.integers(0, len(CONFIGS) - 1))
 def test_geometry_evaluators_never_raise(candidate, expected, which):
-    result = run_evaluator(CONFIGS[which], EvalContext("c", "d", Path("."), json.dumps({"b": candidate}), {"b": expected}))
+    result = run_evaluator(
+        CONFIGS[which], EvalContext("c", "d", Path("."), json.dumps({"b": candidate}), {"b": expected})
+    )
     assert result.status in {"processed", "skipped", "error"}
     assert "internal error" not in result.reasoning
     if result.status == "processed":

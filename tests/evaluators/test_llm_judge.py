@@ -17,8 +17,13 @@ from tests.chat_server import error, text
 from tests.pngs import png
 
 KEY = "sk-judge-SECRET-987654321"
-VALID = {"score": 0.75, "hits": ["names the cat"], "misses": ["misses the mat"], "reasoning": "mostly right",
-         "details": {"hallucinations": ["a dog"], "missing_elements": ["mat"]}}
+VALID = {
+    "score": 0.75,
+    "hits": ["names the cat"],
+    "misses": ["misses the mat"],
+    "reasoning": "mostly right",
+    "details": {"hallucinations": ["a dog"], "missing_elements": ["mat"]},
+}
 
 
 @pytest.fixture
@@ -29,19 +34,42 @@ def image(tmp_path):
 
 
 def judge(server, vision=True, **extra) -> OpenAIRunner:
-    config = OpenAITarget.model_validate({"name": "judge", "provider": "openai", "model": "judge-model",
-                                          "api_key": KEY, "base_url": server.base_url, "vision": vision,
-                                          "max_retries": 1, **extra})
+    config = OpenAITarget.model_validate(
+        {
+            "name": "judge",
+            "provider": "openai",
+            "model": "judge-model",
+            "api_key": KEY,
+            "base_url": server.base_url,
+            "vision": vision,
+            "max_retries": 1,
+            **extra,
+        }
+    )
     return OpenAIRunner(config, [KEY])
 
 
 def context(server, images=(), answer="A cat sits on a mat.", **judge_options) -> EvalContext:
-    case = EvalCase.model_validate({"id": "c1", "expected_outcome": "Mentions the cat",
-                                    "input": "Describe the image.", "expected_output": "A cat on a mat."})
-    return EvalContext(eval_id="c1", dataset="d", dataset_dir=server and __import__("pathlib").Path("."),
-                       answer=answer, expected="A cat on a mat.", question="Describe the image.",
-                       images=tuple(images), case=case, judges={"judge": judge(server, **judge_options)},
-                       default_judge="judge")
+    case = EvalCase.model_validate(
+        {
+            "id": "c1",
+            "expected_outcome": "Mentions the cat",
+            "input": "Describe the image.",
+            "expected_output": "A cat on a mat.",
+        }
+    )
+    return EvalContext(
+        eval_id="c1",
+        dataset="d",
+        dataset_dir=server and __import__("pathlib").Path("."),
+        answer=answer,
+        expected="A cat on a mat.",
+        question="Describe the image.",
+        images=tuple(images),
+        case=case,
+        judges={"judge": judge(server, **judge_options)},
+        default_judge="judge",
+    )
 
 
 def llm(**config) -> LlmJudgeConfig:
@@ -58,8 +86,11 @@ def test_request_model_template_images_and_no_key(chat_server, image):
     system, user = request.body["messages"]
     assert system["role"] == "system" and '"required":["score"]' in system["content"]
     rendered, picture = user["content"]
-    assert rendered == {"type": "text", "text": "Look at Image 1 (office.png) (Image 1 (office.png)).\nQ: Describe the image.\n"
-                        "A: A cat sits on a mat.\nRef: A cat on a mat.\nGoal: Mentions the cat"}
+    assert rendered == {
+        "type": "text",
+        "text": "Look at Image 1 (office.png) (Image 1 (office.png)).\nQ: Describe the image.\n"
+        "A: A cat sits on a mat.\nRef: A cat on a mat.\nGoal: Mentions the cat",
+    }
     header, payload = picture["image_url"]["url"].split(",", 1)
     assert header == "data:image/png;base64" and base64.b64decode(payload) == png(5, 4)
     assert picture["image_url"]["detail"] == "high"
@@ -70,11 +101,21 @@ def test_valid_reply_is_kept_verbatim(chat_server):
     chat_server.reply(text(json.dumps(VALID)))
     result = run_evaluator(llm(), context(chat_server))
     assert (result.score, result.verdict, result.hits, result.misses, result.reasoning) == (
-        0.75, "partial", ["names the cat"], ["misses the mat"], "mostly right")
+        0.75,
+        "partial",
+        ["names the cat"],
+        ["misses the mat"],
+        "mostly right",
+    )
     assert result.details["hallucinations"] == ["a dog"] and result.details["missing_elements"] == ["mat"]
-    assert result.details["judge"] == {"target": "judge", "model": "judge-model", "replies": 1, "http_attempts": 1,
-                                       "duration_ms": result.details["judge"]["duration_ms"],
-                                       "token_usage": {"input": 42, "output": 7}}
+    assert result.details["judge"] == {
+        "target": "judge",
+        "model": "judge-model",
+        "replies": 1,
+        "http_attempts": 1,
+        "duration_ms": result.details["judge"]["duration_ms"],
+        "token_usage": {"input": 42, "output": 7},
+    }
 
 
 def test_fenced_json_is_accepted(chat_server):
@@ -89,7 +130,8 @@ def test_prose_is_retried_then_an_error_quoting_the_last_reply(chat_server):
     assert result.status == "error" and result.score == 0.0 and result.verdict == "fail"
     assert result.misses == [
         "llm_judge 'describe': no valid reply from judge target 'judge' in 3 attempts (the reply is not JSON); "
-        f"last reply: {prose[:200] + '...'!r}"]
+        f"last reply: {prose[:200] + '...'!r}"
+    ]
     assert len(chat_server.requests) == 3
     retry = chat_server.requests[1].body["messages"]
     assert retry[-2] == {"role": "assistant", "content": "I think 0.9."}
@@ -103,13 +145,17 @@ def test_prose_then_valid_json(chat_server):
     assert result.score == 0.75 and result.details["judge"]["replies"] == 2
 
 
-@pytest.mark.parametrize("reply, problem", [
-    ({"score": 1.5}, "score: 1.5 is greater than the maximum of 1"),
-    ({"score": -0.1}, "score: -0.1 is less than the minimum of 0"),
-    ({"score": "0.9"}, "score: '0.9' is not of type 'number'"),
-    ({"hits": []}, "'score' is a required property"),
-    ({"score": 0.5, "hits": "good"}, "hits: 'good' is not of type 'array'"),
-], ids=["above-1", "below-0", "string", "missing", "hits-not-list"])
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ({"score": 1.5}, "score: 1.5 is greater than the maximum of 1"),
+        ({"score": -0.1}, "score: -0.1 is less than the minimum of 0"),
+        ({"score": "0.9"}, "score: '0.9' is not of type 'number'"),
+        ({"hits": []}, "'score' is a required property"),
+        ({"score": 0.5, "hits": "good"}, "hits: 'good' is not of type 'array'"),
+    ],
+    ids=["above-1", "below-0", "string", "missing", "hits-not-list"],
+)
 def test_out_of_range_or_malformed_scores_are_never_clamped(chat_server, reply, problem):
     chat_server.reply(*[text(json.dumps(reply))] * 3)
     result = run_evaluator(llm(), context(chat_server))
@@ -126,28 +172,40 @@ def test_429_then_success(chat_server):
 def test_500_is_an_error_after_the_clients_retries(chat_server):
     chat_server.reply(*[error(500, "model crashed", headers={"retry-after-ms": "5"})] * 2)
     result = run_evaluator(llm(), context(chat_server))
-    assert result.misses == [f"llm_judge 'describe': judge target 'judge' failed: HTTP 500 from {chat_server.base_url} "
-                             "(2 attempts): model crashed"]
+    assert result.misses == [
+        f"llm_judge 'describe': judge target 'judge' failed: HTTP 500 from {chat_server.base_url} "
+        "(2 attempts): model crashed"
+    ]
     assert len(chat_server.requests) == 2
 
 
 def test_a_reply_that_never_comes(chat_server):
     chat_server.reply(text("{}", delay=3), text("{}", delay=3))
     result = run_evaluator(llm(), context(chat_server, timeout_seconds=0.3))
-    assert result.misses == [f"llm_judge 'describe': judge target 'judge' failed: no reply within 0.3s from "
-                             f"{chat_server.base_url} (2 attempts)"]
+    assert result.misses == [
+        f"llm_judge 'describe': judge target 'judge' failed: no reply within 0.3s from "
+        f"{chat_server.base_url} (2 attempts)"
+    ]
 
 
 def test_images_need_a_vision_judge(chat_server, image):
     result = run_evaluator(llm(), context(chat_server, [image], vision=False))
-    assert result.misses == ["llm_judge 'describe': judge target 'judge' is not marked vision: true, but this case has images"]
+    assert result.misses == [
+        "llm_judge 'describe': judge target 'judge' is not marked vision: true, but this case has images"
+    ]
     assert chat_server.requests == []
 
 
 def test_dimension_scores_use_declared_weights(chat_server):
-    reply = {"dimensions": {"visual_accuracy": 1.0, "completeness": {"score": 0.5, "reasoning": "no mat"},
-                            "clarity": 0.8, "relevance": 0.0},
-             "details": {"hallucinations": [], "missing_elements": ["mat"]}}
+    reply = {
+        "dimensions": {
+            "visual_accuracy": 1.0,
+            "completeness": {"score": 0.5, "reasoning": "no mat"},
+            "clarity": 0.8,
+            "relevance": 0.0,
+        },
+        "details": {"hallucinations": [], "missing_elements": ["mat"]},
+    }
     chat_server.reply(text(json.dumps(reply)))
     config = llm(dimensions={"visual_accuracy": 40, "completeness": 30, "clarity": 20, "relevance": 10})
     result = run_evaluator(config, context(chat_server))
@@ -158,20 +216,29 @@ def test_dimension_scores_use_declared_weights(chat_server):
     assert "- visual_accuracy: weight 40%" in system and "- relevance: weight 10%" in system
 
 
-@pytest.mark.parametrize("dimensions, problem", [
-    ({"visual_accuracy": 1.0}, "dimensions: 'completeness' is a required property"),
-    ({"visual_accuracy": 1.0, "completeness": 1.0, "style": 1.0}, "dimensions: Additional properties are not allowed ('style' was unexpected)"),
-    ({"visual_accuracy": 1.0, "completeness": 2}, "dimensions.completeness: 2 is greater than the maximum of 1"),
-], ids=["missing", "extra", "out-of-range"])
+@pytest.mark.parametrize(
+    "dimensions, problem",
+    [
+        ({"visual_accuracy": 1.0}, "dimensions: 'completeness' is a required property"),
+        (
+            {"visual_accuracy": 1.0, "completeness": 1.0, "style": 1.0},
+            "dimensions: Additional properties are not allowed ('style' was unexpected)",
+        ),
+        ({"visual_accuracy": 1.0, "completeness": 2}, "dimensions.completeness: 2 is greater than the maximum of 1"),
+    ],
+    ids=["missing", "extra", "out-of-range"],
+)
 def test_invalid_dimension_replies(chat_server, dimensions, problem):
     chat_server.reply(*[text(json.dumps({"dimensions": dimensions}))] * 3)
     result = run_evaluator(llm(dimensions={"visual_accuracy": 1, "completeness": 1}), context(chat_server))
     assert result.status == "error" and f"({problem})" in result.misses[0], result.misses
 
 
-RUBRICS = [{"id": "cat", "description": "Mentions the cat", "weight": 2},
-           {"id": "mat", "description": "Mentions the mat"},
-           {"id": "style", "description": "One sentence", "required": False}]
+RUBRICS = [
+    {"id": "cat", "description": "Mentions the cat", "weight": 2},
+    {"id": "mat", "description": "Mentions the mat"},
+    {"id": "style", "description": "One sentence", "required": False},
+]
 
 
 def rubric(**extra) -> RubricConfig:
@@ -179,17 +246,26 @@ def rubric(**extra) -> RubricConfig:
 
 
 def checks(cat=True, mat=True, style=True, **extra):
-    return {"checks": [{"id": "cat", "satisfied": cat, "reasoning": "says cat"},
-                       {"id": "mat", "satisfied": mat, "reasoning": "says mat"},
-                       {"id": "style", "satisfied": style, "reasoning": "one line"}],
-            "overall_reasoning": "fine", **extra}
+    return {
+        "checks": [
+            {"id": "cat", "satisfied": cat, "reasoning": "says cat"},
+            {"id": "mat", "satisfied": mat, "reasoning": "says mat"},
+            {"id": "style", "satisfied": style, "reasoning": "one line"},
+        ],
+        "overall_reasoning": "fine",
+        **extra,
+    }
 
 
 def test_rubric_all_satisfied(chat_server):
     chat_server.reply(text(json.dumps(checks())))
     result = run_evaluator(rubric(), context(chat_server))
     assert (result.score, result.verdict, result.passed) == (1.0, "pass", True)
-    assert result.hits == ["[cat] Mentions the cat: says cat", "[mat] Mentions the mat: says mat", "[style] One sentence: one line"]
+    assert result.hits == [
+        "[cat] Mentions the cat: says cat",
+        "[mat] Mentions the mat: says mat",
+        "[style] One sentence: one line",
+    ]
     assert "[cat] Mentions the cat (required, weight 2)" in chat_server.requests[0].body["messages"][0]["content"]
 
 
@@ -208,12 +284,16 @@ def test_rubric_required_miss_fails_whatever_the_score(chat_server):
     assert result.details["required_failed"] == ["mat"]
 
 
-@pytest.mark.parametrize("reply, problem", [
-    ({"checks": [{"id": "cat", "satisfied": True}]}, "checks: no check for rubric mat, style"),
-    ({"checks": [{"id": "cat", "satisfied": True}] * 2}, "checks: rubric cat checked more than once"),
-    ({"checks": [{"id": "dog", "satisfied": True}]}, "checks[0].id: 'dog' is not one of ['cat', 'mat', 'style']"),
-    ({"checks": [{"id": "cat", "satisfied": "yes"}]}, "checks[0].satisfied: 'yes' is not of type 'boolean'"),
-], ids=["missing", "duplicate", "unknown-id", "not-bool"])
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ({"checks": [{"id": "cat", "satisfied": True}]}, "checks: no check for rubric mat, style"),
+        ({"checks": [{"id": "cat", "satisfied": True}] * 2}, "checks: rubric cat checked more than once"),
+        ({"checks": [{"id": "dog", "satisfied": True}]}, "checks[0].id: 'dog' is not one of ['cat', 'mat', 'style']"),
+        ({"checks": [{"id": "cat", "satisfied": "yes"}]}, "checks[0].satisfied: 'yes' is not of type 'boolean'"),
+    ],
+    ids=["missing", "duplicate", "unknown-id", "not-bool"],
+)
 def test_invalid_rubric_replies(chat_server, reply, problem):
     chat_server.reply(*[text(json.dumps(reply))] * 3)
     result = run_evaluator(rubric(), context(chat_server))
@@ -223,4 +303,6 @@ def test_invalid_rubric_replies(chat_server, reply, problem):
 def test_rubric_strings_are_shorthand():
     config = RubricConfig.model_validate({"type": "rubric", "rubrics": ["Mentions the cat", "Is short"]})
     assert [(r.id, r.description, r.weight, r.required) for r in config.rubrics] == [
-        ("r1", "Mentions the cat", 1.0, True), ("r2", "Is short", 1.0, True)]
+        ("r1", "Mentions the cat", 1.0, True),
+        ("r2", "Is short", 1.0, True),
+    ]

@@ -67,9 +67,16 @@ class _ScriptedJudge:
 
 
 def _judge_replies():
-    dims = st.fixed_dictionaries({"dimensions": st.dictionaries(st.sampled_from(["accuracy", "clarity", "x"]), json_values, max_size=3)})
-    checks = st.fixed_dictionaries({"checks": st.lists(st.fixed_dictionaries(
-        {"id": st.sampled_from(["r1", "r2", "zz"]), "satisfied": json_values}), max_size=3)})
+    dims = st.fixed_dictionaries(
+        {"dimensions": st.dictionaries(st.sampled_from(["accuracy", "clarity", "x"]), json_values, max_size=3)}
+    )
+    checks = st.fixed_dictionaries(
+        {
+            "checks": st.lists(
+                st.fixed_dictionaries({"id": st.sampled_from(["r1", "r2", "zz"]), "satisfied": json_values}), max_size=3
+            )
+        }
+    )
     scored = st.fixed_dictionaries({"score": json_values}, optional={"hits": json_values, "details": json_values})
     structured = (json_values | dims | checks | scored).map(json.dumps)
     return structured | structured.map(lambda s: f"```json\n{s}\n```") | st.text(max_size=80)
@@ -78,14 +85,18 @@ def _judge_replies():
 JUDGE_CONFIGS = [
     LlmJudgeConfig.model_validate({"type": "llm_judge"}),
     LlmJudgeConfig.model_validate({"type": "llm_judge", "dimensions": {"accuracy": 3, "clarity": 1}}),
-    RubricConfig.model_validate({"type": "rubric", "rubrics": ["a", {"id": "r2", "description": "b", "required": False}]}),
+    RubricConfig.model_validate(
+        {"type": "rubric", "rubrics": ["a", {"id": "r2", "description": "b", "required": False}]}
+    ),
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(reply=_judge_replies(), answer=st.text(max_size=40), which=st.sampled_from(range(len(JUDGE_CONFIGS))))
 def test_llm_judges_never_raise_and_never_guess(reply, answer, which):
-    context = EvalContext("c", "d", Path("."), answer, None, judges={"stub": _ScriptedJudge(reply)}, default_judge="stub")
+    context = EvalContext(
+        "c", "d", Path("."), answer, None, judges={"stub": _ScriptedJudge(reply)}, default_judge="stub"
+    )
     result = run_evaluator(JUDGE_CONFIGS[which], context)
     assert result.status in {"processed", "error"}
     assert not any("internal error" in miss for miss in result.misses), result.misses

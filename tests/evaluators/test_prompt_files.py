@@ -28,8 +28,16 @@ class Recorder:
 
 
 def context(tmp_path, recorder: Recorder) -> EvalContext:
-    return EvalContext(eval_id="c1", dataset="d", dataset_dir=tmp_path, answer="42", expected="42",
-                       question="What is six times seven?", judges={"judge": recorder}, default_judge="judge")
+    return EvalContext(
+        eval_id="c1",
+        dataset="d",
+        dataset_dir=tmp_path,
+        answer="42",
+        expected="42",
+        question="What is six times seven?",
+        judges={"judge": recorder},
+        default_judge="judge",
+    )
 
 
 def test_a_config_built_in_code_uses_its_prompt_file(tmp_path):

@@ -22,14 +22,18 @@ def validate(name: str, answer: str, expected, runner: str = "python3", **config
     return run_evaluator(cfg, EvalContext("c1", "d", VALIDATORS, answer, expected))
 
 
-@pytest.mark.parametrize("answer, expected, score", [
-    ("5 bottles, 8 cans", "5 bottles, 3 cans", 0.5),
-    ("There are five bottles and 3 cans.", "5 bottles, 3 cans", 1.0),
-    ("3 cans and 5 bottles", "5 bottles, 3 cans", 1.0),
-    ("3 bottles, 5 cans", "5 bottles, 3 cans", 0.0),
-    ("I see 4 boxes", "4 boxes", 1.0),
-    ("Seven", "7", 1.0),
-], ids=["seed", "number-words", "order-free", "swapped", "plural-es", "bare-number"])
+@pytest.mark.parametrize(
+    "answer, expected, score",
+    [
+        ("5 bottles, 8 cans", "5 bottles, 3 cans", 0.5),
+        ("There are five bottles and 3 cans.", "5 bottles, 3 cans", 1.0),
+        ("3 cans and 5 bottles", "5 bottles, 3 cans", 1.0),
+        ("3 bottles, 5 cans", "5 bottles, 3 cans", 0.0),
+        ("I see 4 boxes", "4 boxes", 1.0),
+        ("Seven", "7", 1.0),
+    ],
+    ids=["seed", "number-words", "order-free", "swapped", "plural-es", "bare-number"],
+)
 def test_count_validator(answer, expected, score):
     result = validate("count_validator.py", answer, expected)
     assert result.status == "processed", result.misses
@@ -46,12 +50,16 @@ def test_count_validator_skips_without_expected_counts():
     assert validate("count_validator.py", "5", "no numbers here").status == "skipped"
 
 
-@pytest.mark.parametrize("answer, low, high", [
-    ("Project Proposal Q1 2026", 1.0, 1.0),
-    ("PROJECT  PROPOSAL q1 2026", 1.0, 1.0),
-    ("Project Propsal Q1 2026", 0.7, 0.9),
-    ("Quarterly report", 0.0, 0.4),
-], ids=["exact", "case-and-space", "one-typo", "wrong"])
+@pytest.mark.parametrize(
+    "answer, low, high",
+    [
+        ("Project Proposal Q1 2026", 1.0, 1.0),
+        ("PROJECT  PROPOSAL q1 2026", 1.0, 1.0),
+        ("Project Propsal Q1 2026", 0.7, 0.9),
+        ("Quarterly report", 0.0, 0.4),
+    ],
+    ids=["exact", "case-and-space", "one-typo", "wrong"],
+)
 def test_ocr_validator(answer, low, high):
     result = validate("ocr_validator.py", answer, "Project Proposal Q1 2026")
     assert low <= result.score <= high, result
@@ -88,24 +96,34 @@ def test_json_structure_perfect_and_not_json():
 
 
 def test_json_structure_with_a_given_schema():
-    schema = {"type": "object", "required": ["id", "tags"], "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}}}
+    schema = {
+        "type": "object",
+        "required": ["id", "tags"],
+        "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}},
+    }
     result = validate("json_structure_validator.py", '{"id": "x"}', None, schema=schema)
     assert result.details["schema_source"] == "config"
-    assert result.details["missing_keys"] == ["tags"] and result.details["errors"] == ["id: 'x' is not of type 'integer'"]
+    assert result.details["missing_keys"] == ["tags"] and result.details["errors"] == [
+        "id: 'x' is not of type 'integer'"
+    ]
 
 
 EXPECTED_CHART = "Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $1.8M; Q4 up 20%"
 
 
-@pytest.mark.parametrize("answer, score", [
-    ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $1.8M; Q4 up 20%", 1.0),
-    ("Q1 $1,200,000, Q2 $1.05M, Q3 1.6 million, Q4 $1.9M, growth 20%", 1.0),
-    ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $2.2M; Q4 up 20%", 8 / 9),
-    ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $1.8M; Q4 up 21%", 8 / 9),
-    ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M; Q4 up 20%", 8 / 9),
-    ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M; up 20%", 7 / 9),
-    ("Revenue $1.2K", 0.0),
-], ids=["exact", "within-15%", "currency-off", "percent-not-exact", "value-missing", "quarter-missing", "wrong-scale"])
+@pytest.mark.parametrize(
+    "answer, score",
+    [
+        ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $1.8M; Q4 up 20%", 1.0),
+        ("Q1 $1,200,000, Q2 $1.05M, Q3 1.6 million, Q4 $1.9M, growth 20%", 1.0),
+        ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $2.2M; Q4 up 20%", 8 / 9),
+        ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M, Q4 $1.8M; Q4 up 21%", 8 / 9),
+        ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M; Q4 up 20%", 8 / 9),
+        ("Q1 $1.2M, Q2 $1.1M, Q3 $1.5M; up 20%", 7 / 9),
+        ("Revenue $1.2K", 0.0),
+    ],
+    ids=["exact", "within-15%", "currency-off", "percent-not-exact", "value-missing", "quarter-missing", "wrong-scale"],
+)
 def test_chart_data_validator(answer, score):
     result = validate("chart_data_validator.py", answer, EXPECTED_CHART)
     assert result.score == pytest.approx(score), result.misses
@@ -115,14 +133,20 @@ def test_chart_data_tolerance_is_relative_and_configurable():
     tight = validate("chart_data_validator.py", "$1.3M", "$1.2M", tolerance=0.05)
     loose = validate("chart_data_validator.py", "$1.3M", "$1.2M")
     assert (tight.score, loose.score) == (0.0, 1.0)
-    assert loose.details["currency"] == [{"expected": 1200000.0, "found": 1300000.0, "relative_error": 0.0833, "match": True}]
+    assert loose.details["currency"] == [
+        {"expected": 1200000.0, "found": 1300000.0, "relative_error": 0.0833, "match": True}
+    ]
 
 
-@pytest.mark.parametrize("name, answer, expected", [
-    ("count_validator.py", "5 bottles, 8 cans", "5 bottles, 3 cans"),
-    ("ocr_validator.py", "Project Proposal Q1 2026", "Project Proposal Q1 2026"),
-    ("chart_data_validator.py", "$1.2M", "$1.2M"),
-], ids=["count", "ocr", "chart"])
+@pytest.mark.parametrize(
+    "name, answer, expected",
+    [
+        ("count_validator.py", "5 bottles, 8 cans", "5 bottles, 3 cans"),
+        ("ocr_validator.py", "Project Proposal Q1 2026", "Project Proposal Q1 2026"),
+        ("chart_data_validator.py", "$1.2M", "$1.2M"),
+    ],
+    ids=["count", "ocr", "chart"],
+)
 def test_validators_run_under_uv_offline(name, answer, expected, monkeypatch):
     monkeypatch.setenv("UV_OFFLINE", "1")  # their PEP 723 headers need nothing from an index
     via_uv = validate(name, answer, expected, runner="uv")
@@ -142,7 +166,11 @@ def test_vision_validators_example(monkeypatch):
     assert result.exit_code == 1  # the shelf count and the form are wrong on purpose
     by_id = {json.loads(line)["eval_id"]: json.loads(line) for line in result.stdout.splitlines()}
     assert {k: round(v["score"], 3) for k, v in by_id.items()} == {
-        "shelf-count": 0.5, "sign-ocr": 1.0, "form-json": 0.75, "chart-data": 1.0}
+        "shelf-count": 0.5,
+        "sign-ocr": 1.0,
+        "form-json": 0.75,
+        "chart-data": 1.0,
+    }
     assert by_id["form-json"]["evaluator_results"][0]["details"]["missing_keys"] == ["date"]
 
 
@@ -151,8 +179,13 @@ def test_vision_judges_example_against_a_local_server(ws, chat_server, monkeypat
     template renders, every case's images reach the judge, and the dimension scores combine."""
     monkeypatch.chdir(REPO_ROOT)
     example = (REPO_ROOT / "evals" / "vision" / ".agentv" / "targets.yaml").read_text()
-    targets = ws.file("targets.yaml", example.replace(
-        "    api_key: ${{ OPENAI_API_KEY }}\n", f"    api_key: sk-local-test-key\n    base_url: {chat_server.base_url}\n"))
+    targets = ws.file(
+        "targets.yaml",
+        example.replace(
+            "    api_key: ${{ OPENAI_API_KEY }}\n",
+            f"    api_key: sk-local-test-key\n    base_url: {chat_server.base_url}\n",
+        ),
+    )
 
     def answer(request_body):
         system = request_body["messages"][0]["content"]
@@ -161,7 +194,7 @@ def test_vision_judges_example_against_a_local_server(ws, chat_server, monkeypat
             ids = schema["properties"]["checks"]["items"]["properties"]["id"]["enum"]
             return {"checks": [{"id": i, "satisfied": i != "plant", "reasoning": "seen"} for i in ids]}
         names = schema["properties"]["dimensions"]["required"]
-        return {"dimensions": {n: 1.0 for n in names}, "details": {"hallucinations": []}}
+        return {"dimensions": dict.fromkeys(names, 1.0), "details": {"hallucinations": []}}
 
     chat_server.responder = lambda body: text(json.dumps(answer(body)))
     result = invoke("eval", "evals/vision/judges.yaml", "--targets", str(targets), "--out", "-")
@@ -173,6 +206,7 @@ def test_vision_judges_example_against_a_local_server(ws, chat_server, monkeypat
         assert by_id[case_id]["score"] == 1.0, by_id[case_id]["misses"]
     images_per_request = sorted(
         sum(1 for part in r.body["messages"][1]["content"] if part.get("type") == "image_url")
-        for r in chat_server.requests)
+        for r in chat_server.requests
+    )
     assert images_per_request == [1, 1, 1, 1, 1, 1, 2]
     assert all("{{" not in r.body["messages"][1]["content"][0]["text"] for r in chat_server.requests)

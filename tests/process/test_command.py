@@ -12,7 +12,11 @@ ODD = "/tmp/a b;$(touch x)'q.json"
 VALUES = {"FILES": [ODD, "/tmp/c.json"], "OUTPUT_FILE": ["/tmp/o.out"], "PROMPT": ['say "hi" $HOME'], "EVAL_ID": ["c1"]}
 
 NO_SHELL = [
-    ("files-expand-to-arguments", "python x.py {FILES} {OUTPUT_FILE}", ["python", "x.py", ODD, "/tmp/c.json", "/tmp/o.out"]),
+    (
+        "files-expand-to-arguments",
+        "python x.py {FILES} {OUTPUT_FILE}",
+        ["python", "x.py", ODD, "/tmp/c.json", "/tmp/o.out"],
+    ),
     ("quoted-placeholder-is-one-argument", 'x "{FILES}"', ["x", f"{ODD} /tmp/c.json"]),
     ("single-quoted-placeholder", "echo '{PROMPT}'", ["echo", 'say "hi" $HOME']),
     ("glued-placeholder", "x --id={EVAL_ID}", ["x", "--id=c1"]),
@@ -48,7 +52,7 @@ def test_templates_with_shell_features_run_under_sh_with_quoted_values(template)
 
 def test_values_inside_double_quotes_under_a_shell_stay_literal():
     command = render_command('echo "{PROMPT}" > {OUTPUT_FILE}', VALUES)
-    assert command.argv[2] == "echo \"\"'say \"hi\" $HOME'\"\" > /tmp/o.out"
+    assert command.argv[2] == 'echo ""\'say "hi" $HOME\'"" > /tmp/o.out'
 
 
 def test_files_format():

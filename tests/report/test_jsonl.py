@@ -12,8 +12,16 @@ def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
     path = tmp_path / "out.jsonl"
     details = {"metrics": {"supplier.name": {"tp": 1, "fn": 0}}, "nested": [1, {"x": None}]}
     result = processed_result(name="judge", type="field_accuracy", score=0.5, details=details)
-    row = ResultRow(timestamp="t", eval_id="c1", dataset="d", target="x", status="ok", score=0.5, verdict="fail",
-                    evaluator_results=[result])
+    row = ResultRow(
+        timestamp="t",
+        eval_id="c1",
+        dataset="d",
+        target="x",
+        status="ok",
+        score=0.5,
+        verdict="fail",
+        evaluator_results=[result],
+    )
     with JsonlWriter(path) as writer:
         writer.write(row)
     with open(path, "a") as handle:
@@ -25,7 +33,7 @@ def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
 
 
 def test_default_results_path():
-    now = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     assert default_results_path("invoice extraction", now, Path("/w")) == Path(
         "/w/.agentv/results/invoice_extraction_20260102T030405Z.jsonl"
     )

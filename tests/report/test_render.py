@@ -15,11 +15,20 @@ from agentv_py.report.summary import RunSummary
 def row(eval_id: str, score: float, misses: list[str] = (), error: str | None = None) -> ResultRow:
     from agentv_py.scoring.case import verdict_for
 
-    results = [] if error else [processed_result(name="fields", type="field_accuracy", score=score, misses=list(misses))]
+    results = (
+        [] if error else [processed_result(name="fields", type="field_accuracy", score=score, misses=list(misses))]
+    )
     return ResultRow(
-        timestamp="2026-01-01T00:00:00.000Z", eval_id=eval_id, dataset="ds", target="t",
-        status="error" if error else "ok", score=score, verdict="fail" if error else verdict_for(score),
-        misses=list(misses) if not error else [error], error=error, evaluator_results=results,
+        timestamp="2026-01-01T00:00:00.000Z",
+        eval_id=eval_id,
+        dataset="ds",
+        target="t",
+        status="error" if error else "ok",
+        score=score,
+        verdict="fail" if error else verdict_for(score),
+        misses=list(misses) if not error else [error],
+        error=error,
+        evaluator_results=results,
     )
 
 
@@ -34,7 +43,9 @@ def test_summary_text():
     summary.add(row("inv-2", 0.75, ["invoice_number (required, missing)"]), 1)
     summary.add(row("inv-1", 1.0), 0)
     summary.add(row("inv-3", 0.0, error="target 't' failed: exit code 3: boom"), 2)
-    summary.add(row("inv-4", 0.5, ["a (value mismatch)", "b (value mismatch)", "c (value mismatch)", "d (value mismatch)"]), 3)
+    summary.add(
+        row("inv-4", 0.5, ["a (value mismatch)", "b (value mismatch)", "c (value mismatch)", "d (value mismatch)"]), 3
+    )
     assert [line.rstrip() for line in render(summary).splitlines()] == [
         "Cases",
         "┏━━━━━━━┳━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
@@ -82,8 +93,7 @@ def test_plain_progress_lines():
     progress.advance(row("inv-1", 1.0))
     progress.advance(row("inv-2", 0.0, error="target 't' failed: timed out after 30s"))
     assert buffer.getvalue() == (
-        "[ 1/12] pass    1.000  inv-1\n"
-        "[ 2/12] error   0.000  inv-2  target 't' failed: timed out after 30s\n"
+        "[ 1/12] pass    1.000  inv-1\n[ 2/12] error   0.000  inv-2  target 't' failed: timed out after 30s\n"
     )
 
 
@@ -98,8 +108,19 @@ def test_summary_text_at_60_columns_lists_misses_under_each_case():
     summary.add(row("inv-2", 0.75, ["invoice_number (required, missing)"]), 1)
     summary.add(row("inv-1", 1.0), 0)
     summary.add(row("inv-3", 0.0, error="target 't' failed: exit code 3: the model server closed the connection"), 2)
-    summary.add(row("inv-4", 0.5, ["line_items[1].description (similarity 0.71 < 0.90)", "b (value mismatch)",
-                                   "c (value mismatch)", "d (value mismatch)"]), 3)
+    summary.add(
+        row(
+            "inv-4",
+            0.5,
+            [
+                "line_items[1].description (similarity 0.71 < 0.90)",
+                "b (value mismatch)",
+                "c (value mismatch)",
+                "d (value mismatch)",
+            ],
+        ),
+        3,
+    )
     text = render_at(summary, 60)
     assert text.splitlines() == [
         "Cases",
@@ -155,8 +176,17 @@ def many_evaluator_rows() -> list[tuple[ResultRow, int]]:
     def case(eval_id: str, scores: dict[str, float], misses: list[str] = ()) -> ResultRow:
         results = [processed_result(name=name, type="code_judge", score=score) for name, score in scores.items()]
         score = sum(scores.values()) / len(scores)
-        return ResultRow(timestamp="t", eval_id=eval_id, dataset="ds", target="t", status="ok", score=score,
-                         verdict=verdict_for(score), misses=list(misses), evaluator_results=results)
+        return ResultRow(
+            timestamp="t",
+            eval_id=eval_id,
+            dataset="ds",
+            target="t",
+            status="ok",
+            score=score,
+            verdict=verdict_for(score),
+            misses=list(misses),
+            evaluator_results=results,
+        )
 
     declared = [
         case("inv-1", {"invoice_fields": 0.1, "names_fuzzy": 1.0}),
@@ -170,8 +200,11 @@ def many_evaluator_rows() -> list[tuple[ResultRow, int]]:
 def test_summary_does_not_depend_on_the_order_cases_finish_in():
     rows = many_evaluator_rows()
     texts = {}
-    for name, finish_order in {"dataset order": rows, "reversed": rows[::-1],
-                               "shuffled": [rows[2], rows[0], rows[3], rows[1]]}.items():
+    for name, finish_order in {
+        "dataset order": rows,
+        "reversed": rows[::-1],
+        "shuffled": [rows[2], rows[0], rows[3], rows[1]],
+    }.items():
         summary = RunSummary(total_selected=len(rows), results_path="out.jsonl")
         for result_row, position in finish_order:
             summary.add(result_row, position)
@@ -179,8 +212,14 @@ def test_summary_does_not_depend_on_the_order_cases_finish_in():
     assert texts["dataset order"] == texts["reversed"] == texts["shuffled"]
     text_100, text_60, means = texts["reversed"]
     assert list(means) == ["invoice_fields", "names_fuzzy", "line_items", "summary_similarity"]  # as declared
-    assert "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000  line_items 0.500  summary_similarity 0.976" in text_100
-    assert "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000\n                 line_items 0.500  summary_similarity 0.976\n" in text_60
+    assert (
+        "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000  line_items 0.500  summary_similarity 0.976"
+        in text_100
+    )
+    assert (
+        "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000\n                 line_items 0.500  summary_similarity 0.976\n"
+        in text_60
+    )
 
 
 def test_cases_listed_in_a_large_run_do_not_depend_on_finish_order():

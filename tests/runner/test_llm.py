@@ -19,8 +19,16 @@ KEY = "sk-test-SECRET-0123456789"
 
 def target(server, **extra) -> OpenAIRunner:
     config = OpenAITarget.model_validate(
-        {"name": "model", "provider": "openai", "model": "gpt-test", "api_key": KEY,
-         "base_url": server.base_url, "vision": True, **extra})
+        {
+            "name": "model",
+            "provider": "openai",
+            "model": "gpt-test",
+            "api_key": KEY,
+            "base_url": server.base_url,
+            "vision": True,
+            **extra,
+        }
+    )
     return OpenAIRunner(config, secrets=[KEY])
 
 
@@ -70,12 +78,16 @@ def test_request_carries_messages_files_and_images(chat_server, case):
 
 
 def test_text_only_messages_are_plain_strings(chat_server, ws):
-    ws.dataset("execution:\n  evaluators: [{type: field_accuracy, fields: [{path: a}]}]\n"
-               "evalcases:\n  - id: c1\n    input: What is 2+2?\n    expected_output: {a: 4}\n")
+    ws.dataset(
+        "execution:\n  evaluators: [{type: field_accuracy, fields: [{path: a}]}]\n"
+        "evalcases:\n  - id: c1\n    input: What is 2+2?\n    expected_output: {a: 4}\n"
+    )
     chat_server.reply(text("4"))
     target(chat_server, system_prompt="Answer briefly.").invoke(load_dataset("dataset.yaml").cases[0], 1)
     assert chat_server.requests[0].body["messages"] == [
-        {"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What is 2+2?"}]
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "What is 2+2?"},
+    ]
 
 
 def test_429_then_success_is_retried(chat_server, case):
@@ -89,8 +101,9 @@ def test_500_after_retries_is_an_error_without_the_key(chat_server, case):
     chat_server.reply(*[error(500, f"upstream failed for key {KEY}", headers={"retry-after-ms": "5"})] * 3)
     outcome = target(chat_server, max_retries=2).invoke(case, 1)
     assert outcome.answer is None
-    assert outcome.error == (f"target 'model' failed: HTTP 500 from {chat_server.base_url} (3 attempts): "
-                             "upstream failed for key ***")
+    assert outcome.error == (
+        f"target 'model' failed: HTTP 500 from {chat_server.base_url} (3 attempts): upstream failed for key ***"
+    )
     assert len(chat_server.requests) == 3
 
 
@@ -103,8 +116,9 @@ def test_a_reply_that_never_comes_times_out(chat_server, case):
 def test_key_shaped_tokens_are_masked_even_when_not_ours(chat_server, case):
     chat_server.reply(error(401, "Incorrect API key provided: sk-proj-abcdefgh1234"))
     outcome = target(chat_server).invoke(case, 1)
-    assert outcome.error == (f"target 'model' failed: HTTP 401 from {chat_server.base_url}: "
-                             "Incorrect API key provided: sk-***")
+    assert outcome.error == (
+        f"target 'model' failed: HTTP 401 from {chat_server.base_url}: Incorrect API key provided: sk-***"
+    )
 
 
 def test_empty_reply_is_an_error(chat_server, case):
@@ -118,14 +132,17 @@ def test_no_key_for_the_openai_api_is_a_config_error(monkeypatch):
     config = OpenAITarget.model_validate({"name": "gpt", "provider": "openai", "model": "gpt-4o"})
     with pytest.raises(TargetError) as caught:
         OpenAIRunner(config, [])
-    assert caught.value.message == ("target 'gpt' has no API key: set api_key (e.g. api_key: ${{ OPENAI_API_KEY }}) "
-                                 "or the OPENAI_API_KEY environment variable")
+    assert caught.value.message == (
+        "target 'gpt' has no API key: set api_key (e.g. api_key: ${{ OPENAI_API_KEY }}) "
+        "or the OPENAI_API_KEY environment variable"
+    )
 
 
 def test_local_server_needs_no_key(chat_server, case, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = OpenAITarget.model_validate(
-        {"name": "local", "provider": "openai", "model": "llava", "base_url": chat_server.base_url})
+        {"name": "local", "provider": "openai", "model": "llava", "base_url": chat_server.base_url}
+    )
     chat_server.reply(text("ok"))
     assert OpenAIRunner(config, []).invoke(case, 1).answer == "ok"
     assert chat_server.requests[0].headers["authorization"] == "Bearer no-key-required"
@@ -133,7 +150,8 @@ def test_local_server_needs_no_key(chat_server, case, monkeypatch):
 
 def test_unreachable_server(case):
     config = OpenAITarget.model_validate(
-        {"name": "local", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0})
+        {"name": "local", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0}
+    )
     outcome = OpenAIRunner(config, []).invoke(case, 1)
     assert outcome.error.startswith("target 'local' failed: could not connect to http://127.0.0.1:9/v1: ")
     json.dumps(outcome.trace)

@@ -16,10 +16,12 @@ from tests.conftest import wait_dead
 
 def _slow_and_fast(ws, pids: Path, slow: int = 3):
     """Slow cases record their pid and sleep; the fast case answers once every slow one runs."""
-    ok = "echo '{\"a\": 1, \"b\": 2}'"
+    ok = 'echo \'{"a": 1, "b": 2}\''
     wait = f"while [ $(ls {pids} | wc -l) -lt {slow} ]; do sleep 0.02; done; {ok}"
     sleeper = f"echo $$ > {pids}/$$; sleep 60"
-    path = ws.cases_dataset([(f"slow-{i}", sleeper, {"a": 1}) for i in range(slow)] + [("fast", wait, {"a": 1, "b": 2})])
+    path = ws.cases_dataset(
+        [(f"slow-{i}", sleeper, {"a": 1}) for i in range(slow)] + [("fast", wait, {"a": 1, "b": 2})]
+    )
     return load_dataset(path)
 
 

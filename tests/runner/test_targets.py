@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agentv_py.prepared import PreparedCase
-from agentv_py.models.dataset import EvalCase
 from agentv_py.errors import TargetError
+from agentv_py.models.dataset import EvalCase
 from agentv_py.models.targets import CliTarget, MockTarget
+from agentv_py.prepared import PreparedCase
 from agentv_py.runner.targets import CliRunner, MockRunner, unwrap_answer
 from agentv_py.scoring.answer import NOT_JSON
 from tests.conftest import script, wait_dead
@@ -72,8 +72,10 @@ def test_missing_program(tmp_path):
 def test_odd_file_names_reach_the_target_as_one_literal_argument(tmp_path):
     odd = tmp_path / "a b;$(touch x)'q.json"
     odd.write_text("{}")
-    for template in (f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}}",
-                     f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}} | cat"):
+    for template in (
+        f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}}",
+        f"python3 {script('argv_json.py')} {{FILES}} {{EVAL_ID}} | cat",
+    ):
         outcome = cli(tmp_path, template).invoke(case([str(odd)]), 1)
         assert json.loads(outcome.answer)["argv"] == [str(odd), "case 1/x"], template
     assert not (tmp_path / "x").exists() and not Path("x").exists()
@@ -102,9 +104,24 @@ def test_env_is_passed(tmp_path):
 
 ENVELOPES = [
     ("output-messages", '{"output_messages": [{"role": "assistant", "content": "hello"}]}', "hello", {}),
-    ("output-messages-object", '{"output_messages": [{"role": "assistant", "content": {"a": 1}}], "cost_usd": 0.1}', '{"a":1}', {"cost_usd": 0.1}),
-    ("text-envelope", '{"text": "{\\"a\\": 2}", "token_usage": {"input": 3}}', '{"a": 2}', {"token_usage": {"input": 3}}),
-    ("text-field-of-a-real-answer-is-kept", '{"text": "Invoice", "invoice_number": "X"}', '{"text": "Invoice", "invoice_number": "X"}', {}),
+    (
+        "output-messages-object",
+        '{"output_messages": [{"role": "assistant", "content": {"a": 1}}], "cost_usd": 0.1}',
+        '{"a":1}',
+        {"cost_usd": 0.1},
+    ),
+    (
+        "text-envelope",
+        '{"text": "{\\"a\\": 2}", "token_usage": {"input": 3}}',
+        '{"a": 2}',
+        {"token_usage": {"input": 3}},
+    ),
+    (
+        "text-field-of-a-real-answer-is-kept",
+        '{"text": "Invoice", "invoice_number": "X"}',
+        '{"text": "Invoice", "invoice_number": "X"}',
+        {},
+    ),
     ("plain-json", '{"a": 1}', '{"a": 1}', {}),
     ("not-json", "hello", "hello", {}),
 ]
@@ -134,9 +151,15 @@ def test_the_healthcheck_runs_with_the_targets_env(tmp_path):
     from agentv_py.runner.targets import run_healthcheck
 
     check = "sh -c 'test \"$MODEL_URL\" = http://127.0.0.1:9 || { echo MODEL_URL unset >&2; exit 1; }'"
-    config = CliTarget.model_validate({"name": "t", "provider": "cli", "command_template": "cat {FILES}",
-                                       "env": {"MODEL_URL": "http://127.0.0.1:9"},
-                                       "healthcheck": {"command_template": check}})
+    config = CliTarget.model_validate(
+        {
+            "name": "t",
+            "provider": "cli",
+            "command_template": "cat {FILES}",
+            "env": {"MODEL_URL": "http://127.0.0.1:9"},
+            "healthcheck": {"command_template": check},
+        }
+    )
     run_healthcheck(config, tmp_path, [])  # passes: it sees the target's env
     without = config.model_copy(update={"env": {}})
     with pytest.raises(TargetError, match="MODEL_URL unset"):

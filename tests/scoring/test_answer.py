@@ -25,7 +25,7 @@ def test_parse_answer_json(text, expected):
 # The fence finder and the loader are jsontext's (shared with extract_json and code judges).
 MORE_CASES = [
     ("fenced-crlf", 'Result:\r\n```json\r\n{"a": 1}\r\n```\r\n', {"a": 1}),
-    ("fenced-upper-case-tag", '```JSON\n[1]\n```', [1]),
+    ("fenced-upper-case-tag", "```JSON\n[1]\n```", [1]),
     ("fenced-space-before-tag", 'See ``` json\n{"a": 5}\n```', {"a": 5}),
     ("first-of-two-fences", '```json\n{"a": 1}\n```\nor\n```json\n{"b": 2}\n```', {"a": 1}),
     ("unterminated-fence-braces", '```json\n{"a": 3}', {"a": 3}),

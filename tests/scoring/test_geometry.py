@@ -37,7 +37,14 @@ IOU = [
     ("xywh-vs-xyxy", [1, 1, 2, 2], "xywh", [1, 1, 3, 3], "xyxy", 1.0),
     ("polygon-square-vs-box", [[0, 0], [2, 0], [2, 2], [0, 2]], "polygon", [0, 0, 2, 2], "xyxy", 1.0),
     ("rotated-polygon-vs-its-bounding-box", DIAMOND, "polygon", [0, 0, 4, 4], "xyxy", 0.5),
-    ("polygons-partial", [[0, 0], [2, 0], [2, 2], [0, 2]], "polygon", [[1, 1], [3, 1], [3, 3], [1, 3]], "polygon", 1 / 7),
+    (
+        "polygons-partial",
+        [[0, 0], [2, 0], [2, 2], [0, 2]],
+        "polygon",
+        [[1, 1], [3, 1], [3, 3], [1, 3]],
+        "polygon",
+        1 / 7,
+    ),
 ]
 
 
@@ -72,8 +79,13 @@ def test_invalid_shapes_give_a_reason(value, fmt, reason):
 
 @pytest.mark.parametrize(
     "value, fmt, single",
-    [([0, 0, 1, 1], "xyxy", True), ([[0, 0, 1, 1]], "xyxy", False), ([], "xyxy", False),
-     (DIAMOND, "polygon", True), ([DIAMOND], "polygon", False)],
+    [
+        ([0, 0, 1, 1], "xyxy", True),
+        ([[0, 0, 1, 1]], "xyxy", False),
+        ([], "xyxy", False),
+        (DIAMOND, "polygon", True),
+        ([DIAMOND], "polygon", False),
+    ],
 )
 def test_is_single(value, fmt, single):
     assert is_single(value, fmt) is single
@@ -103,7 +115,9 @@ def test_optimal_and_index_pairing():
 
 
 coordinate = st.floats(-100, 100, allow_nan=False)
-boxes = st.tuples(coordinate, coordinate, st.floats(0, 50), st.floats(0, 50)).map(lambda t: [t[0], t[1], t[0] + t[2], t[1] + t[3]])
+boxes = st.tuples(coordinate, coordinate, st.floats(0, 50), st.floats(0, 50)).map(
+    lambda t: [t[0], t[1], t[0] + t[2], t[1] + t[3]]
+)
 
 
 @settings(max_examples=300, deadline=None)

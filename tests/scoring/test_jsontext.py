@@ -36,7 +36,7 @@ def test_fenced_blocks(text, blocks):
 
 VALID = [
     ("object", '{"a": [1, 2.5, "x", null, true]}', {"a": [1, 2.5, "x", None, True]}),
-    ("surrounding-whitespace", ' \n[1]\r\n', [1]),
+    ("surrounding-whitespace", " \n[1]\r\n", [1]),
     ("scalar", "42", 42),
     ("big-int-exact", "123456789012345678901234567890", 123456789012345678901234567890),
     ("surrogate-pair", '"\\ud83d\\ude00"', "\U0001f600"),
@@ -96,6 +96,12 @@ def test_imports_only_cheap_standard_modules():
         "import sys; before = set(sys.modules); import agentv_py.scoring.jsontext; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     assert not loaded & {"orjson", "pydantic", "dataclasses", "agentv_py.models"}
-    assert {m for m in loaded if m.startswith("agentv_py")} == {"agentv_py", "agentv_py.scoring", "agentv_py.scoring.jsontext"}
+    assert {m for m in loaded if m.startswith("agentv_py")} == {
+        "agentv_py",
+        "agentv_py.scoring",
+        "agentv_py.scoring.jsontext",
+    }

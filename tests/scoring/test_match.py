@@ -116,7 +116,9 @@ DATES = [
 ]
 
 
-@pytest.mark.parametrize("candidate, expected, formats, passed, reason", [c[1:] for c in DATES], ids=[c[0] for c in DATES])
+@pytest.mark.parametrize(
+    "candidate, expected, formats, passed, reason", [c[1:] for c in DATES], ids=[c[0] for c in DATES]
+)
 def test_match_date(candidate, expected, formats, passed, reason):
     result = match_date(candidate, expected, formats or DEFAULT_DATE_FORMATS)
     assert (result.passed, result.reason) == (passed, reason)

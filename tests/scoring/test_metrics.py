@@ -66,8 +66,14 @@ FIELDS = ["currency", "gross_total", "supplier.name", "invoice_number", "invoice
 def five_documents():
     """The worked example of docs/metrics.md (and of the issue)."""
     expected = [
-        {"invoice_number": f"INV-{i}", "invoice_date": f"2025-01-0{i + 1}", "currency": "USD",
-         "supplier": {"name": "Acme Shipping"}, "importer": {"name": "Global Trade Co"}, "gross_total": 100 + i}
+        {
+            "invoice_number": f"INV-{i}",
+            "invoice_date": f"2025-01-0{i + 1}",
+            "currency": "USD",
+            "supplier": {"name": "Acme Shipping"},
+            "importer": {"name": "Global Trade Co"},
+            "gross_total": 100 + i,
+        }
         for i in range(5)
     ]
     parsed = copy.deepcopy(expected)
@@ -82,7 +88,7 @@ def five_documents():
 
 def test_worked_example():
     per_field = {f: Counts() for f in FIELDS}
-    for e, p in zip(*five_documents()):
+    for e, p in zip(*five_documents(), strict=False):
         for name, counts in field_counts(e, p, FIELDS).items():
             per_field[name] += counts
     table = {name: (c.as_tuple(), c.precision, c.recall, c.f1) for name, c in per_field.items()}
@@ -95,13 +101,21 @@ def test_worked_example():
     assert table["invoice_date"] == ((5, 0, 0, 0), 1.0, 1.0, 1.0) == table["importer.name"]
     summed = total(per_field)
     assert summed.as_tuple() == (22, 0, 6, 8)
-    assert [round(x, 3) for x in (summed.precision, summed.recall, summed.f1, macro_f1(per_field))] == [0.786, 0.733, 0.759, 0.759]
+    assert [round(x, 3) for x in (summed.precision, summed.recall, summed.f1, macro_f1(per_field))] == [
+        0.786,
+        0.733,
+        0.759,
+        0.759,
+    ]
 
 
 # ----------------------------------------------------------------------------- alignment
 
-E3 = [{"description": "OCEAN FREIGHT", "quantity": 1}, {"description": "Bunker Adjustment Factor", "quantity": 2},
-      {"description": "Documentation Fee", "quantity": 1}]
+E3 = [
+    {"description": "OCEAN FREIGHT", "quantity": 1},
+    {"description": "Bunker Adjustment Factor", "quantity": 2},
+    {"description": "Documentation Fee", "quantity": 1},
+]
 
 
 @pytest.mark.parametrize("assignment", ["greedy", "optimal"])
@@ -141,8 +155,11 @@ def test_duplicates_pair_one_to_one():
         assert len(alignment.pairs) == 2 and len(alignment.unmatched_parsed) == 1
 
 
-@pytest.mark.parametrize("expected, parsed, fp, fn", [([], E3, 3, 0), (E3, [], 0, 3), ([], [], 0, 0)],
-                         ids=["no-expected-items", "no-parsed-items", "both-empty"])
+@pytest.mark.parametrize(
+    "expected, parsed, fp, fn",
+    [([], E3, 3, 0), (E3, [], 0, 3), ([], [], 0, 0)],
+    ids=["no-expected-items", "no-parsed-items", "both-empty"],
+)
 def test_empty_lists(expected, parsed, fp, fn):
     alignment = align_items(expected, parsed)
     counts = line_item_counts(expected, parsed, alignment, ["description"])
@@ -172,8 +189,12 @@ def test_alignment_details_are_bounded():
 
 
 values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, "2025-01-15", "2025-01-16", "15-JAN-2025"]),
-    st.text(alphabet="abc -", max_size=6), st.lists(st.integers(0, 2), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([1.0, 2.5, "2025-01-15", "2025-01-16", "15-JAN-2025"]),
+    st.text(alphabet="abc -", max_size=6),
+    st.lists(st.integers(0, 2), max_size=2),
 )
 items = st.lists(st.dictionaries(st.sampled_from(["d", "q", "x"]), values, max_size=3), max_size=5)
 
@@ -184,5 +205,5 @@ def test_vectorised_matrix_agrees_with_item_similarity(expected, parsed):
     fast = similarity_matrix(expected, parsed, ["d", "q"])
     slow = [[item_similarity(e, p, ["d", "q"]) for p in parsed] for e in expected]
     assert len(fast) == len(slow)
-    for row_fast, row_slow in zip(fast, slow):
+    for row_fast, row_slow in zip(fast, slow, strict=False):
         assert row_fast == pytest.approx(row_slow)

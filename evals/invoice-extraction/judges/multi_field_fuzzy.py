@@ -39,8 +39,16 @@ def multi_field_fuzzy(inp: JudgeInput) -> JudgeResult:
         passed = score >= threshold
         line = f"{path}: {score:.1%} {'>=' if passed else '<'} {threshold:.0%}"
         (hits if passed else misses).append(line)
-        details.append({"path": path, "similarity": round(score, 4), "threshold": threshold, "passed": passed,
-                        "actual": got, "expected": want})
+        details.append(
+            {
+                "path": path,
+                "similarity": round(score, 4),
+                "threshold": threshold,
+                "passed": passed,
+                "actual": got,
+                "expected": want,
+            }
+        )
     score = len(hits) / len(fields)
     return JudgeResult(
         score=score,

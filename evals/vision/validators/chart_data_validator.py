@@ -93,7 +93,10 @@ def chart_data_validator(inp: JudgeInput) -> JudgeResult:
     score = len(hits) / total
     threshold = float(inp.config.get("threshold", 0.8))
     return JudgeResult(
-        score=score, hits=hits, misses=misses, passed=score >= threshold,
+        score=score,
+        hits=hits,
+        misses=misses,
+        passed=score >= threshold,
         reasoning=f"{len(hits)}/{total} chart values match (currency within {tolerance:.0%})",
         details={**results, "tolerance": tolerance, "threshold": threshold},
     )

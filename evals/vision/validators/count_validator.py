@@ -14,9 +14,34 @@ import re
 
 from agentv_py.judge import JudgeInput, JudgeResult, judge
 
-WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty".split())}
+WORDS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
 COUNT = re.compile(r"\b(\d+|" + "|".join(WORDS) + r")\b(?:\s+([a-z][a-z-]*))?", re.IGNORECASE)
 
 
@@ -56,12 +81,17 @@ def count_validator(inp: JudgeInput) -> JudgeResult:
         ok = got == value
         if ok and got in unclaimed:
             unclaimed.remove(got)
-        (hits if ok else misses).append(f"{phrase}: " + ("found" if ok else f"answer has {got if got is not None else 'none'}"))
+        (hits if ok else misses).append(
+            f"{phrase}: " + ("found" if ok else f"answer has {got if got is not None else 'none'}")
+        )
         rows.append({"label": name, "expected": value, "found": got, "match": ok})
     score = len(hits) / len(expected)
     threshold = float(inp.config.get("threshold", 1.0))
     return JudgeResult(
-        score=score, hits=hits, misses=misses, passed=score >= threshold,
+        score=score,
+        hits=hits,
+        misses=misses,
+        passed=score >= threshold,
         reasoning=f"{len(hits)}/{len(expected)} counts match",
         details={"counts": rows, "threshold": threshold},
     )

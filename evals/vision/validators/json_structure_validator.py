@@ -14,7 +14,15 @@ Config: schema, threshold (default 1.0).
 
 from agentv_py.judge import JudgeInput, JudgeResult, judge
 
-TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
+TYPES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
 
 
 def infer_schema(value):
@@ -31,7 +39,11 @@ def infer_schema(value):
 def count_keys(schema):
     props = schema.get("properties") or {}
     items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-    return len(props) + sum(count_keys(s) for s in props.values() if isinstance(s, dict)) + (count_keys(items) if items else 0)
+    return (
+        len(props)
+        + sum(count_keys(s) for s in props.values() if isinstance(s, dict))
+        + (count_keys(items) if items else 0)
+    )
 
 
 def path_of(parts):
@@ -49,12 +61,18 @@ def json_structure_validator(inp: JudgeInput) -> JudgeResult:
     source = "config"
     if schema is None:
         if inp.expected is None or isinstance(inp.expected, str):
-            return JudgeResult(score=0.0, status="skipped", reasoning="no schema in config and no expected JSON to infer one from")
+            return JudgeResult(
+                score=0.0, status="skipped", reasoning="no schema in config and no expected JSON to infer one from"
+            )
         schema, source = infer_schema(inp.expected), "inferred from the expected JSON"
     if inp.candidate is None:
-        return JudgeResult(score=0.0, misses=["the answer is not valid JSON"], passed=False,
-                           reasoning="the answer is not valid JSON",
-                           details={"valid_json": False, "schema_source": source, "missing_keys": [], "errors": []})
+        return JudgeResult(
+            score=0.0,
+            misses=["the answer is not valid JSON"],
+            passed=False,
+            reasoning="the answer is not valid JSON",
+            details={"valid_json": False, "schema_source": source, "missing_keys": [], "errors": []},
+        )
     missing, errors = [], []
     for error in jsonschema.Draft202012Validator(schema).iter_errors(inp.candidate):
         where = path_of(error.absolute_path)
@@ -73,6 +91,11 @@ def json_structure_validator(inp: JudgeInput) -> JudgeResult:
         misses=[f"missing key {k}" for k in missing] + errors,
         passed=score >= threshold,
         reasoning=f"{problems} problem(s) over {checked} checked keys",
-        details={"valid_json": True, "schema_source": source, "missing_keys": missing, "errors": errors,
-                 "checked_keys": checked},
+        details={
+            "valid_json": True,
+            "schema_source": source,
+            "missing_keys": missing,
+            "errors": errors,
+            "checked_keys": checked,
+        },
     )

@@ -46,6 +46,10 @@ def ocr_validator(inp: JudgeInput) -> JudgeResult:
         misses=[f"keyword '{k}' missing" for k in missing],
         passed=score >= threshold,
         reasoning=f"text similarity {text_similarity:.3f}, keywords {len(present)}/{len(keywords)}",
-        details={"similarity": round(text_similarity, 4), "keywords_found": present, "keywords_missing": missing,
-                 "threshold": threshold},
+        details={
+            "similarity": round(text_similarity, 4),
+            "keywords_found": present,
+            "keywords_missing": missing,
+            "threshold": threshold,
+        },
     )
