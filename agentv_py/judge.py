@@ -276,9 +276,9 @@ def _coerce(value: JudgeResult | dict[str, Any] | float) -> JudgeResult:
         if "score" not in known:
             raise TypeError("the judge returned a dict without 'score'")
         return JudgeResult(**known)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return JudgeResult(score=value)
-    raise TypeError(f"the judge returned {type(value).__name__}; return a JudgeResult, a dict or a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"the judge returned {type(value).__name__}; return a JudgeResult, a dict or a number")
+    return JudgeResult(score=value)
 
 
 def _dumps(result: JudgeResult) -> str:

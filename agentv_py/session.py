@@ -91,6 +91,35 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     return EvalPlan(request, dataset, cases, target, secrets, out, judges, default_judge)
 
 
+@dataclass
+class FileCheck:
+    """What `agentv validate` found in one file."""
+
+    path: Path
+    noun: str  # what `count` counts: cases or targets
+    count: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    note: str | None = None  # why a check was not made (no targets file for the judges)
+
+
+def check_file(path: Path) -> FileCheck:
+    """Run the loading code `agentv eval` runs on one file (a `targets.yaml` is recognised by its
+    name), plus the judge-target checks for a dataset. Never raises ConfigError: it is reported."""
+    if path.name == "targets.yaml":
+        try:
+            targets = load_targets(path)
+        except ConfigError as exc:
+            return FileCheck(path, "targets", problems=exc.problems)
+        return FileCheck(path, "targets", count=len(targets.model.targets))
+    try:
+        dataset = load_dataset(path)
+    except ConfigError as exc:
+        return FileCheck(path, "cases", problems=exc.problems)
+    problems, note = judge_check(dataset)
+    return FileCheck(path, "cases", len(dataset.cases), problems, dataset.warnings, note)
+
+
 def judge_check(dataset: LoadedDataset) -> tuple[list[Problem], str | None]:
     """For `agentv validate`: the judge-target problems `eval` would refuse to start with, using
     the targets file `eval` would find. Returns (problems, None), or ([], why nothing was checked)."""

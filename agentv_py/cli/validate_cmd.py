@@ -21,34 +21,20 @@ def validate(
     ),
 ) -> int:
     """Check datasets and targets files; report every problem in every file (exit 2 if any)."""
-    from agentv_py.errors import ConfigError
-    from agentv_py.loading import load_dataset, load_targets
-    from agentv_py.session import judge_check
+    from agentv_py.session import check_file
 
     problems = 0
     for path in paths:
-        loader = load_targets if path.name == "targets.yaml" else load_dataset
-        try:
-            loaded = loader(path)
-        except ConfigError as exc:
-            problems += len(exc.problems)
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
-            continue
-        for warning in getattr(loaded, "warnings", []):
+        check = check_file(path)
+        for warning in check.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        if hasattr(loaded, "cases"):
-            judge_problems, note = judge_check(loaded)
-            if note:
-                print(f"note: {path}: {note}", file=sys.stderr)
-            if judge_problems:
-                problems += len(judge_problems)
-                for problem in judge_problems:
-                    print(problem, file=sys.stderr)
-                continue
-        count = len(loaded.cases) if hasattr(loaded, "cases") else len(loaded.model.targets)
-        noun = "cases" if hasattr(loaded, "cases") else "targets"
-        print(f"ok: {path} ({count} {noun})")
+        if check.note:
+            print(f"note: {path}: {check.note}", file=sys.stderr)
+        for problem in check.problems:
+            print(problem, file=sys.stderr)
+        problems += len(check.problems)
+        if not check.problems:
+            print(f"ok: {path} ({check.count} {check.noun})")
     if problems:
         print(f"{problems} problem{'s' if problems != 1 else ''} found", file=sys.stderr)
         return EXIT_CONFIG

@@ -13,9 +13,12 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.models.evaluators import CodeJudgeConfig
@@ -64,7 +67,10 @@ def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, An
     candidate = context.candidate
     reference = _text(context.expected)
     output_messages = context.output_messages or [{"role": "assistant", "content": context.answer}]
-    dump = lambda messages: [m.model_dump(exclude_none=True) for m in messages] if case else []  # noqa: E731
+
+    def dump(messages: Sequence[BaseModel]) -> list[dict[str, Any]]:
+        return [m.model_dump(exclude_none=True) for m in messages]
+
     return {
         "candidate_answer": context.answer,
         "output": context.answer,

@@ -91,7 +91,8 @@ def _semantic_problems(source: Source, raw: Any) -> list[Problem]:
                 problems.append(
                     source.problem(
                         ["evalcases", i, "id"],
-                        f"duplicate id '{case_id}' (first used by evalcases[{first_seen[case_id]}]); ids must be unique",
+                        f"duplicate id '{case_id}' (first used by evalcases[{first_seen[case_id]}]); "
+                        "ids must be unique",
                     )
                 )
             else:

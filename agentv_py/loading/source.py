@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.models.base import UNKNOWN_KEYS, unknown_key_error
@@ -226,7 +227,7 @@ def _is_union_tag(part: str) -> bool:
     return part in _UNION_TAGS
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: ErrorDetails) -> str:
     kind = error["type"]
     msg = str(error["msg"])
     value = error.get("input")

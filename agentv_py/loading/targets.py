@@ -170,9 +170,10 @@ def judge_target_problems(
                 problems.append(
                     source.problem(
                         [*base, e],
-                        f"{label}: judge target '{name}' is not marked vision: true, but case '{with_images[0].case.id}'"
-                        f"{more} has images; set vision: true on '{name}' if its model accepts images, or choose "
-                        "a vision judge with target: NAME",
+                        f"{label}: judge target '{name}' is not marked vision: true, "
+                        f"but case '{with_images[0].case.id}'{more} has images; "
+                        f"set vision: true on '{name}' if its model accepts images, "
+                        "or choose a vision judge with target: NAME",
                     )
                 )
     return problems, needed

@@ -60,7 +60,7 @@ class Message(StrictModel):
     def items(self) -> list[ContentItem]:
         content = self.content
         if isinstance(content, list) and content and all(isinstance(i, ContentItem) for i in content):
-            return content  # type: ignore[return-value]
+            return content
         return []
 
 

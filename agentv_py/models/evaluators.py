@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal, Self, Union, get_args
+from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -141,7 +141,7 @@ class EvaluatorBase(StrictModel):
 
     @property
     def display_name(self) -> str:
-        return self.name or str(self.type)
+        return self.name or str(getattr(self, "type", type(self).__name__))
 
 
 class FieldAccuracyConfig(EvaluatorBase):
@@ -384,16 +384,12 @@ class RubricConfig(_JudgeBase):
         return value
 
 
-# The closed set of evaluator configs. Add a member here AND register its evaluator in
-# agentv_py.evaluators; a test checks the two sets are equal.
-EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (
-    FieldAccuracyConfig,
-    CodeJudgeConfig,
-    IouScoreConfig,
-    CoordinateDistanceConfig,
-    LlmJudgeConfig,
-    RubricConfig,
+# The closed set of evaluator configs, written once as a union. Add a member here AND register its
+# evaluator in agentv_py.evaluators; a test checks the two sets are equal.
+AnyEvaluatorConfig = (
+    FieldAccuracyConfig | CodeJudgeConfig | IouScoreConfig | CoordinateDistanceConfig | LlmJudgeConfig | RubricConfig
 )
+EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = get_args(AnyEvaluatorConfig)
 JUDGE_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (LlmJudgeConfig, RubricConfig)  # they call a judge target
 EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
     get_args(cls.model_fields["type"].annotation)[0] for cls in EVALUATOR_CONFIG_TYPES
@@ -402,10 +398,8 @@ EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
 
 _check_type_tag = tag_checker("type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types")
 
-
-_Members = (
-    Annotated[Union[EVALUATOR_CONFIG_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007 - a union built from a tuple
-    if len(EVALUATOR_CONFIG_TYPES) > 1
-    else EVALUATOR_CONFIG_TYPES[0]
-)
-EvaluatorConfig = Annotated[_Members, BeforeValidator(_check_type_tag)]  # type: ignore[valid-type]
+EvaluatorConfig = Annotated[
+    Annotated[AnyEvaluatorConfig, Field(discriminator="type")], BeforeValidator(_check_type_tag)
+]
+"""An evaluator config as a dataset gives it: one precise error for a missing or unknown `type`,
+then the member named by `type`."""

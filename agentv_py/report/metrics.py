@@ -160,7 +160,10 @@ def render_csv(report: MetricsReport) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["field", "tp", "tn", "fp", "fn", "precision", "recall", "f1", "support"])
-    blank = lambda v: "" if v is None else f"{v:.6f}"  # noqa: E731
+
+    def blank(v: float | None) -> str:
+        return "" if v is None else f"{v:.6f}"
+
     for name, c in [*report.per_field.items(), ("__total__", report.total)]:
         writer.writerow([name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support])
     writer.writerow(["__macro__", "", "", "", "", "", "", blank(report.macro_f1), ""])

@@ -53,8 +53,8 @@ class RunSummary:
     failed: int = 0
     errored: int = 0
     evaluator_errors: int = 0  # cases whose target answered but an evaluator could not run
-    scores: array = field(default_factory=lambda: array("d"))
-    evaluator_scores: dict[str, array] = field(default_factory=dict)  # name -> its scores (8 bytes each)
+    scores: array[float] = field(default_factory=lambda: array("d"))
+    evaluator_scores: dict[str, array[float]] = field(default_factory=dict)  # name -> its scores (8 bytes each)
     # name -> (position of the first case that lists it, its index in that case's evaluator list)
     evaluator_order: dict[str, tuple[int, int]] = field(default_factory=dict)
     lines: list[CaseLine] = field(default_factory=list)

@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.errors import AgentvError
@@ -155,17 +155,21 @@ def score_case(
     )
 
 
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    """A finite JSON number (booleans are not numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _trace(outcome: TargetOutcome) -> Trace:
     """Target-reported metrics when they have the right types; else our own measurement."""
     reported = outcome.trace
     duration = reported.get("duration_ms")
     cost = reported.get("cost_usd")
     usage = reported.get("token_usage")
-    is_number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)  # noqa: E731
     model, http_attempts = reported.get("model"), reported.get("http_attempts")
     return Trace(
-        duration_ms=float(duration) if is_number(duration) else round(outcome.duration_ms, 3),
-        cost_usd=float(cost) if is_number(cost) else None,
+        duration_ms=float(duration) if _is_number(duration) else round(outcome.duration_ms, 3),
+        cost_usd=float(cost) if _is_number(cost) else None,
         token_usage=usage if isinstance(usage, dict) else None,
         model=model if isinstance(model, str) else None,
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,

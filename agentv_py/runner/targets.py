@@ -77,8 +77,8 @@ def unwrap_answer(text: str) -> TargetOutcome:
     messages = data.get("output_messages")
     if isinstance(messages, list) and messages:
         assistant = [m for m in messages if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
-        last = (assistant or [m for m in messages if isinstance(m, dict)] or [None])[-1]
-        content = last.get("content") if isinstance(last, dict) else None
+        dicts = assistant or [m for m in messages if isinstance(m, dict)]
+        content = dicts[-1].get("content") if dicts else None
         if isinstance(content, (dict, list)):
             return TargetOutcome(orjson.dumps(content).decode(), parsed=content, trace=trace, output_messages=messages)
         answer = _message_text(content) if content is not None else ""

@@ -73,10 +73,10 @@ def parse_shape(value: Any, fmt: str) -> tuple[Shape | None, str | None]:
     if not isinstance(value, (list, tuple)) or len(value) != 4:
         arity = f"{len(value)} values" if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
         return None, f"a {fmt} box needs 4 numbers, got {arity}"
-    numbers = [_number(v) for v in value]
-    if any(n is None for n in numbers):
+    numbers = [n for n in (_number(v) for v in value) if n is not None]
+    if len(numbers) != 4:
         return None, f"box {list(value)!r} has a non-numeric or non-finite value"
-    a, b, c, d = numbers  # type: ignore[misc]
+    a, b, c, d = numbers
     if fmt == "xywh":
         if c < 0 or d < 0:
             return None, f"negative width or height in {list(value)!r}"
@@ -167,7 +167,8 @@ def parse_point(value: Any) -> tuple[tuple[float, ...] | None, str | None]:
     if not isinstance(value, (list, tuple)) or not value:
         return (
             None,
-            f"a point is a list of numbers, got {type(value).__name__ if not isinstance(value, (list, tuple)) else 'an empty list'}",
+            "a point is a list of numbers, got "
+            + (type(value).__name__ if not isinstance(value, (list, tuple)) else "an empty list"),
         )
     numbers = [_number(v) for v in value]
     if any(n is None for n in numbers):

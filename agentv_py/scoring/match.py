@@ -16,8 +16,10 @@ from typing import Any
 
 try:  # rapidfuzz is a dependency of agentv; judges may import this module from a bare Python
     from rapidfuzz.distance import JaroWinkler, Levenshtein
+
+    HAVE_RAPIDFUZZ = True
 except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
-    JaroWinkler = Levenshtein = None  # type: ignore[assignment,misc]
+    HAVE_RAPIDFUZZ = False
 
 
 @dataclass(slots=True)
@@ -149,7 +151,7 @@ def normalize_text(text: str, case_sensitive: bool = False) -> str:
 
 def similarity(a: str, b: str, algorithm: str = "levenshtein") -> float:
     """Normalized similarity in [0, 1] (rapidfuzz): Levenshtein 1 - d/max(len); Jaro-Winkler p=0.1."""
-    if Levenshtein is None:
+    if not HAVE_RAPIDFUZZ:
         return _py_jaro_winkler(a, b) if algorithm == "jaro_winkler" else _py_levenshtein_similarity(a, b)
     if algorithm == "jaro_winkler":
         return float(JaroWinkler.normalized_similarity(a, b, prefix_weight=0.1))

@@ -215,7 +215,8 @@ def similarity_matrix(expected: Sequence[Any], parsed: Sequence[Any], match_fiel
     """item_similarity for every (expected, parsed) pair: vectorised with numpy and rapidfuzz
     when they are importable (a 200 x 200 matrix in milliseconds), else pure Python."""
     try:
-        return _similarity_matrix_vectorised(expected, parsed, match_fields).tolist()
+        rows: list[list[float]] = _similarity_matrix_vectorised(expected, parsed, match_fields).tolist()
+        return rows
     except ImportError:
         return [[item_similarity(e, p, match_fields) for p in parsed] for e in expected]
 
