@@ -159,7 +159,8 @@ def main() -> int:
         for name in ("plain", "sdk"):
             wall = statistics.median(evals[name])
             print(
-                f"  agentv eval, {name:<5} judge             : {ms(wall):6.2f} ms/case  ratio {wall / base:4.2f} x floor"
+                f"  agentv eval, {name:<5} judge             : {ms(wall):6.2f} ms/case  "
+                f"ratio {wall / base:4.2f} x floor"
             )
         print("persistent-worker prototype (SDK judge, same payload, no agentv around it):")
         print(f"  spawn one judge process per case       : {ms(spawned_sdk):6.2f} ms/case")

@@ -57,7 +57,8 @@ def agentv_run(server: ChatServer, cases: int, workers: int, images: bool) -> fl
         (root / ".agentv").mkdir()
         (root / ".agentv" / "targets.yaml").write_text(
             "targets:\n  - {name: t, provider: mock, response: 'A cat.'}\n"
-            f"  - {{name: judge, provider: openai, model: m, base_url: '{server.base_url}', vision: true, max_retries: 0}}\n"
+            f"  - {{name: judge, provider: openai, model: m, base_url: '{server.base_url}', "
+            "vision: true, max_retries: 0}\n"
         )
         image = ", {type: image, value: img.png}" if images else ""
         lines = [

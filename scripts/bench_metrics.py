@@ -164,7 +164,8 @@ def main() -> int:
     agentv = [sys.executable, "-m", "agentv_py", "metrics"]
     try:
         print(
-            f"agentv metrics over results files (2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)"
+            "agentv metrics over results files "
+            f"(2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)"
         )
         for rows in (args.rows // 4, args.rows):
             path = work / f"results-{rows}.jsonl"

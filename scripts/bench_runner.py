@@ -281,7 +281,8 @@ def main() -> int:
         print(f"  scored {len(rows)}/{n} cases, mean score {mean_score:.4f}")
         print(f"  spawn floor, xargs -P {w}     : {floor:6.2f} s  {per_case(floor):6.2f} ms/case")
         print(
-            f"  spawn floor, Python parent   : {statistics.median(py_floors):6.2f} s  {per_case(statistics.median(py_floors)):6.2f} ms/case (reference)"
+            f"  spawn floor, Python parent   : {statistics.median(py_floors):6.2f} s  "
+            f"{per_case(statistics.median(py_floors)):6.2f} ms/case (reference)"
         )
         for label, walls in (("agentv eval, cold YAML cache", cold), ("agentv eval, warm YAML cache", warm)):
             wall = statistics.median(walls)
@@ -310,7 +311,8 @@ def main() -> int:
                 _, peak, _ = timed_child(argv, path.parent.parent, env)
             held = dataset_mib(path)
             print(
-                f"  N={size:>6}: peak RSS {peak:6.1f} MiB, dataset {held:5.1f} MiB, RSS - dataset {peak - held:5.1f} MiB"
+                f"  N={size:>6}: peak RSS {peak:6.1f} MiB, dataset {held:5.1f} MiB, "
+                f"RSS - dataset {peak - held:5.1f} MiB"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -111,7 +111,8 @@ def test_a_payload_that_is_not_an_object():
         ),
         (
             {"score": 2, "misses": "x"},
-            "invalid judge result: 'misses' must be a list of strings, got 'x'; score must be a number in [0, 1], got 2",
+            "invalid judge result: 'misses' must be a list of strings, got 'x'; "
+            "score must be a number in [0, 1], got 2",
         ),
         (
             JudgeResult(score=1, details={"x": float("nan")}),

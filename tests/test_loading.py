@@ -50,7 +50,8 @@ INVALID = [
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
         "        - {path: a, match: numeric_tolerance, tolerance: lots}\nevalcases:\n  - id: c1\n",
         [
-            'dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: input should be a valid number, got string "lots"'
+            "dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: "
+            'input should be a valid number, got string "lots"'
         ],
     ),
     (
@@ -88,14 +89,16 @@ INVALID = [
         "execution:\n  evaluators:\n    - {type: field_acuracy, fields: []}\nevalcases:\n  - id: c1\n",
         [
             "dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
-            "(did you mean 'field_accuracy'?). Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
+            "(did you mean 'field_accuracy'?). "
+            "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
         ],
     ),
     (
         "evaluator-without-type",
         "execution:\n  evaluators:\n    - {fields: []}\nevalcases:\n  - id: c1\n",
         [
-            "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
+            "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. "
+            "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric"
         ],
     ),
     (
@@ -229,7 +232,10 @@ def test_relative_files_resolve_against_ancestors(ws):
     ws.file("fixtures/a.json", "{}")
     ws.dataset(
         SUITE
-        + "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n",
+        + (
+            "evalcases:\n  - id: c1\n"
+            "    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n"
+        ),
         "evals/ds/dataset.yaml",
     )
     loaded = load_dataset("evals/ds/dataset.yaml")
@@ -306,7 +312,8 @@ TARGET_ERRORS = [
         "unknown-provider",
         "targets:\n  - name: t\n    provider: clii\n",
         [
-            "targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). Valid providers: cli, mock, openai"
+            "targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). "
+            "Valid providers: cli, mock, openai"
         ],
     ),
     (
@@ -319,8 +326,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, healthcheck, "
-            "env, provider_batching"
+            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, "
+            "healthcheck, env, provider_batching"
         ],
     ),
     (
@@ -441,8 +448,8 @@ JUDGE_ERRORS = [
     (
         "not-executable",
         "[./judges/run.sh]",
-        "dataset.yaml:3: execution.evaluators[0].script: not executable: ./judges/run.sh; run `chmod +x ./judges/run.sh`, "
-        "or name its interpreter first, e.g. script: [python3, ./judges/run.sh]",
+        "dataset.yaml:3: execution.evaluators[0].script: not executable: ./judges/run.sh; "
+        "run `chmod +x ./judges/run.sh`, or name its interpreter first, e.g. script: [python3, ./judges/run.sh]",
     ),
     (
         "unknown-program",
@@ -452,7 +459,8 @@ JUDGE_ERRORS = [
     (
         "empty-argv",
         "[]",
-        "dataset.yaml:3: execution.evaluators[0].script: script must not be empty: give an argv list such as [uv, run, judge.py]",
+        "dataset.yaml:3: execution.evaluators[0].script: script must not be empty: "
+        "give an argv list such as [uv, run, judge.py]",
     ),
     (
         "timeout-type",
@@ -560,5 +568,6 @@ def test_detail_only_on_images(ws):
     with pytest.raises(ConfigError) as caught:
         load_dataset("dataset.yaml")
     assert [str(p) for p in caught.value.problems] == [
-        "dataset.yaml:6: evalcases[0].input_messages[0].content[0]: 'detail' applies to image and image_url items, not to text"
+        "dataset.yaml:6: evalcases[0].input_messages[0].content[0]: "
+        "'detail' applies to image and image_url items, not to text"
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+from pathlib import Path
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_refs_names_urls_and_paths(tmp_path):
     assert file_ref.url() == data_uri(png())
     assert remote.url() == remote.path() == "https://example.com/img/chart%201.jpg?x=1"
     written = inline.path()
-    assert written.endswith(".png") and open(written, "rb").read() == png(3, 3)
+    assert written.endswith(".png") and Path(written).read_bytes() == png(3, 3)
     assert inline.path() == written  # written once per process
     assert base64.b64decode(file_ref.url().split(",", 1)[1]) == png()
     assert os.path.isabs(written)

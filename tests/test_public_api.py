@@ -16,7 +16,10 @@ def test_every_public_name_resolves_and_is_documented():
 
 
 def test_importing_the_package_imports_nothing_heavy():
-    code = "import sys, agentv_py; print(sorted(m for m in sys.modules if m.startswith(('agentv_py.', 'pydantic', 'rich', 'yaml'))))"
+    code = (
+        "import sys, agentv_py; "
+        "print(sorted(m for m in sys.modules if m.startswith(('agentv_py.', 'pydantic', 'rich', 'yaml'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

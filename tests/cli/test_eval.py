@@ -373,7 +373,8 @@ def test_a_judge_that_cannot_run_exits_4(sh_target):
         .read_text()
         .replace(
             "{type: field_accuracy, fields: [{path: a}, {path: b}]}",
-            "{type: field_accuracy, fields: [{path: a}, {path: b}]}\n    - {name: j, type: code_judge, script: [sh, judge.sh]}",
+            "{type: field_accuracy, fields: [{path: a}, {path: b}]}\n"
+            "    - {name: j, type: code_judge, script: [sh, judge.sh]}",
         )
     )
     sh_target.file("dataset.yaml", text)

@@ -105,9 +105,9 @@ PLAN_ERRORS = [
         "judge-without-vision",
         {"judge_vision": False},
         {},
-        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'judge' is not marked vision: true, "
-        "but case 'c1' has images; set vision: true on 'judge' if its model accepts images, or choose a vision judge "
-        "with target: NAME",
+        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'judge' is not marked "
+        "vision: true, but case 'c1' has images; set vision: true on 'judge' if its model accepts images, "
+        "or choose a vision judge with target: NAME",
     ),
     (
         "evaluator-picks-text-judge",
@@ -128,8 +128,9 @@ PLAN_ERRORS = [
         "unknown-dataset-judge",
         {},
         {"judge_target": "judge_target: gpt9"},
-        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'gpt9' (from execution.judge_target) "
-        "is not defined in .agentv/targets.yaml. Available targets: model, judge, text_judge",
+        "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality': judge target 'gpt9' "
+        "(from execution.judge_target) is not defined in .agentv/targets.yaml. "
+        "Available targets: model, judge, text_judge",
     ),
 ]
 
@@ -188,8 +189,9 @@ TEMPLATE_ERRORS = [
     (
         "inline-unknown-variable",
         "{type: llm_judge, prompt: 'Rate {{answer}}'}",
-        "dataset.yaml:5: execution.evaluators[0].prompt: unknown template variable {{answer}}. Valid variables: {{input}}, "
-        "{{output}}, {{expected_output}}, {{expected_outcome}}, {{image_reference}}, {{image_references}}",
+        "dataset.yaml:5: execution.evaluators[0].prompt: unknown template variable {{answer}}. "
+        "Valid variables: {{input}}, {{output}}, {{expected_output}}, {{expected_outcome}}, "
+        "{{image_reference}}, {{image_references}}",
     ),
     (
         "file-unknown-variable",
@@ -201,7 +203,8 @@ TEMPLATE_ERRORS = [
     (
         "missing-prompt-file",
         "{type: llm_judge, prompt: judges/none.md}",
-        "dataset.yaml:5: execution.evaluators[0].prompt: prompt file not found: judges/none.md; tried: {root}/judges/none.md",
+        "dataset.yaml:5: execution.evaluators[0].prompt: prompt file not found: judges/none.md; "
+        "tried: {root}/judges/none.md",
     ),
     (
         "bad-dimension-weight",

@@ -12,8 +12,10 @@ def test_validate_reports_every_problem_in_every_file(ws):
     result = CliRunner().invoke(app, ["validate", "one.yaml", "two.yaml", "missing.yaml"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        "one.yaml:2: evalcases[0]: case 'a' has no evaluators: add execution.evaluators to the dataset or evaluators to the case",
-        "one.yaml:3: evalcases[1]: case 'a' has no evaluators: add execution.evaluators to the dataset or evaluators to the case",
+        "one.yaml:2: evalcases[0]: case 'a' has no evaluators: "
+        "add execution.evaluators to the dataset or evaluators to the case",
+        "one.yaml:3: evalcases[1]: case 'a' has no evaluators: "
+        "add execution.evaluators to the dataset or evaluators to the case",
         "one.yaml:3: evalcases[1].id: duplicate id 'a' (first used by evalcases[0]); ids must be unique",
         "two.yaml:1: evalcases: evalcases must be a non-empty list of cases",
         "missing.yaml: file not found",

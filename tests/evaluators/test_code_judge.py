@@ -137,12 +137,14 @@ ERRORS = [
     (
         "exit-2",
         ["sh", "crash.sh"],
-        "code_judge 'j': exited with code 2 (0 or 1 with a JSON result expected) (stderr: Traceback (most recent call last): | KeyError: 'supplier')",
+        "code_judge 'j': exited with code 2 (0 or 1 with a JSON result expected) "
+        "(stderr: Traceback (most recent call last): | KeyError: 'supplier')",
     ),
     (
         "debug-lines-before-json",
         ["sh", "reply.sh", "0", "loading rules", "checking 3 fields", '{"score": 1}'],
-        "code_judge 'j': printed 2 lines before its JSON result (stdout must hold only the result; print debug output to stderr)",
+        "code_judge 'j': printed 2 lines before its JSON result "
+        "(stdout must hold only the result; print debug output to stderr)",
     ),
     ("not-json", ["sh", "reply.sh", "0", "looks good to me"], "code_judge 'j': stdout is not JSON: 'looks good to me'"),
     ("empty-stdout", ["sh", "reply.sh", "0"], "code_judge 'j': printed nothing on stdout (one JSON object expected)"),

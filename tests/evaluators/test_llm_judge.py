@@ -78,7 +78,10 @@ def llm(**config) -> LlmJudgeConfig:
 
 def test_request_model_template_images_and_no_key(chat_server, image):
     chat_server.reply(text(json.dumps(VALID)))
-    prompt = "Look at {{image_reference}} ({{ image_references }}).\nQ: {{question}}\nA: {{output}}\nRef: {{expected_output}}\nGoal: {{criteria}}"
+    prompt = (
+        "Look at {{image_reference}} ({{ image_references }}).\n"
+        "Q: {{question}}\nA: {{output}}\nRef: {{expected_output}}\nGoal: {{criteria}}"
+    )
     result = run_evaluator(llm(prompt=prompt), context(chat_server, [image]))
     assert result.status == "processed", result.misses
     [request] = chat_server.requests

@@ -217,8 +217,8 @@ def test_summary_does_not_depend_on_the_order_cases_finish_in():
         in text_100
     )
     assert (
-        "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000\n                 line_items 0.500  summary_similarity 0.976\n"
-        in text_60
+        "Evaluator means: invoice_fields 0.200  names_fuzzy 1.000\n"
+        "                 line_items 0.500  summary_similarity 0.976\n" in text_60
     )
 
 

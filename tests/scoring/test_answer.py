@@ -52,7 +52,8 @@ def test_same_reading_without_orjson():
     code = (
         "import sys; sys.modules['orjson'] = None\n"
         "from agentv_py.scoring.answer import parse_answer_json, NOT_JSON\n"
-        "print(parse_answer_json('{\"a\": NaN}') is NOT_JSON, parse_answer_json('```json\\n[1]\\n```'), 'orjson' in sys.modules and sys.modules['orjson'] is not None)"
+        "print(parse_answer_json('{\"a\": NaN}') is NOT_JSON, parse_answer_json('```json\\n[1]\\n```'), "
+        "'orjson' in sys.modules and sys.modules['orjson'] is not None)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "[1]", "False"]

@@ -208,6 +208,9 @@ def test_keys_and_statuses():
 
 def test_imports_no_pydantic():
     """The judge SDK imports the contract in judges' own interpreters, which may lack pydantic."""
-    code = "import sys, agentv_py.scoring.judge_contract; print(sorted(m for m in ('pydantic', 'dataclasses', 'agentv_py.models') if m in sys.modules))"
+    code = (
+        "import sys, agentv_py.scoring.judge_contract; "
+        "print(sorted(m for m in ('pydantic', 'dataclasses', 'agentv_py.models') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

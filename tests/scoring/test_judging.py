@@ -89,7 +89,8 @@ def test_prompt_file_or_inline(prompt, is_file):
         (
             '```json\n{"score": 0.5,}\n```',
             None,
-            "the fenced block is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 15 (char 14))",
+            "the fenced block is not valid JSON "
+            "(Expecting property name enclosed in double quotes: line 1 column 15 (char 14))",
         ),
         (
             '```json\n{"a": 1}\n```\n```json\n{"b": 2}\n```',
