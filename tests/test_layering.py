@@ -40,6 +40,11 @@ LAYER_OF = {
     "agentv_py": "api",
 }
 
+BELOW_THE_API = {
+    *("errors", "models", "scoring", "media", "chat", "locate", "prepared", "process"),
+    *("evaluators", "loading", "runner", "report", "session"),
+}
+
 # Layer -> the other layers it may import. Anything not listed is a wrong-way edge.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -56,37 +61,8 @@ ALLOWED: dict[str, set[str]] = {
     "report": {"models", "scoring"},
     "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
     "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy
-    "api": {
-        "errors",
-        "models",
-        "scoring",
-        "media",
-        "chat",
-        "locate",
-        "prepared",
-        "process",
-        "evaluators",
-        "loading",
-        "runner",
-        "report",
-        "session",
-    },
-    "cli": {
-        "api",
-        "errors",
-        "models",
-        "scoring",
-        "media",
-        "chat",
-        "locate",
-        "prepared",
-        "process",
-        "evaluators",
-        "loading",
-        "runner",
-        "report",
-        "session",
-    },
+    "api": BELOW_THE_API,  # the public API re-exports from every library layer
+    "cli": {"api", *BELOW_THE_API},
 }
 
 

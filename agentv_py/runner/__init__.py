@@ -1,1 +1,2 @@
-"""Running things: subprocesses, targets, and the engine that drives a whole eval."""
+"""Running an eval: target runners, one case to one row (`engine`), and the `Run` that drives
+all cases concurrently and owns every thread and process it starts (`run`)."""
