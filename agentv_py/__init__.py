@@ -12,13 +12,14 @@ small public API for embedding it. Names are imported on first use, so `import a
     match_fuzzy("Acme - Shipping", "Acme Shipping", threshold=0.85).passed
 
 - Loading: `load_dataset`, `load_targets` (every problem as `file:line: location: message`).
-- Running: `run_eval` (what `agentv eval` does) returning `EvalResult(rows, summary)`; `Run` for
-  driving a run yourself.
+- Running: `run_eval` (what `agentv eval` does) returning `EvalResult(rows, summary)`; `Run` and
+  `RunOptions` for driving a run yourself.
 - Scoring: the matchers `match_exact`, `match_numeric`, `match_fuzzy`, `match_date`,
   `similarity`; `run_evaluator` with an `EvalContext`; `verdict_for`, `case_verdict`,
   `PASS_THRESHOLD`.
 - Results: `ResultRow`, `EvaluatorResult`, `Trace`, and `read_rows` for a JSONL file.
-- Errors: `AgentvError` and its `ConfigError` (with `.problems`) and `TargetError`.
+- Errors: `AgentvError` and its `ConfigError` (with `.problems`), `TargetError` and
+  `OutputError` (results could not be written); `Interrupted` from `Run.execute`.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from agentv_py.errors import AgentvError, ConfigError, Problem, TargetError
+    from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, TargetError
     from agentv_py.evaluators import EvalContext, run_evaluator
     from agentv_py.loading import load_dataset, load_targets
     from agentv_py.models.results import EvaluatorResult, ResultRow, Trace
     from agentv_py.prepared import LoadedDataset, PreparedCase
     from agentv_py.report.jsonl import read_rows
-    from agentv_py.runner.run import Run
+    from agentv_py.runner.engine import RunOptions
+    from agentv_py.runner.run import Interrupted, Run
     from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict, verdict_for
     from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric, similarity
     from agentv_py.session import EvalResult, run_eval
@@ -45,6 +47,7 @@ _EXPORTS = {
     "ConfigError": "agentv_py.errors",
     "Problem": "agentv_py.errors",
     "TargetError": "agentv_py.errors",
+    "OutputError": "agentv_py.errors",
     "EvalContext": "agentv_py.evaluators",
     "run_evaluator": "agentv_py.evaluators",
     "load_dataset": "agentv_py.loading",
@@ -56,6 +59,8 @@ _EXPORTS = {
     "PreparedCase": "agentv_py.prepared",
     "read_rows": "agentv_py.report.jsonl",
     "Run": "agentv_py.runner.run",
+    "RunOptions": "agentv_py.runner.engine",
+    "Interrupted": "agentv_py.runner.run",
     "PASS_THRESHOLD": "agentv_py.scoring.case",
     "case_verdict": "agentv_py.scoring.case",
     "verdict_for": "agentv_py.scoring.case",
@@ -77,12 +82,15 @@ __all__ = [
     "EvalResult",
     "EvaluatorResult",
     "LoadedDataset",
+    "Interrupted",
     "MatchResult",
     "PASS_THRESHOLD",
     "PreparedCase",
+    "OutputError",
     "Problem",
     "ResultRow",
     "Run",
+    "RunOptions",
     "TargetError",
     "Trace",
     "case_verdict",

@@ -52,6 +52,12 @@ def resolve_file(value: str, base_dir: Path, dirs: list[Path] | None = None) -> 
     return None, tried
 
 
+def working_dir(base_dir: Path, cwd: str | None) -> Path:
+    """A command's working directory: its `cwd:` relative to the dataset's directory, else that
+    directory (targets, healthchecks and code judges alike)."""
+    return (base_dir / cwd).resolve() if cwd else base_dir
+
+
 def not_found(what: str, value: str, tried: list[Path], label: str | None = None) -> str:
     """`<what> not found: <value> (<label>); tried: <every place>`."""
     where = f" ({label})" if label else ""

@@ -31,7 +31,7 @@ class PreparedCase:
     images: list[ImageRef]
     expected: Any
     question: str
-    evaluators: list[EvaluatorConfig] = field(default_factory=list)  # the case's own, else the suite's
+    evaluators: list[EvaluatorConfig]  # the case's own, else the suite's
 
 
 @dataclass

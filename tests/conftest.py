@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import textwrap
 import time
 from dataclasses import dataclass
@@ -34,6 +35,15 @@ def wait_dead(pid: int, seconds: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def stderr_of(proc: subprocess.Popen[Any], timeout: float = 15) -> Any:
+    """Wait for `proc` and return its stderr; kill it (and fail) if it does not end in time."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
 
 
 def script(name: str) -> str:

@@ -27,6 +27,7 @@ LAYER_OF = {
     "agentv_py.media": "media",
     "agentv_py.chat": "chat",
     "agentv_py.locate": "locate",
+    "agentv_py.prompts": "prompts",
     "agentv_py.prepared": "prepared",
     "agentv_py.process": "process",
     "agentv_py.evaluators": "evaluators",
@@ -41,7 +42,7 @@ LAYER_OF = {
 }
 
 BELOW_THE_API = {
-    *("errors", "models", "scoring", "media", "chat", "locate", "prepared", "process"),
+    *("errors", "models", "scoring", "media", "chat", "locate", "prompts", "prepared", "process"),
     *("evaluators", "loading", "runner", "report", "session"),
 }
 
@@ -55,9 +56,11 @@ ALLOWED: dict[str, set[str]] = {
     "chat": {"media"},
     "process": {"models"},
     "prepared": {"errors", "media", "models"},
-    "evaluators": {"models", "scoring", "process", "chat", "media", "locate", "errors"},  # never runner
-    "loading": {"models", "scoring", "process", "media", "locate", "prepared", "errors", "evaluators"},
-    "runner": {"models", "scoring", "process", "chat", "media", "prepared", "errors", "evaluators"},  # not loading
+    "prompts": {"locate", "models"},
+    "evaluators": {"models", "scoring", "process", "chat", "media", "locate", "prompts", "errors"},  # never runner
+    "loading": {"models", "scoring", "process", "media", "locate", "prepared", "prompts", "errors"},
+    # the runner reads prepared cases, never the loader
+    "runner": {"models", "scoring", "process", "chat", "media", "locate", "prepared", "errors", "evaluators"},
     "report": {"models", "scoring"},
     "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
     "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy

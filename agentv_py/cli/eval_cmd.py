@@ -79,6 +79,7 @@ def eval_command(
     from rich.console import Console
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary
+    from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, execute, plan_eval
 
     request = EvalRequest(
@@ -93,7 +94,8 @@ def eval_command(
         dry_run=dry_run,
         judge_target=judge_target,
     )
-    plan = plan_eval(request)
+    with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
+        plan = plan_eval(request)
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, soft_wrap=True)

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.locate import working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
@@ -93,7 +94,7 @@ def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, An
 
 
 def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> EvaluatorResult:
-    cwd = (context.dataset_dir / config.cwd).resolve() if config.cwd else context.dataset_dir
+    cwd = working_dir(context.dataset_dir, config.cwd)
     payload = json.dumps(build_payload(config, context), ensure_ascii=False, allow_nan=False, default=str)
     result = run_process(
         script_argv(config.script),
@@ -114,17 +115,12 @@ def _error(config: CodeJudgeConfig, problem: str, result: ProcResult | None = No
 
 def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult:
     """Turn a finished judge process into a result, exactly as the contract says."""
-    if result.spawn_error:
-        return _error(config, result.spawn_error)
-    if result.timed_out:
-        return _error(config, f"timed out after {config.timeout_seconds:g}s (process group killed)", result)
-    if result.overflow:
-        return _error(
-            config, f"output exceeded the {DEFAULT_OUTPUT_CAP // (1024 * 1024)} MB cap (process group killed)"
-        )
+    abnormal = result.abnormal_end(config.timeout_seconds, DEFAULT_OUTPUT_CAP)
+    if abnormal:
+        return _error(config, abnormal, result if result.timed_out else None)
     code = result.returncode
     if code not in (0, 1):
-        what = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        what = result.killed_by_signal() or f"exited with code {code}"
         return _error(config, f"{what} (0 or 1 with a JSON result expected)", result)
     try:
         stdout = result.stdout.decode("utf-8")

@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result
-from agentv_py.locate import not_found, resolve_file
 from agentv_py.media import image_references
-from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig, template_problem
+from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
 from agentv_py.models.results import EvaluatorResult
+from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.judging import (
     dimension_score,
     dimensions_schema,
@@ -53,22 +52,6 @@ RUBRIC_PROMPT = (
     "Check the candidate output against each rubric item below. An item is satisfied only when the\n"
     "output clearly meets it.\n" + _CASE
 )
-
-
-def read_prompt_template(value: str, base_dir: Path, dirs: list[Path] | None = None) -> tuple[str | None, str | None]:
-    """A prompt template file, looked up like every dataset file (`agentv_py.locate`): returns
-    (text, None), or (None, why not: not found, unreadable, an unknown `{{ variable }}`)."""
-    found, tried = resolve_file(value, base_dir, dirs)
-    if found is None:
-        return None, not_found("prompt file", value, tried)
-    try:
-        text = found.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"prompt file {value} is unreadable: {exc}"
-    problem = template_problem(text)
-    if problem:
-        return None, f"prompt file {value}: {problem}"
-    return text, None
 
 
 def _template(config: LlmJudgeConfig, context: EvalContext) -> tuple[str, str | None]:
@@ -266,7 +249,7 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed
     )
     system = _system_prompt(schema, instructions, bool(context.images))
-    exchange = _start(config, context, config.template or RUBRIC_PROMPT, system)
+    exchange = _start(config, context, RUBRIC_PROMPT, system)
     if isinstance(exchange, str):
         return _error(config, exchange)
     value, problem = _converse(

@@ -11,7 +11,7 @@ runner reads them without importing the loader.
 
 from __future__ import annotations
 
-from agentv_py.loading.dataset import evaluator_lists, load_all, load_dataset
+from agentv_py.loading.dataset import evaluator_lists, load_dataset
 from agentv_py.loading.source import cache_dir, display_path, format_location
 from agentv_py.loading.targets import (
     LoadedTargets,
@@ -29,7 +29,6 @@ __all__ = [
     "evaluator_lists",
     "format_location",
     "judge_target_problems",
-    "load_all",
     "load_dataset",
     "load_targets",
     "select_target_name",

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
-from agentv_py.evaluators.llm_judge import read_prompt_template
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.source import Source, read_yaml, validate
-from agentv_py.locate import search_dirs
+from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig, FieldAccuracyConfig, LlmJudgeConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
-from agentv_py.process.command import script_argv
+from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import find_program, missing_program_message
+from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.paths import path_problem
 
 
@@ -132,13 +132,13 @@ def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[P
             if not isinstance(config, CodeJudgeConfig):
                 continue
             where = [*base, e]
-            cwd = (dataset_dir / config.cwd).resolve() if config.cwd else dataset_dir
+            cwd = working_dir(dataset_dir, config.cwd)
             if not cwd.is_dir():
                 problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
                 continue
-            argv = script_argv(config.script)
-            if argv[:2] == ["/bin/sh", "-c"]:
+            if isinstance(config.script, str) and needs_shell(config.script):
                 continue  # shell syntax: the shell resolves it at run time
+            argv = script_argv(config.script)
             program = argv[0]
             if "/" in program:
                 path = (cwd / program).resolve()
@@ -207,14 +207,3 @@ def _path_warnings(source: Source, model: Dataset) -> list[Problem]:
                         source.problem([*base, e, "fields", f, "path"], f"{reason}; the field will always be missing")
                     )
     return warnings
-
-
-def load_all(paths: Iterable[str | Path], loader: Callable[[Path], Any] = load_dataset) -> list[Problem]:
-    """Problems across many files (validate reports all of them, not only the first file's)."""
-    problems: list[Problem] = []
-    for path in paths:
-        try:
-            loader(Path(path))
-        except ConfigError as exc:
-            problems.extend(exc.problems)
-    return problems

@@ -277,6 +277,14 @@ def is_prompt_file(prompt: str) -> bool:
 class _JudgeBase(EvaluatorBase):
     target: str | None = None  # the judge target; default: execution.judge_target, then the target's
 
+
+class LlmJudgeConfig(_JudgeBase):
+    """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
+
+    type: Literal["llm_judge"]
+    prompt: str | None = None  # a template file (resolved like other files) or the template itself
+    dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
+
     _template: str | None = PrivateAttr(default=None)
 
     @property
@@ -290,14 +298,6 @@ class _JudgeBase(EvaluatorBase):
         resolved = self.model_copy()
         resolved._template = text
         return resolved
-
-
-class LlmJudgeConfig(_JudgeBase):
-    """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
-
-    type: Literal["llm_judge"]
-    prompt: str | None = None  # a template file (resolved like other files) or the template itself
-    dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
 
     @field_validator("dimensions")
     @classmethod

@@ -75,10 +75,6 @@ class Command:
     argv: list[str]
     shell: bool
 
-    @property
-    def display(self) -> str:
-        return self.argv[2] if self.shell else shlex.join(self.argv)
-
 
 @dataclass(frozen=True, slots=True)
 class CompiledTemplate:

@@ -45,6 +45,23 @@ class ProcResult:
     def ok(self) -> bool:
         return self.returncode == 0 and not (self.timed_out or self.overflow or self.spawn_error)
 
+    def abnormal_end(self, timeout: float, cap: int) -> str | None:
+        """Why the command did not end by itself: it could not start, timed out or went over the
+        output cap (one line each, the same for targets, healthchecks and judges); None when it
+        exited on its own, whatever its exit code."""
+        if self.spawn_error:
+            return self.spawn_error
+        if self.timed_out:
+            return f"timed out after {timeout:g}s (process group killed)"
+        if self.overflow:
+            return f"output exceeded the {cap // (1024 * 1024)} MB cap (process group killed)"
+        return None
+
+    def killed_by_signal(self) -> str | None:
+        """`killed by signal N` when a signal ended the command, else None."""
+        code = self.returncode
+        return f"killed by signal {-code}" if code is not None and code < 0 else None
+
     def stderr_tail(self, limit: int = 300) -> str:
         """The last non-empty stderr lines, on one line, at most `limit` characters."""
         text = self.stderr.decode("utf-8", errors="replace").strip()
@@ -172,7 +189,7 @@ def run_process(
         _close_pipes(proc)
         return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error="interrupted")
     try:
-        return _communicate(proc, stdin, start, timeout, output_cap, kill_grace)
+        return _communicate(proc, stdin, start, timeout, output_cap, kill_grace, registry)
     except BaseException:
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -210,6 +227,7 @@ def _communicate(
     timeout: float,
     cap: int,
     kill_grace: float,
+    registry: ProcessRegistry | None = None,
 ) -> ProcResult:
     assert proc.stderr is not None
     deadline = start + timeout
@@ -294,6 +312,8 @@ def _communicate(
     if pidfd is not None:
         os.close(pidfd)
 
+    if registry is not None:  # untracked before the leader is reaped: its pid may then be reused
+        registry.discard(proc.pid)
     if timed_out or overflow:
         _terminate_group(proc, kill_grace)
     else:

@@ -7,13 +7,12 @@ latency, and turn every failure into one line that never contains the API key.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
@@ -45,7 +44,7 @@ def case_messages(case: PreparedCase) -> list[ChatMessage]:
                 else:
                     parts.append(next(images))
         else:
-            parts.append(orjson.dumps(content, option=orjson.OPT_INDENT_2).decode())
+            parts.append(json.dumps(content, indent=2, ensure_ascii=False))
         role = message.role
         if role == "tool":  # chat APIs need a tool_call_id for tool messages; send it as context
             role, parts = "user", ["[tool output]", *parts]

@@ -9,13 +9,14 @@ deadline. Rows already handed over stay written; no partial row is produced.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 
@@ -32,7 +33,8 @@ _POLL_SECONDS = 0.1
 
 
 class Interrupted(Exception):
-    """The run was stopped by Ctrl-C or SIGTERM; finished rows are on disk."""
+    """The run was stopped (Ctrl-C, SIGTERM, or `Run.stop()` from elsewhere) before every case
+    had its row; the rows handed over are on disk."""
 
 
 class Run:
@@ -60,14 +62,20 @@ class Run:
         self.cases = list(cases)
         self.options = options or RunOptions()
         self.processes = ProcessRegistry()
-        self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
         self._stop = threading.Event()
+        self._deadline: float | None = None  # set by the first stop(): one deadline for all joins
         self._threads: list[threading.Thread] = []
-        self.runner: TargetRunner = self._make_runner(target, list(secrets))
-        clients: dict[str, ChatClient] = {
-            name: self.runner if config is target else self._make_runner(config, list(secrets))
-            for name, config in (judges or {}).items()
-        }
+        self._failure: BaseException | None = None  # what killed a worker, re-raised by execute
+        self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
+        try:
+            self.runner: TargetRunner = self._make_runner(target, list(secrets))
+            clients: dict[str, ChatClient] = {
+                name: self.runner if config is target else self._make_runner(config, list(secrets))
+                for name, config in (judges or {}).items()
+            }
+        except BaseException:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise
         self.judging = Judging(clients, default_judge)
 
     def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
@@ -79,19 +87,12 @@ class Run:
             processes=self.processes,
         )
 
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    def execute(
-        self,
-        on_row: Callable[[ResultRow], None],
-        on_start: Callable[[PreparedCase], None] | None = None,
-    ) -> None:
+    def execute(self, on_row: Callable[[ResultRow], None]) -> None:
         """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
 
-        Raises Interrupted on Ctrl-C or SIGTERM. Any other exception (from `on_row`, say)
-        propagates; either way the run is stopped first (`stop`).
+        Raises Interrupted on Ctrl-C, SIGTERM, or a `stop()` from elsewhere before every case had
+        its row. Any other exception (from `on_row`, or one that killed a worker) propagates;
+        either way the run is stopped first (`stop`).
         """
         workers = max(1, min(self.options.workers, MAX_WORKERS, len(self.cases) or 1))
         pending = iter(self.cases)
@@ -114,8 +115,6 @@ class Run:
                         prepared = next(pending, None)
                     if prepared is None:
                         return
-                    if on_start is not None:
-                        on_start(prepared)
                     row = run_case(
                         prepared,
                         self.dataset,
@@ -126,41 +125,52 @@ class Run:
                         stopped=self._stop.is_set,
                     )
                     hand_over(row)
+            except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
+                self._failure = exc
+                self._stop.set()
             finally:
                 hand_over(None)
 
-        previous = _raise_on_sigterm()
-        try:
-            self._threads = [
-                threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)
-            ]
-            for thread in self._threads:
-                thread.start()
-            finished = 0
-            while finished < workers and not self._stop.is_set():  # stopped from elsewhere: done
-                try:
-                    item = done.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                if item is None:
-                    finished += 1
-                else:
-                    on_row(item)
-        except KeyboardInterrupt:
-            self.stop()
-            raise Interrupted() from None
-        except BaseException:
-            self.stop()
-            raise
-        finally:
-            _restore_sigterm(previous)
+        with sigterm_interrupts():
+            try:
+                self._threads = [
+                    threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)
+                ]
+                for thread in self._threads:
+                    thread.start()
+                finished = 0
+                while finished < workers and not self._stop.is_set():  # stopped from elsewhere: done
+                    try:
+                        item = done.get(timeout=_POLL_SECONDS)
+                    except queue.Empty:
+                        continue
+                    if item is None:
+                        finished += 1
+                    else:
+                        on_row(item)
+                if self._failure is not None:
+                    raise self._failure
+                if finished < workers:
+                    raise Interrupted()
+            except Interrupted:
+                self.stop()
+                raise
+            except KeyboardInterrupt:
+                self.stop()
+                raise Interrupted() from None
+            except BaseException:
+                self.stop()
+                raise
 
     def stop(self, timeout: float = JOIN_SECONDS) -> None:
         """Stop the run: no new cases, every process it started killed, workers joined against
-        one shared deadline (a worker stuck in an HTTP call is left to die with the process)."""
+        one deadline shared by every call (a worker stuck in an HTTP call is left to die with
+        the process). Safe from any thread, any number of times."""
         self._stop.set()
         self.processes.close()
-        deadline = time.monotonic() + timeout
+        if self._deadline is None:
+            self._deadline = time.monotonic() + timeout
+        deadline = self._deadline
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
@@ -181,13 +191,16 @@ def _sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _raise_on_sigterm() -> object:
-    """SIGTERM stops the run like Ctrl-C (main thread only; embedded use leaves signals alone)."""
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM stops the work like Ctrl-C (KeyboardInterrupt), so the same
+    clean-up runs for both; the previous handler comes back afterwards. Only on the main thread:
+    elsewhere signals are left alone."""
     if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, _sigterm)
-
-
-def _restore_sigterm(previous: object) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        yield
+    finally:  # None: the old handler was not installed from Python; the default is restored
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
-
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
+from agentv_py.locate import working_dir
 from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import render_command, render_files
@@ -20,6 +19,7 @@ from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
 from agentv_py.runner.llm import OpenAIClient, case_messages
 from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.jsontext import dumps, loads
 
 # Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an
 # answer in its own right (an extractor may well emit a `text` field) and is not unwrapped.
@@ -54,7 +54,7 @@ def _message_text(content: Any) -> str:
         texts = [i.get("value") or i.get("text") for i in content if isinstance(i, dict)]
         if texts and all(isinstance(t, str) for t in texts):
             return "\n".join(texts)  # type: ignore[arg-type]
-    return orjson.dumps(content).decode()
+    return dumps(content)
 
 
 def unwrap_answer(text: str) -> TargetOutcome:
@@ -68,8 +68,8 @@ def unwrap_answer(text: str) -> TargetOutcome:
     if not stripped.startswith(("{", "[")):
         return TargetOutcome(text)
     try:
-        data = orjson.loads(stripped)
-    except orjson.JSONDecodeError:
+        data = loads(stripped)
+    except ValueError:
         return TargetOutcome(text)
     if not isinstance(data, dict):
         return TargetOutcome(text, parsed=data)
@@ -80,7 +80,7 @@ def unwrap_answer(text: str) -> TargetOutcome:
         dicts = assistant or [m for m in messages if isinstance(m, dict)]
         content = dicts[-1].get("content") if dicts else None
         if isinstance(content, (dict, list)):
-            return TargetOutcome(orjson.dumps(content).decode(), parsed=content, trace=trace, output_messages=messages)
+            return TargetOutcome(dumps(content), parsed=content, trace=trace, output_messages=messages)
         answer = _message_text(content) if content is not None else ""
         return TargetOutcome(answer, trace=trace, output_messages=messages)
     if isinstance(data.get("text"), str) and data.keys() <= ENVELOPE_KEYS:
@@ -99,16 +99,11 @@ def describe_failure(result: ProcResult, timeout: float, cap: int, redact: Redac
     """One-line reason a process run failed, or None when it succeeded."""
     tail = result.stderr_tail()
     suffix = f": {redact(tail)}" if tail else ""
-    if result.spawn_error:
-        return redact(result.spawn_error)
-    if result.timed_out:
-        return f"timed out after {timeout:g}s (process group killed){suffix}"
-    if result.overflow:
-        return f"output exceeded the {cap // (1024 * 1024)} MB cap (process group killed)"
+    abnormal = result.abnormal_end(timeout, cap)
+    if abnormal:
+        return redact(abnormal) + (suffix if result.timed_out else "")
     if result.returncode != 0:
-        code = result.returncode
-        what = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return f"{what}{suffix}"
+        return f"{result.killed_by_signal() or f'exit code {result.returncode}'}{suffix}"
     return None
 
 
@@ -128,7 +123,7 @@ class CliRunner:
         self.name = config.name
         self.vision = config.vision
         self.config = config
-        self.cwd = str((dataset_dir / config.cwd).resolve()) if config.cwd else str(dataset_dir)
+        self.cwd = str(working_dir(dataset_dir, config.cwd))
         self.work_dir = work_dir
         self.redact = Redactor(secrets or [])
         self.output_cap = output_cap
@@ -230,7 +225,7 @@ class MockRunner:
         value = self.config.response
         if value is None:
             return ChatReply(None, f"mock judge '{self.name}' has no 'response' to reply with")
-        return ChatReply(value if isinstance(value, str) else orjson.dumps(value).decode(), model="mock")
+        return ChatReply(value if isinstance(value, str) else dumps(value), model="mock")
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
         value = case.expected if self.config.echo_expected else self.config.response
@@ -238,7 +233,7 @@ class MockRunner:
             return TargetOutcome(value)
         if value is None:
             return TargetOutcome(None, f"target '{self.name}' has no expected answer to echo for this case")
-        return TargetOutcome(orjson.dumps(value).decode(), parsed=value)
+        return TargetOutcome(dumps(value), parsed=value)
 
 
 class OpenAIRunner:
@@ -302,7 +297,7 @@ def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str])
     if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
     check = config.healthcheck
-    cwd = str((dataset_dir / check.cwd).resolve()) if check.cwd else str(dataset_dir)
+    cwd = str(working_dir(dataset_dir, check.cwd))
     command = render_command(check.command_template, {})
     result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd, env=target_env(config))
     failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, Redactor(secrets))

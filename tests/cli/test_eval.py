@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
-from tests.conftest import REPO_ROOT, script, wait_dead
+from tests.conftest import REPO_ROOT, script, stderr_of, wait_dead
 
 ROW_KEYS = {
     "timestamp",
@@ -258,11 +258,7 @@ def test_interrupt_keeps_finished_rows_and_exits_130(ws, tmp_path, sig):
             break
         time.sleep(0.05)
     proc.send_signal(sig)
-    try:
-        _, stderr = proc.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    stderr = stderr_of(proc, timeout=15)
     assert proc.returncode == 130, stderr.decode()
     written = rows(ws.root / "out.jsonl")  # every line is valid JSON
     assert sorted(r["eval_id"] for r in written) == ["fast-1", "fast-2"]

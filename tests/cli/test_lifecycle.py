@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT, wait_dead
+import pytest
+
+from tests.conftest import REPO_ROOT, stderr_of, wait_dead
 
 
 def _workspace(ws, pids: Path) -> None:
@@ -67,11 +70,7 @@ def test_a_closed_stdout_pipe_stops_the_run_and_leaves_no_process_behind(ws, tmp
     )
     assert proc.stdout is not None
     proc.stdout.close()  # the reader went away (`agentv eval ... --out - | head -0`)
-    try:
-        _, stderr = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    stderr = stderr_of(proc, timeout=30)
     assert proc.returncode == 5, stderr
     assert stderr.splitlines()[-1] == (
         "error: stdout was closed (Broken pipe); the run was stopped after 0 rows and its processes were killed"
@@ -88,3 +87,26 @@ def test_an_unwritable_results_path_is_exit_5_without_a_traceback(ws):
     assert result.returncode == 5, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1].startswith("error: cannot write results to blocked/out.jsonl")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signal_during_the_healthcheck_exits_130_and_kills_it(ws, tmp_path, sig):
+    pid_file = tmp_path / "healthcheck.pid"
+    path = ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
+    ws.cli_target("cat {FILES}", extra=f"healthcheck:\n  command_template: sh -c 'echo $$ > {pid_file}; sleep 60'")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentv_py", "eval", path.name],
+        cwd=ws.root,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    deadline = time.monotonic() + 20
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    stderr = stderr_of(proc, timeout=15)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert wait_dead(int(pid_file.read_text()))

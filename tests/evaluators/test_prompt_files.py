@@ -73,3 +73,19 @@ def test_loading_resolves_the_file_into_a_new_config_and_leaves_the_parsed_one_a
     assert resolved is not parsed
     assert isinstance(resolved, LlmJudgeConfig) and resolved.template == "LOADED: {{output}}"
     assert parsed.template is None  # the validated config was not changed afterwards
+
+
+def test_a_case_level_prompt_file_is_resolved_for_that_case_only(ws):
+    ws.file("case.md", "CASE: {{output}}")
+    path = ws.dataset(
+        """
+        execution:
+          evaluators: [{type: llm_judge, target: judge}]
+        evalcases:
+          - {id: own, input: q, expected_output: a, evaluators: [{type: llm_judge, prompt: case.md, target: judge}]}
+          - {id: suite, input: q, expected_output: a}
+        """
+    )
+    own, suite = load_dataset(path).cases
+    assert [c.template for c in own.evaluators] == ["CASE: {{output}}"]
+    assert [c.template for c in suite.evaluators] == [None]  # the default prompt

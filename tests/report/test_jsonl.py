@@ -37,3 +37,26 @@ def test_default_results_path():
     assert default_results_path("invoice extraction", now, Path("/w")) == Path(
         "/w/.agentv/results/invoice_extraction_20260102T030405Z.jsonl"
     )
+
+
+def test_values_orjson_refuses_are_still_written_and_read_back(tmp_path):
+    from agentv_py.evaluators.base import processed_result
+
+    huge = 123456789012345678901234567890
+    result = processed_result(name="j", type="code_judge", score=1.0, details={"id": huge, "text": "a\ud800b"})
+    row = ResultRow(
+        timestamp="t",
+        eval_id="c1",
+        dataset="d",
+        target="t",
+        status="ok",
+        score=1.0,
+        verdict="pass",
+        evaluator_results=[result],
+    )
+    path = tmp_path / "out.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(row)
+    [(number, back)] = list(read_rows(path))
+    assert isinstance(back, ResultRow), back
+    assert back.evaluator_results[0].details == {"id": huge, "text": "a\ufffdb"}

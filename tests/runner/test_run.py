@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from agentv_py.loading import load_dataset
 from agentv_py.models.targets import CliTarget
 from agentv_py.runner.engine import RunOptions
 from agentv_py.runner.run import Interrupted, Run
+from agentv_py.runner.targets import TargetOutcome
 from tests.conftest import wait_dead
 
 
@@ -74,16 +77,94 @@ def test_keyboard_interrupt_becomes_interrupted_with_processes_killed(ws, tmp_pa
     assert all(wait_dead(int(p.read_text())) for p in pids.iterdir())
 
 
-def test_a_closed_registry_starts_nothing_and_stop_joins_on_one_deadline(ws, tmp_path):
+def test_a_run_stopped_before_it_starts_runs_nothing_and_says_so(ws, tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
     dataset = _slow_and_fast(ws, pids, slow=1)
-    run = Run(dataset, dataset.cases, _target(), options=RunOptions(workers=2))
-    run.stop()
     rows = []
-    run.execute(rows.append)  # stopped before it started: nothing runs, nothing hangs
-    run.close()
+    with pytest.raises(Interrupted), Run(dataset, dataset.cases, _target(), options=RunOptions(workers=2)) as run:
+        run.stop()
+        run.execute(rows.append)
     assert rows == [] and list(pids.iterdir()) == []
+
+
+class Stuck:
+    """A target that never answers and cannot be killed (an HTTP call, say)."""
+
+    name = "stuck"
+    vision = False
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def invoke(self, case, attempt):
+        self.release.wait(30)
+        return TargetOutcome(None, "released")
+
+    def complete(self, messages):
+        raise AssertionError("not a judge")
+
+
+def test_stopping_joins_every_worker_against_one_shared_deadline(ws):
+    path = ws.cases_dataset([(f"c{i}", {"a": 1}, {"a": 1}) for i in range(3)])
+    dataset = load_dataset(path)
+    stuck = Stuck()
+    with Run(dataset, dataset.cases, _target(), options=RunOptions(workers=3)) as run:
+        run.runner = stuck
+        threading.Timer(0.3, run.stop, kwargs={"timeout": 1.0}).start()
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            run.execute(lambda row: None)
+        run.close()  # a second stop: the same deadline, not a new one
+        elapsed = time.monotonic() - started
+    stuck.release.set()
+    # One deadline of 1 s for three stuck workers and two stop() calls: not 3 x 1 s, not 2 x 1 s.
+    assert elapsed < 1.9, elapsed
+
+
+def test_a_stop_from_another_thread_is_an_interruption_not_a_finished_run(ws, tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    dataset = _slow_and_fast(ws, pids)
+    rows = []
+    with Run(dataset, dataset.cases, _target(), options=RunOptions(workers=4)) as run:
+
+        def stop_after_the_first_row(row):
+            rows.append(row.eval_id)
+            threading.Thread(target=run.stop).start()
+
+        with pytest.raises(Interrupted):
+            run.execute(stop_after_the_first_row)
+    assert rows == ["fast"]
+    assert all(wait_dead(int(p.read_text())) for p in pids.iterdir())
+
+
+def test_an_exception_that_kills_a_worker_is_raised_by_execute(ws, monkeypatch):
+    path = ws.cases_dataset([(f"c{i}", {"a": 1}, {"a": 1}) for i in range(3)])
+    dataset = load_dataset(path)
+
+    def broken(*args, **kwargs):
+        raise SystemExit("a bug that escaped run_case")
+
+    monkeypatch.setattr("agentv_py.runner.run.run_case", broken)
+    with pytest.raises(SystemExit, match="escaped"), Run(dataset, dataset.cases, _target()) as run:
+        run.execute(lambda row: None)
+
+
+def test_sigterm_handler_is_restored_after_the_run(ws):
+    path = ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
+    dataset = load_dataset(path)
+
+    def mine(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with Run(dataset, dataset.cases, CliTarget(name="t", provider="cli", command_template="cat {FILES}")) as run:
+            run.execute(lambda row: None)
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_a_finished_run_leaves_nothing_behind(ws):

@@ -17,7 +17,7 @@ from tests.conftest import script, wait_dead
 
 
 def case(files: list[str] = (), expected=None, question="Extract.") -> PreparedCase:
-    return PreparedCase(EvalCase(id="case 1/x"), 0, list(files), [], expected, question)
+    return PreparedCase(EvalCase(id="case 1/x"), 0, list(files), [], expected, question, evaluators=[])
 
 
 def cli(tmp_path: Path, command: str, **extra) -> CliRunner:
@@ -164,3 +164,8 @@ def test_the_healthcheck_runs_with_the_targets_env(tmp_path):
     without = config.model_copy(update={"env": {}})
     with pytest.raises(TargetError, match="MODEL_URL unset"):
         run_healthcheck(without, tmp_path, [])
+
+
+def test_an_answer_with_a_huge_integer_keeps_it_exact():
+    outcome = unwrap_answer('{"id": 123456789012345678901234567890}')
+    assert outcome.parsed == {"id": 123456789012345678901234567890}
