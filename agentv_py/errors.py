@@ -51,6 +51,11 @@ class TargetError(AgentvError):
     """The target cannot be selected or started (unknown name, failing healthcheck, ...)."""
 
 
+class ResultsFileError(AgentvError):
+    """The results file cannot be opened for writing (no permission, a directory, a device,
+    another agentv run writing it): found before anything runs, so nothing was run."""
+
+
 class OutputError(AgentvError):
     """Results or the summary could not be written (disk full, closed pipe, no permission): the
     run was stopped and every process it started was killed; rows already written are kept."""

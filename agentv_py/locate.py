@@ -1,7 +1,10 @@
 """Where dataset-relative files are looked up (SPEC §1): the dataset's directory, its ancestors
 up to the repository root (every ancestor outside a repository), then the current directory.
+One rule for every file a dataset names: input files, images, prompt templates.
 
-One rule for every file a dataset names: input files, images, prompt templates, targets files.
+Targets files are code the user runs, so they are looked for only inside the project
+(`targets_search_dirs`): the dataset's directory up to the repository root; outside a repository,
+the dataset's directory and the current directory.
 """
 
 from __future__ import annotations
@@ -30,6 +33,27 @@ def search_dirs(base_dir: Path) -> list[Path]:
             break
     cwd = Path.cwd().resolve()
     if cwd not in dirs:
+        dirs.append(cwd)
+    return dirs
+
+
+def targets_search_dirs(base_dir: Path) -> list[Path]:
+    """Where a targets file is looked for: `base_dir` and its ancestors up to the repository
+    root, then the current directory if it is inside that repository; outside a repository,
+    `base_dir` and the current directory only. Never a directory outside the project."""
+    base_dir = base_dir.resolve()
+    cwd = Path.cwd().resolve()
+    root = repo_root(base_dir)
+    dirs = [base_dir]
+    if root is not None:
+        for parent in base_dir.parents if base_dir != root else ():
+            dirs.append(parent)
+            if parent == root:
+                break
+        inside = cwd == root or root in cwd.parents
+    else:
+        inside = True
+    if inside and cwd not in dirs:
         dirs.append(cwd)
     return dirs
 

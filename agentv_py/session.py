@@ -7,27 +7,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentv_py.errors import ConfigError, OutputError, Problem, TargetError
+from agentv_py.errors import ConfigError, OutputError, Problem, ResultsFileError, TargetError
 from agentv_py.loading import (
     LoadedTargets,
     discover_targets_file,
+    display_path,
     evaluator_lists,
     judge_target_problems,
     load_dataset,
     load_targets,
     select_target_name,
 )
-from agentv_py.locate import search_dirs
+from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import OpenAITarget, TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
-from agentv_py.report.jsonl import JsonlWriter, default_results_path
+from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.summary import RunSummary
 from agentv_py.runner.engine import RunOptions, select_cases
 from agentv_py.runner.llm import api_key
 from agentv_py.runner.run import Interrupted, Run
-from agentv_py.runner.targets import DRY_RUN_TARGET, run_healthcheck
+from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
 
 
 @dataclass
@@ -54,10 +55,19 @@ class EvalPlan:
     out: str
     judges: dict[str, TargetConfig] = field(default_factory=dict)  # judge targets by name
     default_judge: str | None = None
+    targets_file: Path | None = None  # the targets file read (None: none, in a dry run)
 
     @property
     def warnings(self) -> list[Problem]:
         return self.dataset.warnings
+
+    @property
+    def target_origin(self) -> str:
+        """Where the target came from, for the run's header: `from .agentv/targets.yaml`."""
+        shown = display_path(self.targets_file) if self.targets_file is not None else None
+        if not self.request.dry_run:
+            return f"from {shown}" if shown else "(no targets file)"
+        return f"(dry run, judge targets from {shown})" if shown else "(dry run, no targets file read)"
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -70,7 +80,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if request.dry_run or loaded is None:
         target: TargetConfig = DRY_RUN_TARGET
     else:
-        name = select_target_name(loaded, request.target, dataset.model)
+        name = select_target_name(loaded, request.target, dataset.model, dataset.path)
         target, secrets = loaded.with_env(name)
         _check_model_target(target, cases)
     judges: dict[str, TargetConfig] = {}
@@ -86,9 +96,12 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         if isinstance(config, OpenAITarget):
             api_key(config)  # no key for the OpenAI API: a config error now, not one per case
     if not request.dry_run:
+        check_targets([target, *judges.values()], dataset.directory)  # each program can start
         run_healthcheck(target, dataset.directory, secrets)
     out = request.out or str(default_results_path(dataset.name))
-    return EvalPlan(request, dataset, cases, target, secrets, out, judges, default_judge)
+    return EvalPlan(
+        request, dataset, cases, target, secrets, out, judges, default_judge, loaded.path if loaded else None
+    )
 
 
 @dataclass
@@ -146,7 +159,7 @@ def _uses_judges(dataset: LoadedDataset) -> bool:
 def _load_targets(request: EvalRequest, dataset: LoadedDataset) -> LoadedTargets:
     path = request.targets or discover_targets_file(dataset.directory)
     if path is None:
-        places = ", ".join(str(d) for d in search_dirs(dataset.directory))
+        places = ", ".join(str(d) for d in targets_search_dirs(dataset.directory))
         raise TargetError(
             "no targets file found (looked for .agentv/targets.yaml and targets.yaml in: " + places + ")",
             hint="pass --targets PATH, or use --dry-run to check the dataset without a target"
@@ -177,49 +190,73 @@ def _check_model_target(target: TargetConfig, cases: list[PreparedCase]) -> None
         )
 
 
-def execute(plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None) -> RunSummary:
+def execute(
+    plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None, writer: JsonlWriter | None = None
+) -> RunSummary:
     """Run the plan: rows are written (and flushed) as cases finish; returns the summary.
 
+    `writer`: the results file, already opened and locked by `open_results` (the CLI does that
+    before planning, so a file it cannot write stops it before the healthcheck); else it is opened
+    here, before any target runs (ResultsFileError, exit 2). The writer is closed either way.
     Ctrl-C or SIGTERM stops the run: finished rows stay on disk, the summary says `interrupted`.
-    Any other exception (a failed write, a closed stdout) stops the run — every process it
-    started is killed — and propagates.
+    Any other exception (a failed write: OutputError; a closed stdout) stops the run — every
+    process it started is killed — and propagates.
     """
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
     positions = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}  # ids are unique
     options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
-    run = Run(
-        plan.dataset,
-        plan.cases,
-        plan.target,
-        options=options,
-        judges=plan.judges,
-        default_judge=plan.default_judge,
-        secrets=plan.secrets,
-    )
-    with run, _open_results(plan.out) as writer:
-        summary.results_path = writer.display
+    results = writer or _open_results(plan.out, None if plan.request.out is not None else plan.dataset.name)
+    with results:
+        run = Run(
+            plan.dataset,
+            plan.cases,
+            plan.target,
+            options=options,
+            judges=plan.judges,
+            default_judge=plan.default_judge,
+            secrets=plan.secrets,
+        )
+        with run:
+            summary.results_path = results.display
 
-        def accept(row: ResultRow) -> None:
+            def accept(row: ResultRow) -> None:
+                try:
+                    results.write(row)
+                except OSError as exc:
+                    raise _write_failed(results.display, exc, summary.completed) from None
+                summary.add(row, positions.get(row.eval_id))
+                if on_row is not None:
+                    on_row(row)
+
             try:
-                writer.write(row)
+                results.start()  # an existing file is emptied only now
             except OSError as exc:
-                raise _write_failed(writer.display, exc, summary.completed) from None
-            summary.add(row, positions.get(row.eval_id))
-            if on_row is not None:
-                on_row(row)
-
-        try:
-            run.execute(accept)
-        except Interrupted:
-            summary.interrupted = True
+                raise _write_failed(results.display, exc, 0) from None
+            try:
+                run.execute(accept)
+            except Interrupted:
+                summary.interrupted = True
     return summary
 
 
-def _open_results(out: str) -> JsonlWriter:
+def open_results(out: str | None) -> JsonlWriter | None:
+    """Open and lock the `--out` file before anything runs (None: the default file, made later
+    by `execute`, has a name no other run uses). Raises ResultsFileError (exit 2)."""
+    return None if out is None else _open_results(out)
+
+
+def _open_results(out: str, dataset_name: str | None = None) -> JsonlWriter:
+    """A writer on `out`, or (`dataset_name` given) on a new default results file."""
     try:
-        return JsonlWriter(out)
-    except OSError as exc:
-        raise OutputError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+        return JsonlWriter(out) if dataset_name is None else open_new_results(dataset_name)
+    except ResultsUnavailable as exc:
+        where = out if dataset_name is None else str(default_results_path(dataset_name).parent)
+        if exc.locked:
+            raise ResultsFileError(
+                f"cannot write results to {where}: another agentv run is writing it",
+                hint="wait for that run to finish, or pass another --out",
+            ) from None
+        raise ResultsFileError(f"cannot write results to {where}: {exc.reason}") from None
 
 
 def _write_failed(where: str, exc: OSError, written: int) -> OutputError:

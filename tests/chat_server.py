@@ -1,7 +1,9 @@
 """A real chat-completions server on 127.0.0.1 that answers from a script (no network needed).
 
 Each request takes the next scripted reply: text content (with usage), or a raw (status, body)
-pair, or a delay longer than the client's timeout. Every request is recorded with its headers.
+pair, or a delay longer than the client's timeout. Every request is recorded with its headers;
+`request_responder` computes a reply from the whole request (path, headers, body), e.g. a server
+that echoes the Authorization header it received.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class ChatServer:
         self.script: list[Reply] = []
         self.default: Reply | None = None
         self.responder: Callable[[dict[str, Any]], Reply] | None = None  # replies computed per request
+        self.request_responder: Callable[[Recorded], Reply] | None = None  # ... from headers and body
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         server = self
@@ -64,6 +67,8 @@ class ChatServer:
                         reply = server.script.pop(0)
                     elif server.responder is not None:
                         reply = server.responder(server.requests[-1].body)
+                    elif server.request_responder is not None:
+                        reply = server.request_responder(server.requests[-1])
                     else:
                         reply = server.default
                 if reply is None:

@@ -396,8 +396,12 @@ def test_target_selection_lists_available_names(ws):
         "target 'default' (from default) is not defined in targets.yaml. Available targets: a, b"
     )
     with pytest.raises(TargetError) as caught:
-        select_target_name(targets, "c", dataset)
-    assert caught.value.message.startswith("target 'c' (from --target) is not defined")
+        select_target_name(targets, "c", dataset, ws.root / "dataset.yaml")
+    assert caught.value.message == (
+        "target 'c' (from --target) is not defined in targets.yaml, the targets file read for dataset.yaml. "
+        "Available targets: a, b"
+    )
+    assert caught.value.hint == "pass --target NAME, set execution.target in the dataset, or pass --targets PATH"
 
 
 def test_targets_discovery_walks_up_to_repo_root(ws):
@@ -412,7 +416,9 @@ def test_non_utf8_dataset(ws):
     ws.file("dataset.yaml", b'evalcases:\n  - id: "\xff"\n')
     with pytest.raises(ConfigError) as caught:
         load_dataset("dataset.yaml")
-    assert [str(p) for p in caught.value.problems] == ["dataset.yaml: not valid UTF-8 (byte 0xff at offset 20)"]
+    assert [str(p) for p in caught.value.problems] == [
+        "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 20: invalid start byte)"
+    ]
 
 
 def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):

@@ -31,13 +31,21 @@ _INTERNAL = (EXIT_INTERNAL, "internal error (a bug: traceback shown)")
 EVAL_EXIT_CODES = (
     (EXIT_OK, "gate passed"),
     (EXIT_GATE_FAILED, "gate failed: some case did not pass, or mean score < --threshold"),
-    (EXIT_CONFIG, "usage or dataset/target configuration error (nothing was run)"),
+    (
+        EXIT_CONFIG,
+        "usage or dataset/target configuration error, or a results file that cannot be written or "
+        "that another agentv run is writing (nothing was run)",
+    ),
     _INTERNAL,
-    (EXIT_CASE_ERRORS, "one or more cases errored (target or judge could not run); takes precedence over 1"),
+    (
+        EXIT_CASE_ERRORS,
+        "a case had a target error (the target call failed) or an evaluator error (an evaluator "
+        "could not run); takes precedence over 1",
+    ),
     (
         EXIT_OUTPUT,
-        "results or summary could not be written (disk full, closed pipe): the run was stopped, "
-        "its processes killed, rows written so far kept",
+        "results or summary could not be written once the run had started (disk full, closed "
+        "pipe): the run was stopped, its processes killed, rows written so far kept",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept"),
 )
@@ -90,9 +98,9 @@ def boundary(func: F) -> F:
         except AgentvError as exc:
             if exc.exit_code == EXIT_OUTPUT:
                 _silence_stdout()
-            print(f"error: {exc.message}", file=sys.stderr)
+            print(f"error: {_visible_lines(exc.message)}", file=sys.stderr)
             if exc.hint:
-                print(f"hint: {exc.hint}", file=sys.stderr)
+                print(f"hint: {_visible_lines(exc.hint)}", file=sys.stderr)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
@@ -110,6 +118,14 @@ def boundary(func: F) -> F:
         raise typer.Exit(code or 0)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _visible_lines(text: str) -> str:
+    """A message's lines, each with its control characters made visible (`report.render.visible`):
+    messages quote data (case ids, file names), and data never drives the terminal."""
+    from agentv_py.report.render import visible
+
+    return "\n".join(visible(line) for line in text.split("\n"))
 
 
 def _silence_stdout() -> None:

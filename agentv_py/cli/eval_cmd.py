@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -16,6 +17,10 @@ from agentv_py.cli.base import (
     app,
     boundary,
 )
+
+if TYPE_CHECKING:
+    from agentv_py.report.jsonl import JsonlWriter
+    from agentv_py.session import EvalPlan
 
 # Help text is API. Metavars name what each value is. A default that is a rule rather than a value
 # is written into the help as "[default: ...]", like the ones Typer prints, and worded so that no
@@ -76,11 +81,8 @@ def eval_command(
     ),
 ) -> int:
     """Run an eval dataset against a target and score every case."""
-    from rich.console import Console
-
-    from agentv_py.report.render import PlainProgress, RichProgress, render_summary
     from agentv_py.runner.run import sigterm_interrupts
-    from agentv_py.session import EvalRequest, execute, plan_eval
+    from agentv_py.session import EvalRequest, open_results, plan_eval
 
     request = EvalRequest(
         dataset=dataset,
@@ -94,30 +96,53 @@ def eval_command(
         dry_run=dry_run,
         judge_target=judge_target,
     )
-    with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
-        plan = plan_eval(request)
+    # --out is opened and locked first: a file that cannot be written (or that another run is
+    # writing) is exit 2 before anything runs, the healthcheck included.
+    writer = open_results(out)
+    try:
+        with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
+            plan = plan_eval(request)
+        return _run(plan, writer, verbose, threshold, workers)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: float | None, workers: int) -> int:
+    """Execute a planned eval, print the summary, and gate."""
+    from rich.console import Console
+
+    from agentv_py.report.render import PlainProgress, RichProgress, plural, render_summary, stdout_console, visible
+    from agentv_py.session import execute
+
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
-        err.print(f"warning: {warning}", markup=False, soft_wrap=True)
+        err.print(f"warning: {visible(str(warning))}", markup=False, soft_wrap=True)
     err.print(
-        f"agentv: {len(plan.cases)} case{'s' if len(plan.cases) != 1 else ''} of '{plan.dataset.name}' "
-        f"against target '{plan.target.name}' ({workers} worker{'s' if workers != 1 else ''})",
+        visible(
+            f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' against target "
+            f"'{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
+        ),
         markup=False,
         soft_wrap=True,
     )
     progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
     with progress:
-        summary = execute(plan, progress.advance)
+        summary = execute(plan, progress.advance, writer)
     # Human output goes to stdout, unless stdout carries the JSONL.
-    human = err if plan.out == "-" else Console(highlight=False)
+    human = err if plan.out == "-" else stdout_console()
     render_summary(human, summary, verbose=verbose)
     if summary.interrupted:
         return EXIT_INTERRUPTED
     if summary.any_errors:
+        said = []
+        if summary.errored:
+            said.append(f"{plural(summary.errored, 'case')} had a target error (the target call failed)")
         if summary.evaluator_errors:
-            print(
-                f"{summary.evaluator_errors} case(s) had an evaluator that could not run (see misses)", file=sys.stderr
+            said.append(
+                f"{plural(summary.evaluator_errors, 'case')} had an evaluator error (an evaluator could not run)"
             )
+        print("; ".join(said), file=sys.stderr)
         return EXIT_CASE_ERRORS
     if threshold is not None:
         stats = summary.stats()

@@ -23,31 +23,34 @@ def metrics(
     output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, csv or json."),
 ) -> int:
     """Sum per-field TP/TN/FP/FN (details.metrics) into precision, recall, F1, micro and macro."""
-    from rich.console import Console
-
     from agentv_py.errors import AgentvError
     from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table
+    from agentv_py.report.render import stdout_console, visible
 
     if output_format not in ("table", "csv", "json"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
     if not results.is_file():
         raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     report = aggregate(results, evaluator)
+    where = visible(str(results))
     for line, reason in report.problems:
-        print(f"{results}:{line}: skipped: {reason}", file=sys.stderr)
+        print(f"{where}:{line}: skipped: {visible(reason)}", file=sys.stderr)
+    if report.problems_not_listed:
+        print(f"{where}: {report.problems_not_listed} more skipped (not listed)", file=sys.stderr)
     if not report.per_field:
         if evaluator and report.evaluators_with_metrics:
-            names = ", ".join(sorted(report.evaluators_with_metrics))
+            names = visible(", ".join(sorted(report.evaluators_with_metrics)))
             print(
-                f"no metrics from an evaluator named '{evaluator}'; evaluators with metrics: {names}", file=sys.stderr
+                f"no metrics from an evaluator named '{visible(evaluator)}'; evaluators with metrics: {names}",
+                file=sys.stderr,
             )
         else:
-            print(f"no details.metrics in {report.rows} rows of {results}: {HOW_TO_EMIT}", file=sys.stderr)
+            print(f"no details.metrics in {report.rows} rows of {where}: {HOW_TO_EMIT}", file=sys.stderr)
         return EXIT_GATE_FAILED
     if output_format == "json":
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif output_format == "csv":
         sys.stdout.write(render_csv(report))
     else:
-        render_table(Console(highlight=False), report)
+        render_table(stdout_console(), report)
     return EXIT_OK

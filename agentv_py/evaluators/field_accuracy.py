@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentv_py.evaluators.base import EvalContext, processed_result, skipped_result
+from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
-from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
 from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric
 from agentv_py.scoring.paths import MISSING, resolve
 
-PARSE_FAILURE = "Failed to parse candidate answer as JSON"
+__all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]
+
+
+def cannot_score(eval_id: str, field: str, reason: str) -> str:
+    """The text for a field whose ground truth is unusable: `case 'c1', field 'total': cannot
+    score: <reason>` (an evaluator error, never the answer's fault)."""
+    return f"case '{eval_id}', field '{field}': cannot score: {reason}"
 
 
 def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
@@ -25,6 +31,19 @@ def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     return match_exact(candidate, expected)
 
 
+def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str, str]]:
+    """(path, reason) for each field whose expected value its matcher cannot use, judged from
+    the ground truth alone (the expected value matched against itself)."""
+    problems = []
+    for spec in config.fields:
+        want = resolve(expected, spec.path)
+        if want is not MISSING and want is not None:  # an expected null is compared exactly
+            result = match_field(spec, want, want)
+            if result.bad_expected:
+                problems.append((spec.path, result.reason or "invalid expected value"))
+    return problems
+
+
 def _json_safe(value: Any) -> Any:
     return None if value is MISSING else value
 
@@ -34,6 +53,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     fields: list[dict[str, Any]] = []
     hits: list[str] = []
     misses: list[str] = []
+    unscorable: list[tuple[str, str]] = []  # (path, reason): the ground truth is unusable
     total_weight = weighted = 0.0
     scored = passed = 0
     for spec in config.fields:
@@ -57,8 +77,14 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
                 continue
             label = "required, missing" if got is MISSING else "null value"
             result = MatchResult(False, 0.0, label)
+        elif want is None:  # an expected null asks for a null, whatever the matcher
+            result = match_exact(got, want)
         else:
             result = match_field(spec, got, want)
+            if result.bad_expected:
+                row.update(status="could not score", reason=result.reason, score=None)
+                unscorable.append((spec.path, result.reason or "invalid expected value"))
+                continue
         scored += 1
         total_weight += spec.weight
         weighted += result.score * spec.weight
@@ -81,6 +107,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "scored": scored,
         "passed": passed,
         "score": score,
+        "unscorable": unscorable,
     }
 
 
@@ -88,20 +115,31 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     """`type: field_accuracy`. Options: `fields` (each: `path`, `match` exact | fuzzy |
     numeric_tolerance | date, `required` (default true), `weight` (default 1), and the matcher's
     own options), `aggregation` (`weighted_average`, default, or `all_or_nothing`), `name`,
-    `weight`. Skipped when the ground truth is not a JSON object or array."""
+    `weight`. Skipped when the ground truth is not a JSON object or array. An error (could not
+    score, naming the case and each field) when a field's expected value is unusable for its
+    matcher: a non-numeric value for numeric_tolerance, an unparseable date, a non-string for
+    fuzzy. The ground truth is checked before the answer, so a bad one is reported whatever the
+    target answered."""
     name, weight = config.display_name, config.weight
     if context.expected is None or not isinstance(context.expected, (dict, list)):
         what = "no expected value" if context.expected is None else "the expected value is not JSON object/array"
         return skipped_result(name=name, type=config.type, weight=weight, reasoning=f"nothing to compare: {what}")
     candidate = context.candidate
+    problems = truth_problems(config, context.expected)
+    if problems:  # whatever the answer: the case cannot be scored, and that is not its fault
+        fields = score_fields(config, candidate, context.expected)["fields"] if candidate is not NOT_JSON else []
+        message = "; ".join(cannot_score(context.eval_id, path, reason) for path, reason in problems)
+        details = {"fields": fields, "aggregation": config.aggregation}
+        return error_result(name=name, type=config.type, weight=weight, message=message, details=details)
     if candidate is NOT_JSON:
+        failure = parse_failure(context.answer)
         return processed_result(
             name=name,
             type=config.type,
             score=0.0,
             weight=weight,
-            misses=[PARSE_FAILURE],
-            reasoning=PARSE_FAILURE,
+            misses=[failure],
+            reasoning=failure,
             details={"fields": [], "parse_error": True},
         )
     outcome = score_fields(config, candidate, context.expected)

@@ -1,16 +1,19 @@
 """`iou_score` and `coordinate_distance` (SPEC §3.3): pick shapes out of the case, call the pure
-geometry functions, report pairs and detection counts. Invalid shapes are misses, never crashes."""
+geometry functions, report pairs and detection counts. An invalid shape in the answer is a miss;
+an invalid shape in the ground truth (alone or in a list) is an evaluator error naming the case
+and the field: the case cannot be scored, and that is not the answer's fault. Never crashes."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
-from agentv_py.evaluators.field_accuracy import PARSE_FAILURE
+from agentv_py.evaluators.field_accuracy import cannot_score
 from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
 from agentv_py.models.results import EvaluatorResult
-from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.answer import NOT_JSON, parse_failure
 from agentv_py.scoring.geometry import (
     as_bbox,
     distance,
@@ -36,13 +39,17 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
     if expected is MISSING or expected is None:
         where = f" at {expected_path}" if expected_path else ""
         return None, None, skipped_result(name=name, type=kind, weight=weight, reasoning=f"no expected value{where}")
+    problems = _truth_problems(config, expected)
+    if problems:
+        field = expected_path or "expected_output"
+        message = "; ".join(cannot_score(context.eval_id, f"{field}{at}", reason) for at, reason in problems)
+        return None, None, error_result(name=name, type=kind, weight=weight, message=message)
     if context.candidate is NOT_JSON:
+        failure = parse_failure(context.answer)
         return (
             None,
             None,
-            processed_result(
-                name=name, type=kind, weight=weight, score=0.0, misses=[PARSE_FAILURE], reasoning=PARSE_FAILURE
-            ),
+            processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[failure], reasoning=failure),
         )
     candidate = resolve(context.candidate, config.path) if config.path else context.candidate
     if candidate is MISSING or candidate is None:
@@ -53,6 +60,32 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
             processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss),
         )
     return candidate, expected, None
+
+
+def _noun(fmt: str) -> str:
+    return "polygon" if fmt == "polygon" else "box"
+
+
+def _truth_problems(config: Config, expected: Any) -> list[tuple[str, str]]:
+    """(`[index]` or "", reason) for each invalid expected shape or point, judged alone and the
+    same way whether the ground truth holds one shape or a list of them."""
+    if isinstance(config, IouScoreConfig):
+        fmt = config.expected_format or config.format
+        noun = _noun(fmt)
+
+        def parse(value: Any) -> tuple[Any, str | None]:
+            return parse_shape(value, fmt)
+
+        single = is_single(expected, fmt)
+    else:
+        noun, parse, single = "point", parse_point, _is_point(expected) or not isinstance(expected, list)
+    items = [("", expected)] if single else [(f"[{i}]", value) for i, value in enumerate(expected)]
+    problems = []
+    for at, value in items:
+        parsed, problem = parse(value)
+        if parsed is None:
+            problems.append((at, f"invalid expected {noun}: {problem}"))
+    return problems
 
 
 def _valid(
@@ -118,14 +151,11 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
     name, weight = config.display_name, config.weight
     cand_fmt, exp_fmt = config.format, config.expected_format or config.format
     if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
-        want, problem = parse_shape(expected, exp_fmt)
-        if want is None:
-            return error_result(
-                name=name, type=config.type, weight=weight, message=f"{name}: expected shape is invalid: {problem}"
-            )
+        want, _ = parse_shape(expected, exp_fmt)
+        assert want is not None  # the ground truth was checked by _pick
         got, problem = parse_shape(candidate, cand_fmt)
         if got is None:
-            miss = f"{config.label} (invalid box: {problem})"
+            miss = f"{config.label} (invalid {_noun(cand_fmt)}: {problem})"
             return processed_result(
                 name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss, passed=False
             )
@@ -224,11 +254,8 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
         return early
     name, weight, metric, limit = config.display_name, config.weight, config.metric, config.threshold
     if _is_point(expected) and _is_point(candidate):
-        want, problem = parse_point(expected)
-        if want is None:
-            return error_result(
-                name=name, type=config.type, weight=weight, message=f"{name}: expected point is invalid: {problem}"
-            )
+        want, _ = parse_point(expected)
+        assert want is not None  # the ground truth was checked by _pick
         got, problem = parse_point(candidate)
         if got is None or len(got) != len(want):
             reason = problem or f"dimension mismatch: {len(got)} vs {len(want)}"  # type: ignore[arg-type]
@@ -238,7 +265,7 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
             )
         d = distance(got, want, metric)
         ok = d <= limit + 1e-12
-        line = f"{config.label} ({metric} distance {d:.3g} {'<=' if ok else '>'} {limit:g})"
+        line = f"{config.label} ({metric} distance {_show_distance(d)} {'<=' if ok else '>'} {limit:g})"
         return processed_result(
             name=name,
             type=config.type,
@@ -247,7 +274,7 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
             hits=[line] if ok else [],
             misses=[] if ok else [line],
             reasoning=line,
-            details={"distance": d, "threshold": limit, "metric": metric},
+            details={"distance": _finite(d), "threshold": limit, "metric": metric},
         )
     wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
     found = [candidate] if _is_point(candidate) else list(candidate) if isinstance(candidate, list) else [candidate]
@@ -275,12 +302,19 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
         )
     if exp_ok and cand_ok:
         matrix = distance_matrix([p for _, p in exp_ok], [p for _, p in cand_ok], config.metric)
+        # Paired on distances clipped so that no sum of them overflows (an inf distance is
+        # beyond any threshold anyway); each pair's own distance is reported.
+        matrix = np.minimum(matrix, np.finfo(float).max / (2 * max(matrix.shape)))
     else:
         matrix = np.zeros((len(exp_ok), len(cand_ok)))
-    pairs = _pair(config.matching, exp_ok, cand_ok, matrix, maximize=False)
+    want, got = dict(exp_ok), dict(cand_ok)
+    pairs = [
+        (i, j, distance(got[j], want[i], config.metric))
+        for i, j, _ in _pair(config.matching, exp_ok, cand_ok, matrix, maximize=False)
+    ]
     hits, within = [], 0
     for i, j, d in pairs:
-        line = f"expected[{i}] ~ {config.label}[{j}] ({config.metric} distance {d:.3g}"
+        line = f"expected[{i}] ~ {config.label}[{j}] ({config.metric} distance {_show_distance(d)}"
         if d <= config.threshold + 1e-12:
             within += 1
             hits.append(line + f" <= {config.threshold:g})")
@@ -293,7 +327,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     longest = max(len(wanted), len(found))
     score = within / longest if longest else 1.0
     details = {
-        "pairs": [{"expected": i, "candidate": j, "distance": round(d, 6)} for i, j, d in pairs],
+        "pairs": [{"expected": i, "candidate": j, "distance": _finite(round(d, 6))} for i, j, d in pairs],
         "within": within,
         "threshold": config.threshold,
         "metric": config.metric,
@@ -311,3 +345,12 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
         else "no points expected and none found",
         details=details,
     )
+
+
+def _show_distance(d: float) -> str:
+    return f"{d:.3g}" if math.isfinite(d) else "beyond the double range"
+
+
+def _finite(d: float) -> float | None:
+    """A distance for the row's details: None when it is beyond the double range (never inf)."""
+    return d if math.isfinite(d) else None

@@ -7,7 +7,6 @@ evaluators, code judges that cannot run, prompt templates), warnings, and the pr
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -15,6 +14,13 @@ from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
+from agentv_py.loading.ground_truth import (
+    GroundTruthError,
+    finite_problems,
+    ground_truth_location,
+    ground_truth_warnings,
+    read_ground_truth,
+)
 from agentv_py.loading.source import Source, read_yaml, validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.dataset import Dataset
@@ -24,22 +30,6 @@ from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import find_program, missing_program_message
 from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.paths import path_problem
-
-
-def _ground_truth(value: Any) -> Any:
-    """Objects/lists as they are; a string is parsed as JSON when it is JSON, else kept as text."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null") or _looks_numeric(stripped):
-            try:
-                return json.loads(stripped)
-            except ValueError:
-                return value
-    return value
-
-
-def _looks_numeric(text: str) -> bool:
-    return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
 
 
 def load_dataset(path: str | Path) -> LoadedDataset:
@@ -54,6 +44,9 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: (p.line or 0, p.location)))
     assert model is not None
+    truths, truth_problems = _ground_truths(source, raw, model)
+    if truth_problems:
+        raise ConfigError(truth_problems)
     judge_problems = _judge_problems(source, model, dataset_path.resolve().parent)
     evaluators, prompt_problems = _resolve_prompts(source, model, dataset_path.resolve().parent)
     judge_problems += prompt_problems
@@ -61,20 +54,39 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         raise ConfigError(judge_problems)
     suite = evaluators[("execution",)]
     name = model.dataset or dataset_path.stem
-    warnings = _path_warnings(source, model)
+    warnings = sorted(
+        _path_warnings(source, model) + ground_truth_warnings(source, model, truths),
+        key=lambda p: (p.line or 0, p.location),
+    )
     cases = [
         PreparedCase(
             case=case,
             index=i,
             files=resolved.get((i, "file"), []),
             images=resolved.get((i, "image"), []),
-            expected=_ground_truth(case.expected_value),
+            expected=truths[i],
             question=case.question,
             evaluators=evaluators.get(("evalcases", i), suite),
         )
         for i, case in enumerate(model.evalcases)
     ]
     return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings, source)
+
+
+def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any], list[Problem]]:
+    """Each case's expected value (JSON text parsed), and the problems of values no evaluator
+    could use: NaN, infinities, JSON text that is too deep or holds an integer Python cannot."""
+    cases = raw_cases(raw)
+    truths: list[Any] = []
+    problems: list[Problem] = []
+    for i, case in enumerate(model.evalcases):
+        try:
+            truths.append(read_ground_truth(case.expected_value))
+        except GroundTruthError as exc:
+            truths.append(None)
+            problems.append(source.problem(ground_truth_location(cases[i] if i < len(cases) else None, i), str(exc)))
+    problems.extend(finite_problems(source, cases, truths))
+    return truths, sorted(problems, key=lambda p: (p.line or 0, p.location))
 
 
 def _semantic_problems(source: Source, raw: Any) -> list[Problem]:

@@ -4,10 +4,14 @@ line numbers for locations, and pydantic errors turned into `file:line: location
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import json
 import marshal
 import os
+import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +29,264 @@ from agentv_py.models.targets import PROVIDERS
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+
+# Bounds on what a YAML file may make the loader build. A dataset is data from anywhere: a small
+# file of nested aliases (a "billion laughs") must not expand into billions of values downstream,
+# and deep nesting must not overflow a stack (C or Python) anywhere later.
+MAX_ALIAS_VALUES = 1_000_000  # values reached through aliases, each counted by what it expands to
+MAX_DEPTH = 100  # levels of nested lists and mappings
+
+
+class LoadRefused(yaml.YAMLError):
+    """A YAML file the loader will not build: too deep, aliases expanding too far, a recursive
+    alias, a duplicate key, a number Python cannot hold. Located by line and data path."""
+
+    def __init__(self, message: str, line: int | None, parts: list[str | int]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.parts = parts
+
+
+class _NodeRefused(Exception):
+    """Raised while constructing: the node is located (path search) by `get_single_data`."""
+
+    def __init__(self, message: str, node: yaml.Node) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node = node
+
+
+class _Frame:
+    """A list or mapping being composed."""
+
+    __slots__ = ("anchor", "first_lines", "key", "node", "weight")
+
+    def __init__(self, node: yaml.Node, anchor: str | None) -> None:
+        self.node = node
+        self.anchor = anchor
+        self.weight = 1  # values in this node, aliases counted by what they expand to
+        self.key: yaml.Node | None = None  # a mapping's key whose value is being composed
+        self.first_lines: dict[tuple[str, str], int] | None = {} if isinstance(node, yaml.MappingNode) else None
+
+
+def _key_part(node: yaml.Node | None) -> str | int:
+    if isinstance(node, yaml.ScalarNode):
+        return str(node.value)
+    return "?"
+
+
+def _frames_path(stack: list[_Frame]) -> list[str | int]:
+    """The data path of the node being composed under the innermost frame."""
+    parts: list[str | int] = []
+    for frame in stack:
+        if isinstance(frame.node, yaml.SequenceNode):
+            parts.append(len(frame.node.value))
+        elif frame.key is not None:
+            parts.append(_key_part(frame.key))
+    return parts
+
+
+def _node_path(root: yaml.Node, target: yaml.Node) -> list[str | int]:
+    """The data path from `root` to `target` (found by identity; each node visited once)."""
+    stack: list[tuple[yaml.Node, list[str | int]]] = [(root, [])]
+    seen: set[int] = set()
+    while stack:
+        node, parts = stack.pop()
+        if node is target:
+            return parts
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, [*parts, i]) for i, child in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, parts))
+                stack.append((value, [*parts, _key_part(key)]))
+    return []
+
+
+def int_digit_limit() -> int:
+    """Python's limit on the digits of an integer read from text (0: no limit)."""
+    return sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+
+
+def too_many_digits_message(where: str = "") -> str:
+    """`where`: " in ..." when the integer is inside something (JSON text)."""
+    limit = int_digit_limit()
+    return f"integer with more than {limit} digits{where}: Python reads at most {limit} (quote it to keep it as text)"
+
+
+@functools.lru_cache(maxsize=4)
+def _power_of_ten(digits: int) -> int:
+    return int(10**digits)
+
+
+def _too_many_digits(value: int) -> bool:
+    limit = int_digit_limit()
+    return bool(limit) and abs(value) >= _power_of_ten(limit)
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe YAML, except that dates stay strings: ground truth `2025-01-15` must compare as the
-    text the extractor emits, not as a Python date."""
+    text the extractor emits, not as a Python date.
+
+    Nodes are composed here, without recursion, from the (C) parser's events, so that a file is
+    refused as soon as it nests too deep, its aliases expand too far or refer to themselves, or a
+    mapping repeats a key; the tree is then constructed as usual.
+    """
+
+    def get_single_node(self) -> yaml.Node | None:
+        self.get_event()  # stream start
+        document = None
+        if not self.check_event(yaml.StreamEndEvent):
+            document = self._compose_document()
+        if not self.check_event(yaml.StreamEndEvent):
+            event = self.get_event()
+            raise yaml.composer.ComposerError(
+                "expected a single document in the stream",
+                document.start_mark if document is not None else None,
+                "but found another document",
+                event.start_mark,
+            )
+        self.get_event()  # stream end
+        return document
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        try:
+            return self.construct_document(node)
+        except _NodeRefused as exc:
+            raise LoadRefused(exc.message, exc.node.start_mark.line + 1, _node_path(node, exc.node)) from None
+
+    def _compose_document(self) -> yaml.Node:
+        """Compose one document: the events of its nodes, iteratively, every bound checked."""
+        get_event = self.get_event
+        # Tag resolution inlined (no path resolvers here): a plain scalar's first character picks
+        # the patterns to try; anything else is a string, a list or a mapping.
+        implicit = self.yaml_implicit_resolvers
+        assert not self.yaml_path_resolvers and None not in implicit
+        str_tag, seq_tag, map_tag = self.DEFAULT_SCALAR_TAG, self.DEFAULT_SEQUENCE_TAG, self.DEFAULT_MAPPING_TAG
+        scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+        sequence_start, mapping_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
+        scalar_node, sequence_node, mapping_node = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+        anchors: dict[str, tuple[yaml.Node, int | None]] = {}  # weight None: still being composed
+        stack: list[_Frame] = []
+        expanded = 0
+        get_event()  # document start
+        while True:
+            event = get_event()
+            kind = event.__class__
+            node: yaml.Node
+            if kind is scalar_event:
+                tag, value = event.tag, event.value
+                if tag is None or tag == "!":
+                    tag = str_tag
+                    if event.implicit[0]:
+                        for candidate, pattern in implicit.get(value[:1], ()):
+                            if pattern.match(value):
+                                tag = candidate
+                                break
+                node = scalar_node(tag, value, event.start_mark, event.end_mark, style=event.style)
+                weight = 1
+                if event.anchor is not None:
+                    self._check_anchor(anchors, event, stack)
+                    anchors[event.anchor] = (node, 1)
+            elif kind is alias_event:
+                anchor = event.anchor
+                if anchor not in anchors:
+                    raise yaml.composer.ComposerError(None, None, f"found undefined alias {anchor!r}", event.start_mark)
+                node, known = anchors[anchor]
+                if known is None:
+                    raise LoadRefused(
+                        f"alias *{anchor} refers to a node that contains it (a recursive structure); "
+                        "datasets cannot hold recursive data",
+                        event.start_mark.line + 1,
+                        _frames_path(stack),
+                    )
+                weight = known
+                expanded += weight
+                if expanded > MAX_ALIAS_VALUES:
+                    raise LoadRefused(
+                        f'YAML aliases expand to more than {MAX_ALIAS_VALUES:,} values (a "billion laughs" file?); '
+                        "write the data out, or use fewer nested aliases",
+                        event.start_mark.line + 1,
+                        _frames_path(stack),
+                    )
+            elif kind is sequence_start or kind is mapping_start:
+                if len(stack) >= MAX_DEPTH:
+                    raise LoadRefused(
+                        f"YAML nests deeper than {MAX_DEPTH} levels", event.start_mark.line + 1, _frames_path(stack)
+                    )
+                node_kind = sequence_node if kind is sequence_start else mapping_node
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = seq_tag if kind is sequence_start else map_tag
+                container = node_kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                if event.anchor is not None:
+                    self._check_anchor(anchors, event, stack)
+                    anchors[event.anchor] = (container, None)
+                stack.append(_Frame(container, event.anchor))
+                continue
+            else:  # the end of a list or a mapping
+                frame = stack.pop()
+                node = frame.node
+                node.end_mark = event.end_mark
+                weight = frame.weight
+                if frame.anchor is not None:
+                    anchors[frame.anchor] = (node, weight)
+            if not stack:
+                get_event()  # document end
+                return node
+            parent = stack[-1]
+            parent.weight += weight
+            if parent.first_lines is None:
+                parent.node.value.append(node)
+            elif parent.key is None:
+                if isinstance(node, scalar_node) and node.tag != _MERGE:
+                    self._check_duplicate(parent, node, stack)
+                parent.key = node
+            else:
+                parent.node.value.append((parent.key, node))
+                parent.key = None
+
+    @staticmethod
+    def _check_anchor(anchors: dict[str, tuple[yaml.Node, int | None]], event: Any, stack: list[_Frame]) -> None:
+        if event.anchor in anchors:
+            first = anchors[event.anchor][0].start_mark.line + 1
+            raise LoadRefused(
+                f"anchor &{event.anchor} is defined twice (first at line {first}); give each anchor its own name",
+                event.start_mark.line + 1,
+                _frames_path(stack),
+            )
+
+    @staticmethod
+    def _check_duplicate(frame: _Frame, key: yaml.ScalarNode, stack: list[_Frame]) -> None:
+        assert frame.first_lines is not None
+        identity = (key.tag, key.value)
+        first = frame.first_lines.get(identity)
+        line = key.start_mark.line + 1
+        if first is not None:
+            raise LoadRefused(
+                f"duplicate key '{key.value}' (first at line {first})", line, [*_frames_path(stack), str(key.value)]
+            )
+        frame.first_lines[identity] = line
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+    """An integer, refused (located) when it has more digits than Python reads: over the limit
+    a decimal raises ValueError, and a hex or binary one would fail later, when written out."""
+    try:
+        value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+    except ValueError:
+        raise _NodeRefused(too_many_digits_message(), node) from None
+    if len(node.value) > 20 and _too_many_digits(value):
+        raise _NodeRefused(too_many_digits_message(), node)
+    return value
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -37,8 +294,9 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_constructor(_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: files are refused by the bounded composer before they are cached
 CACHE_MAX_ENTRIES = 32
 
 
@@ -66,7 +324,11 @@ class _LineIndex:
         if not self._built:
             self._built = True
             try:
-                self._root = yaml.compose(self._path.read_bytes(), Loader=_Loader)
+                loader = _Loader(self._path.read_bytes())
+                try:
+                    self._root = loader.get_single_node()
+                finally:
+                    loader.dispose()
             except (OSError, yaml.YAMLError):
                 self._root = None
         node, line = self._root, None
@@ -123,13 +385,12 @@ def read_yaml(path: Path) -> tuple[Source, Any]:
     source = Source(path, display, _LineIndex(path))
     try:
         data = _parse_cached(content)
+    except LoadRefused as exc:
+        location = format_location(exc.parts[:_MAX_SHOWN_PARTS]) + ("..." if len(exc.parts) > _MAX_SHOWN_PARTS else "")
+        raise ConfigError([Problem(display, exc.line, location, exc.message)]) from None
     except yaml.reader.ReaderError as exc:
-        reason = (
-            f"not valid UTF-8 (byte 0x{exc.character:02x} at offset {exc.position})"
-            if isinstance(exc.character, int)
-            else f"unreadable: {exc.reason}"
-        )
-        raise ConfigError([Problem(display, None, "", reason)]) from None
+        line, reason = _unreadable(content, exc)
+        raise ConfigError([Problem(display, line, "", reason)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -139,6 +400,36 @@ def read_yaml(path: Path) -> tuple[Source, Any]:
         text_reason = f"invalid YAML{column}: {reason}" + (f" ({context})" if context else "")
         raise ConfigError([Problem(display, line, "", text_reason)]) from None
     return source, data
+
+
+_MAX_SHOWN_PARTS = 12  # a location nested deeper is shown cut short (the line says where)
+
+# What YAML allows in a file (YAML 1.1 "printable"): everything else is refused by the reader.
+_NOT_PRINTABLE = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _unreadable(content: bytes, exc: yaml.reader.ReaderError) -> tuple[int | None, str]:
+    """(line, reason) for a file the YAML reader refused, worked out from the bytes: the parser's
+    own position is not a byte offset for every reader."""
+    utf16 = content[:2] in (b"\xff\xfe", b"\xfe\xff")
+    encoding = "utf-16" if utf16 else "utf-8"
+    try:
+        text = content.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = None if utf16 else content.count(b"\n", 0, error.start) + 1
+        byte = content[error.start]
+        return line, f"not valid {encoding.upper()} (byte 0x{byte:02x} at offset {error.start}: {error.reason})"
+    found = _NOT_PRINTABLE.search(text)
+    if found is None:
+        return None, f"unreadable: {exc.reason}"
+    index = found.start()
+    offset = len(text[:index].encode(encoding))  # a UTF-16 BOM is encoded again: it is in the file
+    code = ord(found.group())
+    return (
+        text.count("\n", 0, index) + 1,
+        f"character U+{code:04X} at offset {offset} is not allowed in YAML "
+        f'(write it as an escape in a double-quoted string: "\\u{code:04x}")',
+    )
 
 
 def cache_dir() -> Path | None:
@@ -151,6 +442,21 @@ def cache_dir() -> Path | None:
     return Path(base) / "yaml"
 
 
+def _load(content: bytes) -> Any:
+    """Parse one YAML document with `_Loader`. The cyclic garbage collector is paused meanwhile:
+    a large file builds hundreds of thousands of objects, none of them garbage, and collections
+    triggered by those allocations would take longer than the parse itself."""
+    paused = gc.isenabled()
+    gc.disable()
+    loader = _Loader(content)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+        if paused:
+            gc.enable()
+
+
 def _parse_cached(content: bytes) -> Any:
     """yaml.load, memoised on disk by content hash: a large dataset is parsed once, not per run.
 
@@ -159,15 +465,22 @@ def _parse_cached(content: bytes) -> Any:
     """
     directory = cache_dir()
     if directory is None or len(content) < 64 * 1024:
-        return yaml.load(content, Loader=_Loader)
+        return _load(content)
     digest = hashlib.blake2b(content, digest_size=20)
     digest.update(f"{CACHE_VERSION}/{yaml.__version__}".encode())
     entry = directory / f"{digest.hexdigest()}.marshal"
     try:
-        return marshal.loads(entry.read_bytes())
+        cached = entry.read_bytes()
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return marshal.loads(cached)
+        finally:
+            if paused:
+                gc.enable()
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    data = yaml.load(content, Loader=_Loader)
+    data = _load(content)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_suffix(f".{os.getpid()}.tmp")

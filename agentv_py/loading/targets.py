@@ -13,7 +13,7 @@ from typing import Any
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.loading.dataset import evaluator_lists
 from agentv_py.loading.source import Source, display_path, read_yaml, validate
-from agentv_py.locate import search_dirs
+from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
 from agentv_py.models.targets import TargetConfig, TargetsFile
@@ -25,9 +25,10 @@ TARGETS_FILENAMES = (Path(".agentv") / "targets.yaml", Path("targets.yaml"))
 
 
 def discover_targets_file(dataset_dir: Path) -> Path | None:
-    """First `.agentv/targets.yaml` or `targets.yaml` walking up from the dataset dir to the repo root,
-    then the current directory."""
-    for directory in search_dirs(dataset_dir):
+    """First `.agentv/targets.yaml` or `targets.yaml` in `targets_search_dirs(dataset_dir)`: walking
+    up from the dataset dir to the repository root (then the current directory, when inside that
+    repository); outside a repository, the dataset dir and the current directory only."""
+    for directory in targets_search_dirs(dataset_dir):
         for name in TARGETS_FILENAMES:
             candidate = directory / name
             if candidate.is_file():
@@ -59,6 +60,7 @@ class LoadedTargets:
         environ = dict(os.environ) if environ is None else environ
         index = self.names.index(name)
         secrets: list[str] = []
+        used: list[str] = []  # the variables substituted, for messages
         problems: list[Problem] = []
 
         def substitute(value: Any, parts: list[str | int]) -> Any:
@@ -75,6 +77,7 @@ class LoadedTargets:
                         return ""
                     if environ[var]:
                         secrets.append(environ[var])
+                    used.append(var)
                     return environ[var]
 
                 return ENV_RE.sub(one, value)
@@ -90,8 +93,31 @@ class LoadedTargets:
             raise ConfigError(problems)
         if substituted == raw_target:
             return self.model.targets[index], secrets
-        wrapped = TargetsFile.model_validate({"targets": [substituted]})
-        return wrapped.targets[0], secrets
+        # Validated again in place (so problems keep their lines). A reason never shows a value:
+        # secrets are masked, and a reason quoting part of one (truncated) is withheld.
+        raw_targets = list(self.raw["targets"])
+        raw_targets[index] = substituted
+        model, invalid = validate(self.source, {**self.raw, "targets": raw_targets}, TargetsFile)
+        if invalid:
+            from dataclasses import replace
+
+            from agentv_py.process.redact import Redactor
+
+            redact = Redactor(secrets)
+            names = ", ".join(f"${{{{ {var} }}}}" for var in dict.fromkeys(used))
+            raise ConfigError(
+                [
+                    replace(
+                        problem,
+                        message=f"not valid after substituting {names} (the reason is not shown: it quotes the value)"
+                        if redact.reveals(redact(problem.message))
+                        else f"{redact(problem.message)} (after substituting {names})",
+                    )
+                    for problem in invalid
+                ]
+            )
+        assert model is not None
+        return model.targets[index], secrets
 
 
 def load_targets(path: str | Path) -> LoadedTargets:
@@ -104,18 +130,22 @@ def load_targets(path: str | Path) -> LoadedTargets:
     return LoadedTargets(Path(path).resolve(), model, raw, source)
 
 
-def select_target_name(targets: LoadedTargets, cli_name: str | None, dataset: Dataset) -> str:
-    """`--target` > dataset `execution.target` > a target named `default`."""
+def select_target_name(
+    targets: LoadedTargets, cli_name: str | None, dataset: Dataset, dataset_path: Path | None = None
+) -> str:
+    """`--target` > dataset `execution.target` > a target named `default`. The error names the
+    targets file read and (given `dataset_path`) the dataset it was read for."""
     wanted = cli_name or dataset.execution.target or "default"
     if targets.get(wanted) is None:
         origin = (
             "--target" if cli_name else "execution.target in the dataset" if dataset.execution.target else "default"
         )
         available = ", ".join(targets.names) or "(none)"
+        read_for = f", the targets file read for {display_path(dataset_path)}" if dataset_path is not None else ""
         raise TargetError(
-            f"target '{wanted}' (from {origin}) is not defined in {display_path(targets.path)}. "
+            f"target '{wanted}' (from {origin}) is not defined in {display_path(targets.path)}{read_for}. "
             f"Available targets: {available}",
-            hint="pass --target NAME, or set execution.target in the dataset",
+            hint="pass --target NAME, set execution.target in the dataset, or pass --targets PATH",
         )
     return wanted
 

@@ -13,14 +13,30 @@ gives one argument per file); anywhere else (inside quotes, or glued to text as 
 `--in={FILES}`) it contributes its words joined by spaces to that one argument. When the template
 does need a shell, each value is shell-quoted in place (inside quotes: the quote is closed, the
 quoted value inserted, the quote reopened) and the text runs under `/bin/sh -c`.
+
+A script handed to a shell by the template itself is shell text too, and its values are quoted
+for that shell by the same rule. The rule: a word naming a POSIX shell (its basename is one of
+`SHELLS`: sh, bash, dash, zsh, ksh, mksh, ash, yash, posh, ...), wherever it stands in a command
+(so `env bash -c`, `/usr/bin/env sh -c`, `busybox sh -c`, `timeout 5 bash -lc`,
+`docker exec box sh -c` are all covered), followed by options that include `c` (`-c`, `-ec`,
+`-lc`, `-o pipefail -c`, ...): the first operand after those options is a script, and every
+placeholder inside it is replaced by its shell-quoted words (`render_shell_text`), so the script
+sees each value as literal words, never as code. Operands after the script (`$0`, `$1`, ...) stay
+plain arguments. In a template that itself runs under `/bin/sh`, a value inside such a script is
+quoted twice: for the inner shell, then that text for the outer one (and so on for scripts nested
+deeper). Only POSIX shells are recognised: other interpreters given code on the command line
+(`python -c`, `fish -c`, `ssh host CMD`) would receive values as text inside their code, so pass
+values to them as separate arguments (`python3 x.py {PROMPT}`) or as positional parameters
+(`sh -c 'x "$1"' sh {PROMPT}`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentv_py.models.targets import PLACEHOLDER_RE
 
@@ -31,6 +47,42 @@ Part = str | tuple[str, bool]  # literal text, or (placeholder name, standalone 
 
 
 _ASSIGNMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*=")
+
+# POSIX-family shells: `shlex.quote` output is one literal word for each of them.
+SHELLS = frozenset(
+    {"sh", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "lksh", "oksh", "pdksh", "ash", "yash", "posh"}
+)
+# Shell options that take the next word as their argument.
+_OPTION_WITH_ARGUMENT = frozenset({"--rcfile", "--init-file"})
+
+
+def script_position(words: list[str | None]) -> int | None:
+    """Index of the word that a shell runs as its script (`sh -c SCRIPT`), or None.
+
+    `words` are a command's words; None marks a word that is not fixed text (it holds a
+    placeholder or an expansion), which can be neither the shell's name nor one of its options.
+    """
+    for i, word in enumerate(words):
+        if word is None or os.path.basename(word) not in SHELLS:
+            continue
+        has_c = False
+        j = i + 1
+        while j < len(words):
+            option = words[j]
+            if option is None or len(option) < 2 or option[0] not in "-+":
+                break
+            if option == "--":
+                j += 1
+                break
+            if option.startswith("--"):
+                j += 2 if option in _OPTION_WITH_ARGUMENT else 1
+                continue
+            letters = option[1:]
+            has_c = has_c or (option[0] == "-" and "c" in letters)
+            j += 2 if letters[-1] in "oO" else 1
+        if has_c and j < len(words):
+            return j
+    return None
 
 
 def needs_shell(command: str) -> bool:
@@ -81,17 +133,26 @@ class CompiledTemplate:
     template: str
     needs_shell: bool
     tokens: tuple[tuple[Part, ...], ...]  # argv tokens, for templates that need no shell
+    script_index: int | None = None  # the argv token a shell runs as its script (`sh -c SCRIPT`)
 
     def render(self, values: dict[str, list[str]]) -> Command:
         if self.needs_shell:
             return Command(["/bin/sh", "-c", render_shell_text(self.template, values)], shell=True)
         argv: list[str] = []
-        for parts in self.tokens:
+        for index, parts in enumerate(self.tokens):
+            if index == self.script_index:
+                argv.append(render_shell_text(_token_text(parts), values))
+                continue
             if len(parts) == 1 and isinstance(parts[0], tuple) and parts[0][1]:
                 argv.extend(values.get(parts[0][0], ()))
                 continue
             argv.append("".join(p if isinstance(p, str) else " ".join(values.get(p[0], ())) for p in parts))
         return Command(argv, shell=False)
+
+
+def _token_text(parts: tuple[Part, ...]) -> str:
+    """An argv token as text, its placeholders written back as `{NAME}`."""
+    return "".join(p if isinstance(p, str) else "{" + p[0] + "}" for p in parts)
 
 
 def _placeholder_at(template: str, i: int) -> tuple[str, int] | None:
@@ -160,35 +221,177 @@ def compile_template(template: str) -> CompiledTemplate:
         tokens.append(tuple(parts))
     # A standalone placeholder is a word only if nothing else is glued to it.
     tokens = [t if len(t) == 1 else tuple((p[0], False) if isinstance(p, tuple) else p for p in t) for t in tokens]
-    return CompiledTemplate(template, needs_shell(template), tuple(tokens))
+    shell = needs_shell(template)
+    words = [
+        None if any(isinstance(p, tuple) for p in t) else "".join(p for p in t if isinstance(p, str)) for t in tokens
+    ]
+    script_index = None if shell else script_position(words)
+    return CompiledTemplate(template, shell, tuple(tokens), script_index)
 
 
 def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
-    """The template as shell text, each placeholder replaced by its shell-quoted words."""
+    """The template as shell text, each placeholder replaced by its shell-quoted words (inside
+    quotes: the quote closed, the quoted value inserted, the quote reopened). A placeholder inside
+    a script the text hands to a shell (`sh -c '...'`) is quoted for that shell first, then the
+    result for the shell around it, and so on outwards."""
+    nested = dict(_nested_states(template))
     out: list[str] = []
+    last = 0
+    for start, end, name, state in _placeholders(template):
+        words = values.get(name, [])
+        stack = (state, *nested.get(start, ()))
+        inner = stack[-1]
+        piece = (
+            " ".join(shlex.quote(w) for w in words) if inner is None else inner + shlex.quote(" ".join(words)) + inner
+        )
+        for outer in reversed(stack[:-1]):
+            piece = shlex.quote(piece) if outer is None else outer + shlex.quote(piece) + outer
+        out.append(template[last:start])
+        out.append(piece)
+        last = end
+    out.append(template[last:])
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _placeholders(text: str) -> tuple[tuple[int, int, str, str | None], ...]:
+    """Each placeholder of shell text: (start, end, name, the quote it stands in or None)."""
+    found: list[tuple[int, int, str, str | None]] = []
     state: str | None = None
-    i, n = 0, len(template)
+    i, n = 0, len(text)
     while i < n:
-        ch = template[i]
-        if ch == "{" and (found := _placeholder_at(template, i)):
-            words = values.get(found[0], [])
-            if state is None:
-                out.append(" ".join(shlex.quote(w) for w in words))
-            else:
-                out.append(state + shlex.quote(" ".join(words)) + state)
-            i = found[1]
+        ch = text[i]
+        if ch == "{" and (match := _placeholder_at(text, i)):
+            found.append((i, match[1], match[0], state))
+            i = match[1]
             continue
         if ch == "\\" and state != "'":
-            out.append(template[i : i + 2])
             i += 2
             continue
         if state is None and ch in "'\"":
             state = ch
         elif state is not None and ch == state:
             state = None
-        out.append(ch)
         i += 1
-    return "".join(out)
+    return tuple(found)
+
+
+@dataclass(slots=True)
+class _Word:
+    start: int
+    text: str = ""  # the word once the shell has removed its quotes (placeholders kept as `{NAME}`)
+    origin: list[int] = field(default_factory=list)  # where each character of `text` is in the source
+    fixed: bool = True  # no placeholder, no `$` or backtick outside single quotes: its text is known
+
+
+_COMMAND_END = set("|&;()`\n")
+_WORD_END = set(" \t<>")
+
+
+@functools.lru_cache(maxsize=256)
+def _nested_states(text: str) -> tuple[tuple[int, tuple[str | None, ...]], ...]:
+    """Placeholders of shell text that stand inside a script it hands to a shell: (position, the
+    quote states around it inside that script, and inside scripts nested in it, innermost last)."""
+    found: list[tuple[int, tuple[str | None, ...]]] = []
+    for command in _shell_commands(text):
+        index = script_position([w.text if w.fixed else None for w in command])
+        if index is None:
+            continue
+        script, origin = command[index].text, command[index].origin
+        deeper = dict(_nested_states(script))
+        for start, _, _, state in _placeholders(script):
+            found.append((origin[start], (state, *deeper.get(start, ()))))
+    return tuple(found)
+
+
+def _shell_commands(text: str) -> list[list[_Word]]:
+    """Shell text split into simple commands and their words, as far as quoting goes: enough to
+    find `sh -c SCRIPT` (operators end commands, redirections end words, comments are skipped)."""
+    commands: list[list[_Word]] = [[]]
+    word: _Word | None = None
+    state: str | None = None
+    i, n = 0, len(text)
+
+    def add(word: _Word, at: int, length: int = 1) -> None:
+        word.text += text[at : at + length]
+        word.origin.extend(range(at, at + length))
+
+    while i < n:
+        ch = text[i]
+        if state is None and (ch in _WORD_END or ch in _COMMAND_END):
+            if word is not None:
+                commands[-1].append(word)
+                word = None
+            if ch in _COMMAND_END and commands[-1]:
+                commands.append([])
+            i += 1
+            continue
+        if state is None and ch == "#" and word is None:
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if word is None:
+            word = _Word(i)
+        if ch == "{" and (match := _placeholder_at(text, i)):
+            word.fixed = False
+            add(word, i, match[1] - i)
+            i = match[1]
+            continue
+        if state is None:
+            if ch == "\\":
+                if text[i + 1 : i + 2] not in ("", "\n"):
+                    add(word, i + 1)
+                i += 2
+                continue
+            if ch in "'\"":
+                state = ch
+            else:
+                word.fixed = word.fixed and ch != "$"
+                add(word, i)
+        elif ch == state:
+            state = None
+        elif state == '"' and ch == "\\" and i + 1 < n and text[i + 1] in _DOUBLE_QUOTE_ESCAPABLE:
+            if text[i + 1] != "\n":
+                add(word, i + 1)
+            i += 2
+            continue
+        else:
+            word.fixed = word.fixed and not (state == '"' and ch in "$`")
+            add(word, i)
+        i += 1
+    if word is not None:
+        commands[-1].append(word)
+    return [command for command in commands if command]
+
+
+# Shell keywords and builtins: a shell template that starts with one names no program to check.
+_BUILTIN_NAMES = (
+    "! { } case do done elif else esac fi for if in then until while function select time . : alias bg break "
+    "builtin cd command continue declare echo eval exec exit export false fg getopts hash jobs kill let local "
+    "printf pwd read readonly return set shift source test times trap true type typeset ulimit umask unalias "
+    "unset wait ["
+)
+_SHELL_BUILTINS = frozenset(_BUILTIN_NAMES.split())
+_PLAIN_FIRST_WORD = re.compile(r"\s*([A-Za-z0-9_./+@%:,-]+)(?=[ \t\n|;&]|$)")
+
+
+def template_program(template: str) -> str | None:
+    """The program a template starts, when that can be told before it runs: the first argument of
+    a template without shell syntax (unless a placeholder is part of it); for a template run by
+    `/bin/sh`, its first word when that is a plain command name or path (no quotes, expansion,
+    placeholder, assignment or redirection, and not a shell keyword or builtin such as `cd`).
+    None otherwise: the shell finds its commands when it runs."""
+    compiled = compile_template(template)
+    if not compiled.needs_shell:
+        first = compiled.tokens[0] if compiled.tokens else ()
+        if not first or not all(isinstance(p, str) for p in first):
+            return None
+        program = "".join(p for p in first if isinstance(p, str))
+        return program or None
+    found = _PLAIN_FIRST_WORD.match(template)
+    if found is None or found.group(1) in _SHELL_BUILTINS:
+        return None
+    return found.group(1)
 
 
 def render_command(template: str, values: dict[str, list[str]]) -> Command:

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 _CACHE: dict[tuple[str, str, str], str | None] = {}
 
@@ -33,3 +34,22 @@ def find_program(name: str, env: Mapping[str, str] | None = None) -> str | None:
 
 def missing_program_message(name: str) -> str:
     return INSTALL_HINTS.get(name, f"command not found: {name} (not on PATH)")
+
+
+def program_problem(program: str, cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Why `program` cannot be started from `cwd` with `env` (None when it can): a path (one with
+    a `/`, relative to `cwd`) must be an executable file; a bare name must be found by
+    `find_program` on the environment's PATH."""
+    if "/" not in program:
+        return None if find_program(program, env) else missing_program_message(program)
+    path = cwd / os.path.expanduser(program)
+    if not path.is_file():
+        where = "" if Path(program).is_absolute() else f" (looked in {cwd})"
+        return f"program not found: {program}{where}"
+    if not os.access(path, os.X_OK):
+        interpreter = "python3" if program.endswith(".py") else "sh"
+        return (
+            f"not executable: {program}; run `chmod +x {program}`, or name its interpreter first, "
+            f"e.g. `{interpreter} {program}`"
+        )
+    return None

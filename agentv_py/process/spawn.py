@@ -2,22 +2,32 @@
 
 Every subprocess the tool starts (targets, healthchecks, code judges) goes through here:
 - it gets its own session, so the whole process group can be signalled;
-- stdout/stderr are read concurrently with a byte cap; exceeding it kills the group;
+- stdout and stderr are read concurrently; stdout has a byte cap (exceeding it kills the group),
+  stderr keeps only its last 64 KB (bounded memory) and never fails a command, however much a
+  target logs;
 - on timeout the group gets SIGTERM, then SIGKILL after a short grace;
 - when the direct child exits, anything it left in its group is killed, and a grandchild that
-  keeps the pipes open cannot keep the run waiting.
+  keeps the pipes open cannot keep the run waiting;
+- nothing it started outlives it, not even a descendant that double-forked and called `setsid`
+  (leaving the group and the session): see `Reaper`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import itertools
 import os
+import secrets
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentv_py.process.programs import find_program, missing_program_message
@@ -29,6 +39,9 @@ ORPHAN_PIPE_GRACE_SECONDS = 0.2
 _IDLE_POLL_SECONDS = 0.05
 _STDERR_TAIL_BYTES = 64 * 1024
 _CHUNK = 65536
+_PERMANENT_SPAWN_ERRORS = frozenset(
+    {errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR}
+)
 
 
 @dataclass(slots=True)
@@ -40,6 +53,12 @@ class ProcResult:
     timed_out: bool = False
     overflow: bool = False
     spawn_error: str | None = None
+    spawn_errno: int | None = None  # the OSError's errno when the command could not be started
+
+    @property
+    def cannot_start(self) -> bool:
+        """The program is missing, not executable or not a program: trying again cannot help."""
+        return self.spawn_errno in _PERMANENT_SPAWN_ERRORS
 
     @property
     def ok(self) -> bool:
@@ -112,6 +131,239 @@ class ProcessRegistry:
             pids = list(self._pids)
         for pid in pids:
             _signal_group(pid, signal.SIGKILL)
+        REAPER.sweep(killed=pids)  # what they left outside their groups goes too
+
+
+TAG_VARIABLE = "AGENTV_COMMAND"
+_PR_SET_CHILD_SUBREAPER = 36
+_SESSION_MEMORY_SECONDS = 30.0
+_REAP_SECONDS = 2.0
+
+
+class Reaper:
+    """Nothing a command started outlives it, even a descendant that left its process group and
+    session (double fork and `setsid`), on Linux.
+
+    The first time a command is started, agentv becomes a child subreaper (`prctl
+    PR_SET_CHILD_SUBREAPER`): an orphaned descendant of any of its commands is then reparented to
+    agentv instead of to init. Every command is started with `AGENTV_COMMAND=<this agentv>.<n>` in
+    its environment, which its descendants inherit. When a command ends (and when a run's registry
+    closes), `sweep` kills (SIGKILL) and reaps every direct child of agentv that
+
+    - carries this agentv's tag of a command that is no longer running, or
+    - belongs to the session of a command that ended in the last 30 s and is older than that end
+      (descendants that cleared their environment, and zombies);
+
+    never a command still running (its pid or its tag), nor a child the host program started
+    itself (it carries no tag and is in no such session). A descendant that both cleared its
+    environment and called `setsid` is not recognised. Elsewhere (not Linux, or prctl refused)
+    nothing changes: no tag, no sweep.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards the state below
+        # Spawns and sweeps exclude each other (many spawns at once, one sweep, sweeps first): a
+        # process forked but not yet registered as a command may carry a reused pid whose session
+        # id is an ended command's, and must never be taken for that command's leftover.
+        self._gate = threading.Condition()
+        self._spawns = 0
+        self._sweeping = False
+        self._sweeps_waiting = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._active: bool | None = None  # None: not tried yet
+        self._prefix = f"{self._pid}.{secrets.token_hex(4)}."
+        self._counter = itertools.count(1)
+        self._running: dict[int, int | None] = {}  # tag -> pid of each command running
+        self._sessions: dict[int, float] = {}  # session id of an ended command -> boot time it ended
+
+    @property
+    def active(self) -> bool:
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child is no subreaper until it asks
+                self._reset()
+            if self._active is None:
+                self._active = _become_subreaper()
+            return self._active
+
+    def command_env(self, env: Mapping[str, str] | None) -> tuple[Mapping[str, str] | None, int | None]:
+        """The environment to start a command with, and its tag (None: not tracked)."""
+        if not self.active:
+            return env, None
+        with self._lock:
+            tag = next(self._counter)
+            self._running[tag] = None
+        return {**(os.environ if env is None else env), TAG_VARIABLE: f"{self._prefix}{tag}"}, tag
+
+    @contextlib.contextmanager
+    def spawning(self) -> Iterator[None]:
+        """Around starting a command and `started()`: no sweep runs meanwhile."""
+        with self._gate:
+            while self._sweeping or self._sweeps_waiting:
+                self._gate.wait()
+            self._spawns += 1
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._spawns -= 1
+                self._gate.notify_all()
+
+    @contextlib.contextmanager
+    def _sweep_alone(self) -> Iterator[None]:
+        with self._gate:
+            self._sweeps_waiting += 1
+            while self._sweeping or self._spawns:
+                self._gate.wait()
+            self._sweeps_waiting -= 1
+            self._sweeping = True
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._sweeping = False
+                self._gate.notify_all()
+
+    def started(self, tag: int | None, pid: int) -> None:
+        if tag is not None:
+            with self._lock:
+                self._running[tag] = pid
+                self._sessions.pop(pid, None)  # a reused pid: no longer an ended command's session
+
+    def finished(self, tag: int | None, pid: int | None) -> None:
+        """The command (reaped, or never started) has ended: kill what it left behind."""
+        if tag is None:
+            return
+        with self._lock:
+            self._running.pop(tag, None)
+            if pid is not None:
+                self._sessions[pid] = _boot_time()
+        self.sweep()
+
+    def sweep(self, killed: Collection[int] = ()) -> None:
+        """Kill and reap the direct children left behind by ended commands (and by the running
+        commands `killed`, by pid). Returns once they are reaped (at most a few seconds)."""
+        if not self.active:
+            return
+        with self._sweep_alone():
+            for _ in range(20):  # each round's deaths may orphan the next generation
+                victims = self._victims(killed)
+                if not victims:
+                    break
+                for pid, zombie in victims:
+                    if not zombie:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+                for pid, _ in victims:
+                    _reap(pid)
+            with self._lock:
+                cutoff = _boot_time() - _SESSION_MEMORY_SECONDS
+                self._sessions = {sid: at for sid, at in self._sessions.items() if at >= cutoff}
+
+    def _victims(self, killed: Collection[int]) -> list[tuple[int, bool]]:
+        with self._lock:
+            commands = {pid for pid in self._running.values() if pid is not None}
+            killed_tags = {tag for tag, pid in self._running.items() if pid in killed}
+            running = set(self._running) - killed_tags
+            sessions = dict(self._sessions)
+        victims: list[tuple[int, bool]] = []
+        for pid in _children():
+            if pid in commands:
+                continue
+            stat = _stat(pid)
+            if stat is None or stat[1] != self._pid:
+                continue
+            state, _, session, started = stat
+            ended = sessions.get(session)
+            if ended is not None and started <= ended:
+                victims.append((pid, state == "Z"))
+                continue
+            tag = self._tag(pid)
+            if tag is not None and tag not in running:
+                victims.append((pid, state == "Z"))
+        return victims
+
+    def _tag(self, pid: int) -> int | None:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            return None
+        marker = f"\0{TAG_VARIABLE}={self._prefix}".encode()
+        at = (b"\0" + environ).find(marker)
+        if at < 0:
+            return None
+        value = environ[at + len(marker) - 1 :].split(b"\0", 1)[0]
+        return int(value) if value.isdigit() else None
+
+
+def _become_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _boot_time() -> float:
+    """Seconds since boot, the clock of /proc/<pid>/stat start times."""
+    return time.clock_gettime(time.CLOCK_BOOTTIME) if hasattr(time, "CLOCK_BOOTTIME") else time.monotonic()
+
+
+def _children() -> list[int]:
+    """Pids of this process's direct children (every thread's), from /proc."""
+    me = os.getpid()
+    if not os.path.exists(f"/proc/self/task/{me}/children"):  # a kernel without it: scan everything
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return []
+        return [int(p) for p in names if p.isdigit() and (stat := _stat(int(p))) is not None and stat[1] == me]
+    pids: list[int] = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as handle:
+                pids.extend(int(p) for p in handle.read().split())
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+    return pids
+
+
+def _stat(pid: int) -> tuple[str, int, int, float] | None:
+    """(state, parent pid, session id, start time in seconds since boot) of a process, or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1]), int(fields[3]), int(fields[19]) / _TICKS
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _reap(pid: int) -> None:
+    """Wait (a little) for a child killed by the sweep, so no zombie is left."""
+    deadline = time.monotonic() + _REAP_SECONDS
+    delay = 0.001
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done or time.monotonic() >= deadline:
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+REAPER = Reaper()
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -162,31 +414,28 @@ def run_process(
     start = time.monotonic()
     if registry is not None and registry.closed:
         return ProcResult(None, b"", b"", 0.0, spawn_error="interrupted")
+    env, tag = REAPER.command_env(env)
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            executable=find_program(argv[0], env),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
+        with REAPER.spawning():
+            proc = subprocess.Popen(
+                list(argv),
+                executable=find_program(argv[0], env),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+            REAPER.started(tag, proc.pid)
     except OSError as exc:
-        if isinstance(exc, FileNotFoundError) and "/" not in argv[0] and (cwd is None or os.path.isdir(cwd)):
-            return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error=missing_program_message(argv[0]))
-        reason = exc.strerror or str(exc)
-        where = (
-            f" (cwd {cwd})" if cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd) else ""
-        )
-        return ProcResult(
-            None, b"", b"", time.monotonic() - start, spawn_error=f"cannot run {argv[0]}: {reason}{where}"
-        )
+        REAPER.finished(tag, None)
+        return _spawn_failure(argv, cwd, exc, time.monotonic() - start)
     if registry is not None and not registry.add(proc.pid):  # the run stopped meanwhile
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
         _close_pipes(proc)
+        REAPER.finished(tag, proc.pid)
         return ProcResult(None, b"", b"", time.monotonic() - start, spawn_error="interrupted")
     try:
         return _communicate(proc, stdin, start, timeout, output_cap, kill_grace, registry)
@@ -198,6 +447,24 @@ def run_process(
     finally:
         if registry is not None:
             registry.discard(proc.pid)
+        REAPER.finished(tag, proc.pid)  # the command is reaped: nothing it started may stay
+
+
+def _spawn_failure(argv: Sequence[str], cwd: str | os.PathLike[str] | None, exc: OSError, took: float) -> ProcResult:
+    code = exc.errno
+    if isinstance(exc, FileNotFoundError) and "/" not in argv[0] and (cwd is None or os.path.isdir(cwd)):
+        return ProcResult(None, b"", b"", took, spawn_error=missing_program_message(argv[0]), spawn_errno=code)
+    reason = exc.strerror or str(exc)
+    missing_cwd = cwd is not None and isinstance(exc, FileNotFoundError) and not os.path.isdir(cwd)
+    where = f" (cwd {cwd})" if missing_cwd else ""
+    return ProcResult(
+        None,
+        b"",
+        b"",
+        took,
+        spawn_error=f"cannot run {argv[0]}: {reason}{where}",
+        spawn_errno=code,
+    )
 
 
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -233,7 +500,7 @@ def _communicate(
     deadline = start + timeout
     out_chunks: list[bytes] = []
     err_chunks: deque[bytes] = deque()
-    out_size = err_size = err_kept = 0
+    out_size = err_kept = 0
     timed_out = overflow = False
     exited_at: float | None = None
     out_fd = proc.stdout.fileno() if proc.stdout is not None else -1
@@ -284,12 +551,12 @@ def _communicate(
                         out_chunks.append(data)
                         out_size += len(data)
                     else:
+                        # Only the tail is kept: stderr is diagnostics, never a reason to fail.
                         err_chunks.append(data)
-                        err_size += len(data)
                         err_kept += len(data)
                         while err_kept > _STDERR_TAIL_BYTES and len(err_chunks) > 1:
                             err_kept -= len(err_chunks.popleft())
-                    if out_size > cap or err_size > cap:
+                    if out_size > cap:
                         overflow = True
                 else:  # stdin writable
                     assert view is not None and proc.stdin is not None

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import fcntl
 import json
+import os
 import re
+import secrets
+import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -17,15 +22,36 @@ from agentv_py.models.results import ResultRow
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONG_DIGITS = re.compile(rb"\d{19}")  # 2**63 has 19 digits
+_BLANK = re.compile(rb"\s*")
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY if hasattr(orjson, "OPT_SERIALIZE_NUMPY") else 0
 
 
-def default_results_path(dataset: str, now: dt.datetime | None = None, root: Path | None = None) -> Path:
-    """`.agentv/results/<dataset>_<UTC timestamp>.jsonl` under the current directory."""
+# `agentv metrics` skips (and reports) a line longer than this; reading never holds more of a line.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
+_DEVNULL = os.stat(os.devnull) if os.path.exists(os.devnull) else None
+
+
+def default_results_path(
+    dataset: str, now: dt.datetime | None = None, root: Path | None = None, tag: str | None = None
+) -> Path:
+    """`.agentv/results/<dataset>_<UTC time to the millisecond>_<pid>-<random>.jsonl` under the
+    current directory: the time sorts, the process id and 4 random hex digits tell apart runs
+    started in the same millisecond (and `open_new_results` creates it exclusively)."""
     now = now or dt.datetime.now(dt.UTC)
-    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    stamp = now.strftime("%Y%m%dT%H%M%S") + f".{now.microsecond // 1000:03d}Z"
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset) or "dataset"
-    return (root or Path.cwd()) / ".agentv" / "results" / f"{safe}_{stamp}.jsonl"
+    tag = tag if tag is not None else f"{os.getpid()}-{secrets.token_hex(2)}"
+    return (root or Path.cwd()) / ".agentv" / "results" / f"{safe}_{stamp}_{tag}.jsonl"
+
+
+class ResultsUnavailable(Exception):
+    """The results file cannot be written: `reason` says why (for a message naming the file)."""
+
+    def __init__(self, reason: str, locked: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.locked = locked  # another agentv run holds it
 
 
 def dumps_row(data: dict[str, Any]) -> bytes:
@@ -48,7 +74,7 @@ def _valid_unicode(value: Any) -> Any:
     return value
 
 
-def _loads_line(line: bytes) -> Any:
+def _loads_line(line: bytes | bytearray) -> Any:
     """orjson, except for a line that may hold an integer wider than 64 bits (orjson would read
     it as an inexact float): the standard library reads those exactly."""
     if _LONG_DIGITS.search(line):
@@ -56,19 +82,99 @@ def _loads_line(line: bytes) -> Any:
     return orjson.loads(line)
 
 
-class JsonlWriter:
-    """Writes rows to a file (or stdout for `-`), one flushed line per row."""
+def _writable_kind(mode: int, fd: int) -> str | None:
+    """None if rows can be written to a file of this kind, else why not. Regular files, pipes,
+    sockets, terminals and /dev/null take rows; any other device is refused, since nothing short
+    of writing a row tells whether it would take one (/dev/full opens fine and fails every write)."""
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+        return None
+    if stat.S_ISDIR(mode):
+        return os.strerror(errno.EISDIR)
+    info = os.fstat(fd)
+    if _DEVNULL is not None and (info.st_dev, info.st_ino) == (_DEVNULL.st_dev, _DEVNULL.st_ino):
+        return None
+    return "a device, not a file (results go to a file, a pipe, a terminal or /dev/null)"
 
-    def __init__(self, target: str | Path) -> None:
+
+def _open_locked(path: Path, exclusive: bool) -> tuple[int, bool]:
+    """Open `path` for writing without truncating it and lock it against other agentv runs.
+    Returns (fd, created). Raises ResultsUnavailable (or FileExistsError with `exclusive`)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_EXCL if exclusive else 0)
+    while True:
+        try:
+            existed = not exclusive and os.path.lexists(path)
+            fd = os.open(path, flags | os.O_NONBLOCK, 0o666)  # a FIFO with no reader: ENXIO, not a hang
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise ResultsUnavailable("a pipe nobody reads") from None
+            raise ResultsUnavailable(exc.strerror or str(exc)) from None
+        try:
+            os.set_blocking(fd, True)
+            mode = os.fstat(fd).st_mode
+            why = _writable_kind(mode, fd)
+            if why is not None:
+                raise ResultsUnavailable(why)
+            if not stat.S_ISREG(mode):
+                return fd, False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsUnavailable("another agentv run is writing it", locked=True) from None
+            except OSError as exc:  # a file system without locks: write unlocked
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise ResultsUnavailable(exc.strerror or str(exc)) from None
+            try:  # the path may have been removed (or replaced) between open and lock: lock the new one
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+            held = os.fstat(fd)
+            if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+                return fd, not existed
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+class JsonlWriter:
+    """Writes rows to a file (or stdout for `-`), one flushed line per row.
+
+    The file is opened and locked (`flock`) when the writer is made, before anything runs, and
+    is not truncated until `start()`: a run that never starts leaves an existing file as it was
+    (and removes a file it created). A second writer on the same file fails at once. A write
+    that fails is undone (the file is cut back to its last whole row) and raised."""
+
+    def __init__(self, target: str | Path, *, exclusive: bool = False) -> None:
         self.to_stdout = str(target) == "-"
+        self._created = False
+        self._started = False
+        self._closed = False
+        self._end = 0  # bytes of whole rows written (regular files)
         if self.to_stdout:
             self.path: Path | None = None
             self._handle: BinaryIO = sys.stdout.buffer
+            self._regular = False
         else:
             self.path = Path(target)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise ResultsUnavailable(os.strerror(errno.ENOTDIR)) from None
+            except OSError as exc:
+                raise ResultsUnavailable(exc.strerror or str(exc)) from None
+            fd, self._created = _open_locked(self.path, exclusive)
+            self._regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            self._handle = open(fd, "wb", buffering=0, closefd=True)  # noqa: SIM115 - closed in close()
         self.count = 0
+
+    def start(self) -> None:
+        """The run begins: an existing file is emptied (rows start at its beginning)."""
+        self._started = True
+        if self._regular:
+            os.ftruncate(self._handle.fileno(), 0)
+            self._handle.seek(0)
 
     @property
     def display(self) -> str:
@@ -81,18 +187,47 @@ class JsonlWriter:
             return str(self.path)
 
     def write(self, row: ResultRow) -> None:
-        self._handle.write(dumps_row(row.to_json_dict()) + b"\n")
-        self._handle.flush()
+        if not self._started:
+            self.start()
+        data = dumps_row(row.to_json_dict()) + b"\n"
+        try:
+            if self._regular:
+                view = memoryview(data)
+                while view:  # an unbuffered file: a short write (a disk filling up) goes on
+                    view = view[self._handle.write(view) or 0 :]
+            else:
+                self._handle.write(data)
+                self._handle.flush()
+        except OSError:
+            self._undo()
+            raise
+        self._end += len(data)
         self.count += 1
 
-    def close(self) -> None:
-        """Close the file. Every row was flushed when written, so a close that fails can only
-        repeat a write error already raised (a full disk): it is not raised twice."""
-        if not self.to_stdout:
+    def _undo(self) -> None:
+        """Cut the file back to its last whole row (no partial row stays on disk)."""
+        if self._regular:
             try:
-                self._handle.close()
+                os.ftruncate(self._handle.fileno(), self._end)
             except OSError:
                 pass
+
+    def close(self) -> None:
+        """Close the file (and unlock it). Every row was written when it was handed over, so a
+        close that fails can only repeat a write error already raised: it is not raised twice.
+        A file this writer created for a run that never started is removed."""
+        if self.to_stdout or self._closed:
+            return
+        self._closed = True
+        if self._created and not self._started and self.path is not None:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+        try:
+            self._handle.close()
+        except OSError:
+            pass
 
     def __enter__(self) -> JsonlWriter:
         return self
@@ -101,17 +236,69 @@ class JsonlWriter:
         self.close()
 
 
-def read_rows(path: str | Path) -> Iterator[tuple[int, ResultRow | str]]:
-    """(line number, row) for each line; a bad line gives (line number, reason) instead."""
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, ResultRow.model_validate(_loads_line(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"])
-                yield number, f"not a result row: {loc}: {first['msg']}"
-            except ValueError as exc:  # not JSON (orjson's and the standard library's errors)
-                yield number, f"not JSON: {exc}"
+def open_new_results(dataset: str, root: Path | None = None) -> JsonlWriter:
+    """A writer on a new default results file (`default_results_path`), created exclusively: a
+    name another run took first is never reused, another one is drawn."""
+    for _ in range(99):
+        try:
+            return JsonlWriter(default_results_path(dataset, root=root), exclusive=True)
+        except FileExistsError:
+            continue
+    path = default_results_path(dataset, root=root)
+    raise ResultsUnavailable(f"no unused file name in {path.parent}")
+
+
+def _lines(path: str | Path, max_line: int) -> Iterator[tuple[int, bytearray | None]]:
+    """(line number, line) for each line of the file, read in chunks of 1 MiB; a line longer than
+    `max_line` bytes gives (line number, None) and is dropped as it is read, never held whole:
+    memory stays under `max_line` + one chunk, whatever the file holds."""
+    number = 0
+    line = bytearray()
+    too_long = False
+    with open(path, "rb", buffering=0) as handle:
+        read: Callable[[int], bytes | None] = handle.read
+        while chunk := read(_CHUNK):
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if not too_long:
+                    line += chunk[start:] if end < 0 else chunk[start:end]
+                    if len(line) > max_line:
+                        too_long, line = True, bytearray()
+                if end < 0:
+                    break
+                number += 1
+                yield number, None if too_long else line
+                line, too_long = bytearray(), False
+                start = end + 1
+        if line or too_long:
+            yield number + 1, None if too_long else line
+
+
+def read_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[int, ResultRow | str]]:
+    """(line number, row) for each line; a bad line gives (line number, reason) instead, and so
+    does a line over `max_line` bytes (default MAX_LINE_BYTES), which is skipped unread."""
+    cap = MAX_LINE_BYTES if max_line is None else max_line
+    for number, line in _lines(path, cap):
+        if line is None:
+            yield number, f"line longer than {_size(cap)}: not read"
+            continue
+        if _BLANK.fullmatch(line):
+            continue
+        try:
+            yield number, ResultRow.model_validate(_loads_line(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            yield number, f"not a result row: {loc}: {first['msg']}"
+        except RecursionError:
+            yield number, "not JSON: nested too deeply"
+        except ValueError as exc:  # not JSON (orjson's and the standard library's errors)
+            yield number, f"not JSON: {exc}"
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale and count % scale == 0:
+            return f"{count // scale} {unit}"
+    return f"{count} bytes"

@@ -1,7 +1,8 @@
 """`agentv metrics`: sum `details.metrics` over a results file into dataset-level P/R/F1.
 
-Rows are streamed (memory does not grow with the file); evaluator results are walked including
-nested ones (`details.evaluator_results`), optionally only those with a given name.
+Rows are streamed (memory does not grow with the file: a line over `MAX_LINE_BYTES` is skipped
+unread, and only the first `PROBLEMS_KEPT` skipped lines are described); evaluator results are
+walked including nested ones (`details.evaluator_results`), optionally only those with a given name.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, macro_f1, total
 
 HOW_TO_EMIT = (
@@ -24,6 +26,8 @@ HOW_TO_EMIT = (
     "evals/invoice-extraction/judges/header_confusion_metrics.py and line_item_matching.py do "
     "(see docs/metrics.md)"
 )
+PROBLEMS_KEPT = 100  # skipped lines described (the rest are counted)
+REASON_CHARS = 300  # a skipped line's reason is cut to this (it may quote ids and field names)
 
 
 @dataclass
@@ -33,8 +37,18 @@ class MetricsReport:
     per_field: dict[str, Counts] = field(default_factory=dict)
     rows: int = 0
     rows_with_metrics: int = 0
-    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped): the first ones
+    skipped: int = 0  # every skipped line or entry, described or not
     evaluators_with_metrics: set[str] = field(default_factory=set)
+
+    def skip(self, line: int, reason: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append((line, reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"))
+
+    @property
+    def problems_not_listed(self) -> int:
+        return self.skipped - len(self.problems)
 
     @property
     def total(self) -> Counts:
@@ -56,6 +70,7 @@ class MetricsReport:
             "rows": self.rows,
             "rows_with_metrics": self.rows_with_metrics,
             "skipped": [{"line": line, "reason": reason} for line, reason in self.problems],
+            "skipped_count": self.skipped,
         }
 
 
@@ -75,12 +90,13 @@ def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _walk(nested)
 
 
-def aggregate(path: str | Path, evaluator: str | None = None) -> MetricsReport:
-    """Sum every `details.metrics` in a results file (bad lines and entries are skipped, noted)."""
+def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | None = None) -> MetricsReport:
+    """Sum every `details.metrics` in a results file (bad lines and entries are skipped, noted).
+    `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`)."""
     report = MetricsReport(str(path), evaluator)
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, max_line):
         if not isinstance(row, ResultRow):
-            report.problems.append((line, row))
+            report.skip(line, row)
             continue
         report.rows += 1
         found = False
@@ -97,7 +113,7 @@ def aggregate(path: str | Path, evaluator: str | None = None) -> MetricsReport:
                         raise ValueError(f"expected an object of counts, got {json.dumps(counts)[:40]}")
                     parsed = Counts.from_mapping(counts)
                 except ValueError as exc:
-                    report.problems.append((line, f"{row.eval_id}: {name}: details.metrics.{field_name}: {exc}"))
+                    report.skip(line, f"{row.eval_id}: {name}: details.metrics.{field_name}: {exc}")
                     continue
                 report.per_field.setdefault(str(field_name), Counts())
                 report.per_field[str(field_name)] += parsed
@@ -111,15 +127,17 @@ def _num(value: float | None) -> str:
 
 
 def render_table(console: Any, report: MetricsReport) -> None:
+    """The table. Field names come from judges' output: data, shown as text (`visible`), never markup."""
     from rich.table import Table
+    from rich.text import Text
 
     title = f"Extraction metrics: {report.path}" + (f" (evaluator {report.evaluator})" if report.evaluator else "")
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(visible(title), style="table.title"), title_justify="left")
     for column in ("field", "TP", "TN", "FP", "FN", "precision", "recall", "F1", "support"):
         table.add_column(column, justify="left" if column == "field" else "right", overflow="fold")
     for name, c in report.per_field.items():
         table.add_row(
-            name,
+            Text(visible(name)),
             str(c.tp),
             str(c.tn),
             str(c.fp),
@@ -151,7 +169,7 @@ def render_table(console: Any, report: MetricsReport) -> None:
     )
     console.print(
         f"{report.rows_with_metrics} of {report.rows} rows had metrics"
-        + (f"; {len(report.problems)} skipped (see stderr)" if report.problems else ""),
+        + (f"; {report.skipped} skipped (see stderr)" if report.skipped else ""),
         highlight=False,
     )
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import sys
+import unicodedata
 from typing import TYPE_CHECKING, TextIO
 
 from agentv_py.models.results import ResultRow
@@ -14,20 +18,80 @@ if TYPE_CHECKING:
 
 _VERDICT_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "error": "magenta"}
 BAR_WIDTH = 30
+MIN_REASON_WIDTH = 30  # a progress line's error reason is shortened to its room, but never below this
+
+
+# Characters a terminal acts on rather than shows: bidi embeddings, overrides and isolates, and
+# the line and paragraph separators (every other one is a control character: category Cc).
+_INVISIBLE = frozenset("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def visible(text: str) -> str:
+    """`text` safe to show on a terminal: every control character (C0, DEL and C1: ESC, CR, BS,
+    NUL, newline, tab, ...) and every bidi or line-separator format character is written as its
+    Python escape (`\\x1b`, `\\n`, `\\x9b`, `\\u202e`), so it is seen, never obeyed. Everything
+    else, backslashes and Rich markup included, is kept as it is; callers print the result as
+    plain text (`rich.text.Text`, `markup=False`), never as markup. The one rule for data
+    (case ids, misses, errors, judge text, file names) shown on a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if ch in _INVISIBLE or unicodedata.category(ch) == "Cc" else ch
+        for ch in text
+    )
+
+
+def stdout_console() -> Console:
+    """A Rich console on stdout whose closed pipe (`agentv ... | head -1`) raises BrokenPipeError
+    for the CLI's error boundary (exit 5, one message), where Rich itself would exit 1 (which
+    reads as "gate failed")."""
+    from rich.console import Console
+
+    class _StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return _StdoutConsole(highlight=False)
 
 
 def verdict_label(row_status: str, verdict: str) -> str:
     return "error" if row_status == "error" else verdict
 
 
+def error_reason(row: ResultRow) -> str | None:
+    """Why a case has an error, in the run's words: its target error (the target call failed), or
+    its first evaluator error (the target answered but an evaluator could not run)."""
+    if row.status == "error":
+        return f"target error: {row.error}" if row.error else "target error"
+    for result in row.evaluator_results:
+        if result.status == "error":
+            reason = result.reasoning or (result.misses[0] if result.misses else "could not run")
+            return f"evaluator error: {result.name}: {reason}"
+    return None
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def error_counts(target_errors: int, evaluator_errors: int) -> str:
+    """`1 target error, 2 evaluator errors`: the counts that are not zero (the words of the totals
+    line, the exit-code table and the exit-4 message)."""
+    parts = [(target_errors, "target error"), (evaluator_errors, "evaluator error")]
+    return ", ".join(plural(count, noun) for count, noun in parts if count)
+
+
 class PlainProgress:
     """One line per finished case; for logs and CI (stderr is not a TTY)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, width: int | None = None) -> None:
         self.total = total
         self.stream = stream or sys.stderr
         self.done = 0
         self.width = len(str(total))
+        # A line never wraps: the error reason is shortened to the terminal's width (COLUMNS), or 120.
+        self.line_width = width or shutil.get_terminal_size((120, 24)).columns
 
     def __enter__(self) -> PlainProgress:
         return self
@@ -38,8 +102,11 @@ class PlainProgress:
     def advance(self, row: ResultRow) -> None:
         self.done += 1
         label = verdict_label(row.status, row.verdict)
-        tail = f"  {row.error}" if row.error else ""
-        self.stream.write(f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {row.eval_id}{tail}\n")
+        line = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.eval_id)}"
+        reason = error_reason(row)
+        if reason is not None:
+            line += "  " + _shorten(visible(reason), max(self.line_width - len(line) - 2, MIN_REASON_WIDTH))
+        self.stream.write(line + "\n")
 
 
 class RichProgress:
@@ -55,11 +122,12 @@ class RichProgress:
             TimeRemainingColumn,
         )
 
+        self._console = console
         self._progress = Progress(
             TextColumn("[bold]eval"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
+            TextColumn("{task.fields[status]}"),  # counts only: numbers in fixed markup
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
@@ -67,6 +135,9 @@ class RichProgress:
         )
         self._task = self._progress.add_task("eval", total=total, status="")
         self._counts = {"pass": 0, "partial": 0, "fail": 0, "error": 0}
+        self.total = total
+        self.done = 0
+        self.width = len(str(total))
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -76,7 +147,17 @@ class RichProgress:
         self._progress.stop()
 
     def advance(self, row: ResultRow) -> None:
-        self._counts[verdict_label(row.status, row.verdict)] += 1
+        from rich.text import Text
+
+        self.done += 1
+        label = verdict_label(row.status, row.verdict)
+        self._counts[label] += 1
+        reason = error_reason(row)
+        if reason is not None:  # a case with an error gets a line of its own above the bar, kept
+            head = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.eval_id)}  "
+            room = max(self._console.width - len(head), MIN_REASON_WIDTH)
+            line = Text(head + _shorten(visible(reason), room), style=_VERDICT_STYLE[label], no_wrap=True)
+            self._progress.console.print(line, overflow="ellipsis", crop=True)
         c = self._counts
         status = f"[green]{c['pass']}✓[/] [yellow]{c['partial']}~[/] [red]{c['fail']}✗[/] [magenta]{c['error']}![/]"
         self._progress.update(self._task, advance=1, status=status)
@@ -96,8 +177,10 @@ _TABLE_FRAME = 5 + 8 + len("0.000") + len("verdict")
 def _details(line: CaseLine, verbose: bool) -> list[str]:
     """What the table says about a case: its error, or its misses (and how many more there are)."""
     if line.error:
-        return [line.error if verbose else _shorten(line.error, 160)]
-    shown = line.misses if verbose else [_shorten(m, 80) for m in line.misses]
+        error = visible(line.error)
+        return [error if verbose else _shorten(error, 160)]
+    misses = [visible(m) for m in line.misses]
+    shown = misses if verbose else [_shorten(m, 80) for m in misses]
     if line.miss_count > len(line.misses):
         shown.append(f"… {line.miss_count - len(line.misses)} more (--verbose, or see the JSONL)")
     return shown
@@ -115,7 +198,8 @@ def _render_table(console: Console, title: str, lines: list[CaseLine], errored: 
     for line in lines:
         label = verdict_label(line.status, line.verdict)
         detail = "; ".join(_details(line, verbose))  # ids and misses are data, never Rich markup
-        table.add_row(Text(line.eval_id), f"{line.score:.3f}", Text(label, style=_VERDICT_STYLE[label]), Text(detail))
+        cells = (Text(visible(line.eval_id)), Text(f"{line.score:.3f}"), Text(label, style=_VERDICT_STYLE[label]))
+        table.add_row(*cells, Text(detail))
     console.print(table)
 
 
@@ -124,17 +208,18 @@ def _render_list(console: Console, title: str, lines: list[CaseLine], verbose: b
     from rich.text import Text
 
     fits = console.width - len("  ") - len("  0.000  partial")  # longer ids get a line of their own
-    id_width = max([len("case")] + [len(line.eval_id) for line in lines if len(line.eval_id) <= fits])
+    ids = [visible(line.eval_id) for line in lines]
+    id_width = max([len("case")] + [len(ident) for ident in ids if len(ident) <= fits])
     console.print(Text(title, style="table.title"))
     console.print(Text(f"  {'case':<{id_width}}  score  verdict", style="table.header"), overflow="fold")
-    for line in lines:
+    for line, ident in zip(lines, ids, strict=True):
         label = verdict_label(line.status, line.verdict)
         cells = Text.assemble(f"{line.score:.3f}  ", (label, _VERDICT_STYLE[label]))
-        if len(line.eval_id) > id_width:  # a long id gets a line of its own
-            console.print(Text(f"  {line.eval_id}"), overflow="fold")
+        if len(ident) > id_width:  # a long id gets a line of its own
+            console.print(Text(f"  {ident}"), overflow="fold")
             console.print(Text(" " * (id_width + 4)) + cells)
         else:
-            console.print(Text(f"  {line.eval_id:<{id_width}}  ") + cells)
+            console.print(Text(f"  {ident:<{id_width}}  ") + cells)
         marker = "error:" if line.error else "-"
         for detail in _details(line, verbose):
             _print_hanging(console, f"    {marker} ", detail)
@@ -177,7 +262,7 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     lines, hidden = summary.table_lines()
     if lines:
         title = "Cases" if not hidden else f"Cases that did not pass ({len(lines)} shown)"
-        case_width = max(len("case"), *(len(line.eval_id) for line in lines))
+        case_width = max(len("case"), *(len(visible(line.eval_id)) for line in lines))
         if console.width - _TABLE_FRAME - case_width >= MIN_MISSES_WIDTH:
             _render_table(console, title, lines, bool(summary.errored), verbose)
         else:
@@ -194,15 +279,17 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
 
     stats = summary.stats()
     total = summary.completed
+    # passed + partial + failed + target errors = cases. Evaluator errors (cases whose target
+    # answered but an evaluator could not run) also have a verdict: listed when there are any.
     totals = [
-        Text(f"{total} cases"),
+        Text(plural(total, "case")),
         Text(f"{summary.passed} passed", "green"),
         Text(f"{summary.partial} partial", "yellow"),
         Text(f"{summary.failed} failed", "red"),
-        Text(f"{summary.errored} errored", "magenta"),
+        Text(plural(summary.errored, "target error"), "magenta"),
     ]
     if summary.evaluator_errors:
-        totals.append(Text(f"({summary.evaluator_errors} with evaluator errors)", "magenta"))
+        totals.append(Text(plural(summary.evaluator_errors, "evaluator error"), "magenta"))
     _print_items(console, Text("Totals: ", "bold"), totals)
     if summary.interrupted:
         console.print(f"[bold red]Interrupted[/] after {total} of {summary.total_selected} cases.")
@@ -219,9 +306,20 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
             console.print(f"  [{low:.1f}, {high:.1f}{closing} {bar:<{bar_width}} {count}", highlight=False)
     means = summary.evaluator_means()
     if means:
-        _print_items(console, Text("Evaluator means: "), [Text(f"{name} {mean:.3f}") for name, mean in means.items()])
+        items = [Text(f"{visible(name)} {mean:.3f}") for name, mean in means.items()]
+        _print_items(console, Text("Evaluator means: "), items)
     if summary.results_path:
-        console.print(f"Results written to: {summary.results_path}", highlight=False, markup=False, soft_wrap=True)
+        console.print(Text(f"Results written to: {visible(summary.results_path)}"), soft_wrap=True)
 
 
-__all__ = ["MISSES_SHOWN", "PlainProgress", "RichProgress", "render_summary"]
+__all__ = [
+    "MISSES_SHOWN",
+    "PlainProgress",
+    "RichProgress",
+    "error_counts",
+    "error_reason",
+    "plural",
+    "render_summary",
+    "stdout_console",
+    "visible",
+]

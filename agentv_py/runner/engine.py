@@ -196,14 +196,15 @@ def run_case(
     stopped: Callable[[], bool] = lambda: False,
 ) -> ResultRow:
     """The row of one case: the target (retried up to `options.max_retries` times, not once
-    the run is stopping), then its evaluators. Never raises: an internal error is an error row."""
+    the run is stopping, and not when it cannot start at all), then its evaluators. The row's
+    `attempts` counts the calls made. Never raises: an internal error is an error row."""
     started = time.monotonic()
     try:
         attempts = 0
         outcome = TargetOutcome(None, "not run")
         for attempts in range(1, options.max_retries + 2):
             outcome = runner.invoke(prepared, attempts)
-            if outcome.answer is not None or stopped():
+            if outcome.answer is not None or not outcome.retryable or stopped():
                 break
         return score_case(
             prepared,

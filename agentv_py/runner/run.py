@@ -5,6 +5,10 @@ Whatever stops a run — the last case finishing, Ctrl-C, SIGTERM, an exception 
 row, a closed stdout pipe, an internal error — goes through `Run.stop()`: the workers are told
 to stop, every process the run started is killed, and the threads are joined against one shared
 deadline. Rows already handed over stay written; no partial row is produced.
+
+Every row passes through `Run.redacted` before it is handed over: the run's secrets (`${{ VAR }}`
+values and the API keys it sends) are masked in every string of it, so no writer or renderer
+downstream can leak one.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
+from typing import Any
 
 from agentv_py.chat import ChatClient
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import TargetConfig
+from agentv_py.models.targets import OpenAITarget, TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case
+from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.targets import TargetRunner, make_runner
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
@@ -68,9 +75,13 @@ class Run:
         self._failure: BaseException | None = None  # what killed a worker, re-raised by execute
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
         try:
-            self.runner: TargetRunner = self._make_runner(target, list(secrets))
+            # the `${{ VAR }}` values, and every API key the run sends (a literal `api_key` or
+            # $OPENAI_API_KEY included): masked in every row and message
+            all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()])]
+            self.redact = Redactor(all_secrets)
+            self.runner: TargetRunner = self._make_runner(target, all_secrets)
             clients: dict[str, ChatClient] = {
-                name: self.runner if config is target else self._make_runner(config, list(secrets))
+                name: self.runner if config is target else self._make_runner(config, all_secrets)
                 for name, config in (judges or {}).items()
             }
         except BaseException:
@@ -124,7 +135,7 @@ class Run:
                         processes=self.processes,
                         stopped=self._stop.is_set,
                     )
-                    hand_over(row)
+                    hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
                 self._stop.set()
@@ -162,6 +173,32 @@ class Run:
                 self.stop()
                 raise
 
+    def redacted(self, row: ResultRow) -> ResultRow:
+        """`row` with every secret masked in every string, at any depth, and in the keys of its
+        free-form dicts (answer, hits, misses, reasoning, evaluator details, error, trace). Every
+        row passes here before it is handed over, so nothing written or shown from a row holds a
+        secret. Free without secrets."""
+        if not self.redact.active:
+            return row
+        try:
+            if not self.redact.in_json(row.model_dump_json()):  # the usual case: one fast check
+                return row
+        except ValueError:  # a string pydantic cannot write as JSON (a lone surrogate): walk it
+            pass
+        data = row.model_dump()
+        masked = self._mask_fields(data)
+        masked["evaluator_results"] = [self._mask_fields(result) for result in data["evaluator_results"]]
+        masked["trace"] = self._mask_fields(data["trace"])
+        return ResultRow.model_validate(masked)
+
+    def _mask_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """One model's dumped fields masked: its field names are not data, and neither are `status`
+        and `verdict` (closed vocabularies: a secret `pass` is no verdict); every value is, down to
+        the keys of free-form dicts (`details`, token usage)."""
+        return {
+            name: value if name in ("status", "verdict") else self.redact.data(value) for name, value in fields.items()
+        }
+
     def stop(self, timeout: float = JOIN_SECONDS) -> None:
         """Stop the run: no new cases, every process it started killed, workers joined against
         one deadline shared by every call (a worker stuck in an HTTP call is left to die with
@@ -185,6 +222,13 @@ class Run:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def sent_keys(configs: Sequence[TargetConfig]) -> list[str]:
+    """The API keys the run sends to model targets and judges (not the placeholder sent to servers
+    that need none)."""
+    keys = (api_key(config) for config in configs if isinstance(config, OpenAITarget))
+    return [key for key in keys if key != NO_KEY]
 
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:

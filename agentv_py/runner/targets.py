@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,7 +15,8 @@ from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
 from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
 from agentv_py.prepared import PreparedCase
-from agentv_py.process.command import render_command, render_files
+from agentv_py.process.command import render_command, render_files, template_program
+from agentv_py.process.programs import program_problem
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
 from agentv_py.runner.llm import OpenAIClient, case_messages
@@ -36,6 +38,7 @@ class TargetOutcome:
     output_messages: list[Any] | None = None  # the target's own message list, when it gave one
     trace: dict[str, Any] = field(default_factory=dict)
     duration_ms: float = 0.0
+    retryable: bool = True  # False: trying again cannot help (the program is missing, not executable)
 
 
 class TargetRunner(Protocol):
@@ -174,6 +177,8 @@ class CliRunner:
             registry=self.processes,
         )
         outcome = self._outcome(result, output_path, timeout)
+        # A program that cannot start, or a shell reporting one it cannot find or run (127, 126).
+        outcome.retryable = not (result.cannot_start or (command.shell and result.returncode in (126, 127)))
         outcome.duration_ms = result.duration * 1000
         if output_path:
             try:
@@ -289,6 +294,36 @@ def target_env(config: CliTarget) -> dict[str, str] | None:
     """The environment of a cli target's commands (cases and healthcheck alike): agentv's own
     plus the target's `env:` (None: inherit agentv's unchanged)."""
     return {**os.environ, **config.env} if config.env else None
+
+
+def target_problem(config: TargetConfig, dataset_dir: Path) -> str | None:
+    """Why a cli target's command cannot start (None when it can, or cannot be told beforehand):
+    its working directory must exist and the program its `command_template` starts
+    (`template_program`) must be an executable file (a path, relative to that directory) or be
+    found on the target's PATH. A template run by a shell is checked by its first word only, when
+    that is a plain command; the shell finds the others when it runs."""
+    if not isinstance(config, CliTarget):
+        return None
+    cwd = working_dir(dataset_dir, config.cwd)
+    if not cwd.is_dir():
+        return f"target '{config.name}' cannot start: its cwd is not a directory: {cwd}"
+    program = template_program(config.command_template)
+    problem = program_problem(program, cwd, target_env(config)) if program else None
+    return f"target '{config.name}' cannot start: {problem}" if problem else None
+
+
+def check_targets(configs: Iterable[TargetConfig], dataset_dir: Path) -> None:
+    """Raise TargetError (nothing is run) when the eval target or a judge target cannot start
+    (`target_problem`)."""
+    checked = {config.name: config for config in configs}
+    problems = [(config, problem) for config in checked.values() if (problem := target_problem(config, dataset_dir))]
+    if not problems:
+        return
+    config, _ = problems[0]
+    hint = None
+    if len(problems) == 1 and isinstance(config, CliTarget):
+        hint = f"the target runs `{config.command_template}` in {working_dir(dataset_dir, config.cwd)}"
+    raise TargetError("\n".join(problem for _, problem in problems), hint=hint)
 
 
 def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:

@@ -42,11 +42,35 @@ class Shape:
         return abs(_shoelace(self.points))
 
 
+# Coordinates are divided by their largest magnitude before IoU or distances are computed when
+# it is above this (IoU is scale-invariant, distances scale linearly), so that no width, area or
+# squared difference of huge but finite coordinates (1e308) overflows to inf or NaN.
+_RESCALE_ABOVE = 1e150
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the double range
+        return None
     return number if math.isfinite(number) else None
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, shortened to `limit` characters (never fails, even on huge integers)."""
+    try:
+        text = repr(list(value) if isinstance(value, tuple) else value)
+    except ValueError:  # an integer over Python's int-string limit somewhere inside
+        return f"<a {type(value).__name__} holding a number too long to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def rescale(*groups: Sequence[float]) -> float:
+    """The factor to divide coordinates by (1.0 unless one is above 1e150 in magnitude)."""
+    largest = max((abs(x) for group in groups for x in group), default=0.0)
+    return largest if largest > _RESCALE_ABOVE else 1.0
 
 
 def _shoelace(points: Sequence[tuple[float, float]]) -> float:
@@ -61,10 +85,10 @@ def parse_shape(value: Any, fmt: str) -> tuple[Shape | None, str | None]:
         points = []
         for point in value:
             if not isinstance(point, (list, tuple)) or len(point) != 2:
-                return None, f"polygon point {point!r} is not [x, y]"
+                return None, f"polygon point {show(point)} is not [x, y]"
             x, y = _number(point[0]), _number(point[1])
             if x is None or y is None:
-                return None, f"polygon point {point!r} has a non-numeric or non-finite coordinate"
+                return None, f"polygon point {show(point)} has a non-numeric or non-finite coordinate"
             points.append((x, y))
         xs, ys = [p[0] for p in points], [p[1] for p in points]
         shape = Shape((min(xs), min(ys), max(xs), max(ys)), tuple(points))
@@ -75,16 +99,18 @@ def parse_shape(value: Any, fmt: str) -> tuple[Shape | None, str | None]:
         return None, f"a {fmt} box needs 4 numbers, got {arity}"
     numbers = [n for n in (_number(v) for v in value) if n is not None]
     if len(numbers) != 4:
-        return None, f"box {list(value)!r} has a non-numeric or non-finite value"
+        return None, f"box {show(value)} has a non-numeric or non-finite value"
     a, b, c, d = numbers
     if fmt == "xywh":
         if c < 0 or d < 0:
-            return None, f"negative width or height in {list(value)!r}"
+            return None, f"negative width or height in {show(value)}"
+        if not (math.isfinite(a + c) and math.isfinite(b + d)):
+            return None, f"box {show(value)} reaches beyond the double range (x + width or y + height)"
         return Shape((a, b, a + c, b + d)), None
     if c < a:
-        return None, f"x2 < x1 in {list(value)!r}"
+        return None, f"x2 < x1 in {show(value)}"
     if d < b:
-        return None, f"y2 < y1 in {list(value)!r}"
+        return None, f"y2 < y1 in {show(value)}"
     return Shape((a, b, c, d)), None
 
 
@@ -94,7 +120,9 @@ def _polygon_problem(shape: Shape) -> str | None:
         from shapely.validation import explain_validity
     except ImportError:  # pragma: no cover - shapely is a dependency
         return None
-    polygon = Polygon(shape.points)
+    assert shape.points is not None
+    scale = rescale(shape.box)
+    polygon = Polygon([(x / scale, y / scale) for x, y in shape.points])
     if not polygon.is_valid:
         return f"invalid polygon ({explain_validity(polygon)})"
     return None
@@ -117,21 +145,33 @@ def as_bbox(shape: Shape) -> Shape:
     return Shape(shape.box)
 
 
+def _scaled(shape: Shape, scale: float) -> Shape:
+    if scale == 1.0:
+        return shape
+    x1, y1, x2, y2 = (v / scale for v in shape.box)
+    points = None if shape.points is None else tuple((x / scale, y / scale) for x, y in shape.points)
+    return Shape((x1, y1, x2, y2), points)
+
+
 def iou(a: Shape, b: Shape) -> float:
-    """Intersection over union of two shapes (exact for polygons), 0 when the union is 0."""
+    """Intersection over union of two shapes (exact for polygons), 0 when the union is 0.
+    Always in [0, 1], however large the (finite) coordinates: they are rescaled first."""
+    scale = rescale(a.box, b.box)
+    a, b = _scaled(a, scale), _scaled(b, scale)
     if a.points is None and b.points is None:
         ax1, ay1, ax2, ay2 = a.box
         bx1, by1, bx2, by2 = b.box
         inter = max(0.0, min(ax2, bx2) - max(ax1, bx1)) * max(0.0, min(ay2, by2) - max(ay1, by1))
         union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
-        return inter / union if union > 0 else 0.0
+        return min(inter / union, 1.0) if union > 0 else 0.0
     from shapely.geometry import Polygon
     from shapely.geometry import box as shapely_box
 
     pa = Polygon(a.points) if a.points is not None else shapely_box(*a.box)
     pb = Polygon(b.points) if b.points is not None else shapely_box(*b.box)
     union = pa.union(pb).area
-    return pa.intersection(pb).area / union if union > 0 else 0.0
+    value = pa.intersection(pb).area / union if union > 0 else 0.0
+    return min(max(value, 0.0), 1.0) if math.isfinite(value) else 0.0
 
 
 def iou_matrix(expected: Sequence[Shape], candidate: Sequence[Shape]) -> Any:
@@ -141,7 +181,10 @@ def iou_matrix(expected: Sequence[Shape], candidate: Sequence[Shape]) -> Any:
     if not expected or not candidate:
         return np.zeros((len(expected), len(candidate)))
     if all(s.points is None for s in (*expected, *candidate)):
-        return box_iou_matrix(np.array([s.box for s in expected]), np.array([s.box for s in candidate]))
+        scale = rescale(*(s.box for s in (*expected, *candidate)))
+        a = np.array([s.box for s in expected]) / scale
+        b = np.array([s.box for s in candidate]) / scale
+        return box_iou_matrix(a, b)
     return np.array([[iou(e, c) for c in candidate] for e in expected])
 
 
@@ -157,7 +200,7 @@ def box_iou_matrix(a: Any, b: Any) -> Any:
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     union = area_a[:, None] + area_b[None, :] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter, dtype=float), where=union > 0)
+    return np.clip(np.divide(inter, union, out=np.zeros_like(inter, dtype=float), where=union > 0), 0.0, 1.0)
 
 
 # ----------------------------------------------------------------------------- points
@@ -172,12 +215,16 @@ def parse_point(value: Any) -> tuple[tuple[float, ...] | None, str | None]:
         )
     numbers = [_number(v) for v in value]
     if any(n is None for n in numbers):
-        return None, f"point {list(value)!r} has a non-numeric or non-finite coordinate"
+        return None, f"point {show(value)} has a non-numeric or non-finite coordinate"
     return tuple(numbers), None  # type: ignore[arg-type]
 
 
 def distance(a: Sequence[float], b: Sequence[float], metric: str = "euclidean") -> float:
-    """Distance of two points of equal dimension; cosine distance is 1.0 when a vector is zero."""
+    """Distance of two points of equal dimension; cosine distance is 1.0 when a vector is zero.
+    Never NaN; inf only when the true distance is beyond the double range (1e308 to -1e308)."""
+    scale = rescale(a, b) if metric != "cosine" else 1.0
+    if scale != 1.0:
+        return scale * distance([x / scale for x in a], [y / scale for y in b], metric)
     if metric == "manhattan":
         return float(sum(abs(x - y) for x, y in zip(a, b, strict=False)))
     if metric == "cosine":
@@ -194,12 +241,22 @@ def distance(a: Sequence[float], b: Sequence[float], metric: str = "euclidean") 
 
 
 def distance_matrix(a: Any, b: Any, metric: str = "euclidean") -> Any:
-    """Distances of every pair: a (n, d), b (m, d) -> (n, m), vectorised."""
+    """Distances of every pair: a (n, d), b (m, d) -> (n, m), vectorised. Never NaN: a distance
+    beyond the double range (1e308 to -1e308) is inf; each euclidean distance is computed on
+    its pair's own scale, so neither huge nor tiny coordinates lose it."""
     import numpy as np
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if metric == "manhattan":
-        return np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
+    if metric != "cosine":
+        with np.errstate(over="ignore", invalid="ignore"):
+            diff = np.abs(a[:, None, :] - b[None, :, :])  # inf only beyond the double range
+            if metric == "manhattan":
+                return diff.sum(axis=2)
+            scale = diff.max(axis=2, initial=0.0)
+            finite = np.isfinite(scale) & (scale > 0)
+            safe = np.where(finite, scale, 1.0)
+            norm = scale * np.sqrt(((diff / safe[:, :, None]) ** 2).sum(axis=2))
+            return np.where(finite, norm, np.where(scale > 0, np.inf, 0.0))
     if metric == "cosine":
         scale_a = np.abs(a).max(axis=1, keepdims=True)
         scale_b = np.abs(b).max(axis=1, keepdims=True)
@@ -209,8 +266,7 @@ def distance_matrix(a: Any, b: Any, metric: str = "euclidean") -> Any:
         norm_b = np.linalg.norm(b, axis=1)
         denominator = norm_a[:, None] * norm_b[None, :]
         similarity = np.divide(a @ b.T, denominator, out=np.zeros((len(a), len(b))), where=denominator > 0)
-        return np.where(denominator > 0, 1.0 - np.clip(similarity, -1.0, 1.0), 1.0)
-    return np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    return np.where(denominator > 0, 1.0 - np.clip(similarity, -1.0, 1.0), 1.0)
 
 
 def pair_indices(score: Any, matching: str, maximize: bool) -> list[tuple[int, int]]:

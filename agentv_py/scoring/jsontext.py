@@ -46,6 +46,35 @@ def _finite_float(literal: str) -> float:
     return value
 
 
+class OutOfRangeNumber(str):
+    """A JSON number Python cannot hold as a value to compare: a float literal beyond the double
+    range (`1e309`) or an integer longer than Python's int-string limit (4300 digits). Read with
+    `loads(..., keep_out_of_range=True)`, it keeps its literal text (it is a `str`, so it is
+    written out as that text, never as Infinity), and every matcher reports it as not a finite
+    number instead of comparing it."""
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        """The literal, shortened when it is long: `1e309`, `123456789012...(5000 digits)`."""
+        if len(self) <= 40:
+            return str(self)
+        digits = sum(c.isdigit() for c in self)
+        return f"{self[:12]}...({digits} digits)"
+
+
+def _kept_float(literal: str) -> float | OutOfRangeNumber:
+    value = float(literal)
+    return OutOfRangeNumber(literal) if abs(value) == _INFINITY else value
+
+
+def _kept_int(literal: str) -> int | OutOfRangeNumber:
+    try:
+        return int(literal)
+    except ValueError:  # longer than sys.get_int_max_str_digits()
+        return OutOfRangeNumber(literal)
+
+
 def _has_lone_surrogate(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -67,9 +96,13 @@ def _has_lone_surrogate(value: Any) -> bool:
 # Built once: json.loads with keyword arguments builds a decoder per call.
 _STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 _PYTHON = json.JSONDecoder()
+_KEEPING = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_kept_float, parse_int=_kept_int)
+
+TOO_DEEP = "JSON nested too deeply"
+"""The ValueError text for input nested deeper than the parser's recursion allows."""
 
 
-def loads(text: str, *, allow_nan: bool = False) -> Any:
+def loads(text: str, *, allow_nan: bool = False, keep_out_of_range: bool = False) -> Any:
     """`text` (all of it, surrounding whitespace aside) as JSON, else ValueError with the standard
     library's description of the problem (`Expecting value: line 1 column 1 (char 0)`).
 
@@ -78,13 +111,16 @@ def loads(text: str, *, allow_nan: bool = False) -> Any:
     surrogate escape (`"\\ud800"`, not Unicode), so a NaN score can never slip past a range check
     and every value read can be written out again. `allow_nan=True` reads exactly like
     `json.loads` (NaN, infinities and lone surrogates kept), for a caller that names a non-finite
-    number itself. Input nested too deeply is a ValueError too, never a RecursionError."""
+    number itself. `keep_out_of_range=True` (for answers, where one odd field must not make
+    the whole answer unreadable) reads a number beyond the double range, or an integer over
+    Python's int-string limit, as an `OutOfRangeNumber` (its literal text) instead of refusing
+    the text. Input nested too deeply is a ValueError (`TOO_DEEP`), never a RecursionError."""
     if text.startswith("\ufeff"):  # as json.loads does
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = (_PYTHON if allow_nan else _STRICT).decode(text)
+        value = (_PYTHON if allow_nan else _KEEPING if keep_out_of_range else _STRICT).decode(text)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise ValueError(TOO_DEEP) from None
     if not allow_nan and "\\u" in text and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         raise ValueError("a string holds a lone surrogate escape (not valid Unicode)")
     return value

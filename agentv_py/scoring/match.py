@@ -12,7 +12,10 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
+
+from agentv_py.scoring.jsontext import OutOfRangeNumber
 
 try:  # rapidfuzz is a dependency of agentv; judges may import this module from a bare Python
     from rapidfuzz.distance import JaroWinkler, Levenshtein
@@ -25,12 +28,15 @@ except ImportError:  # pragma: no cover - exercised by forcing the fallback in t
 @dataclass(slots=True)
 class MatchResult:
     """What a matcher decided: `passed`, a `score` in [0, 1], a one-line `reason` when it did not
-    pass, and `info` (similarity, difference, tolerance, ...) for the row's details."""
+    pass, and `info` (similarity, difference, tolerance, ...) for the row's details.
+    `bad_expected` marks a field that could not be scored because the expected value (the ground
+    truth) is unusable for this matcher: the evaluator reports an error, not a miss."""
 
     passed: bool
     score: float
     reason: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    bad_expected: bool = False
 
 
 def json_type(value: Any) -> str:
@@ -39,7 +45,7 @@ def json_type(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, OutOfRangeNumber)):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -70,8 +76,14 @@ def _type_mismatch(candidate: Any, expected: Any) -> str:
 def match_exact(candidate: Any, expected: Any) -> MatchResult:
     """`match: exact`: deep JSON equality (`json_equal`); no options. Key order is irrelevant and
     1889 == 1889.0, but `true` != 1 and "100" != 100 (a type mismatch is its own reason)."""
-    if json_equal(candidate, expected):
+    try:
+        equal = json_equal(candidate, expected)
+    except RecursionError:
+        return MatchResult(False, 0.0, "value nested too deeply to compare")
+    if equal:
         return MatchResult(True, 1.0)
+    if isinstance(candidate, OutOfRangeNumber) and json_type(expected) == "number":
+        return MatchResult(False, 0.0, f"number beyond the double range ({candidate.describe()})")
     if json_type(candidate) != json_type(expected):
         return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
     return MatchResult(False, 0.0, "value mismatch")
@@ -85,11 +97,22 @@ _NOT_NUMERIC = "non-numeric"
 _NOT_FINITE = "non-finite"
 
 
+_OUT_OF_RANGE = "out-of-range"
+
+
 def to_number(value: Any) -> float | str:
-    """A float, or the marker `non-numeric` / `non-finite`. Booleans are not numbers."""
+    """A float, or the marker `non-numeric` / `non-finite` / `out-of-range` (a finite number
+    beyond the double range: a huge integer, or an answer's `1e309`). Booleans are not numbers."""
     if isinstance(value, bool):
         return _NOT_NUMERIC
-    if isinstance(value, (int, float)):
+    if isinstance(value, OutOfRangeNumber):
+        return _OUT_OF_RANGE
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return _OUT_OF_RANGE
+    if isinstance(value, float):
         try:
             number = float(value)
         except OverflowError:
@@ -99,7 +122,7 @@ def to_number(value: Any) -> float | str:
         text = value.strip()
         if _NUMBER_RE.fullmatch(text):
             number = float(text)
-            return number if math.isfinite(number) else _NOT_FINITE
+            return number if math.isfinite(number) else _OUT_OF_RANGE
         if _NON_FINITE_RE.fullmatch(text):
             return _NOT_FINITE
     return _NOT_NUMERIC
@@ -109,25 +132,63 @@ def _fmt(number: float) -> str:
     return f"{number:g}"
 
 
+def describe_value(value: Any, limit: int = 40) -> str:
+    """A short, safe rendering of a value for a reason: `1e309`, `'n/a'`, an integer's first
+    digits and its length when it is long (never str() of an integer over Python's limit)."""
+    if isinstance(value, OutOfRangeNumber):
+        return value.describe()
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            text = str(value)
+        except ValueError:  # over sys.get_int_max_str_digits()
+            return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return text if len(text) <= limit else f"{text[:12]}...({len(text.lstrip('-'))} digits)"
+    text = repr(value) if isinstance(value, str) else f"{value!r}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number_problem(value: Any, marker: str) -> str:
+    if marker == _OUT_OF_RANGE:
+        return f"number beyond the double range ({describe_value(value)})"
+    return f"not a finite number ({describe_value(value)})"
+
+
 def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: bool = False) -> MatchResult:
     """`match: numeric_tolerance`. Options: `tolerance` (>= 0; the allowed difference) and
     `relative` (default false: absolute |a - e| <= tolerance; true: |a - e| <= tolerance * |e|).
     Numeric strings ("1,889.50", "$12") are read as numbers; booleans and non-finite values are not."""
     c, e = to_number(candidate), to_number(expected)
     if e == _NOT_NUMERIC:
-        return MatchResult(False, 0.0, f"expected value is not numeric: {json_type(expected)}")
-    if e == _NOT_FINITE:
-        return MatchResult(False, 0.0, "expected value is not a finite number")
+        return MatchResult(
+            False,
+            0.0,
+            f"expected value is not numeric: {json_type(expected)}"
+            + (f" {describe_value(expected)}" if isinstance(expected, str) else ""),
+            bad_expected=True,
+        )
+    big_expected = e == _OUT_OF_RANGE and _is_int(expected)  # finite, exact, beyond a float
+    if isinstance(e, str) and not big_expected:
+        return MatchResult(False, 0.0, f"expected value is {_number_problem(expected, e)}", bad_expected=True)
     if c == _NOT_NUMERIC:
         return MatchResult(False, 0.0, "non-numeric value")
-    if c == _NOT_FINITE:
-        return MatchResult(False, 0.0, "invalid numeric value")
+    big_candidate = c == _OUT_OF_RANGE and _is_int(candidate)
+    if isinstance(c, str) and not big_candidate:
+        return MatchResult(False, 0.0, _number_problem(candidate, c))
+    if big_expected or big_candidate:
+        exact_c: Any = candidate if big_candidate else c
+        exact_e: Any = expected if big_expected else e
+        return _match_exactly(exact_c, exact_e, tolerance, relative)
     assert isinstance(c, float) and isinstance(e, float)
     diff = abs(c - e)
+    if not math.isfinite(diff):  # 1e308 vs -1e308: the difference itself overflows
+        return MatchResult(False, 0.0, f"outside tolerance: diff beyond the double range, tolerance={_fmt(tolerance)}")
     # A tiny epsilon, scaled to the operands, so that 1.1 vs 1.0 with tolerance 0.1 passes.
     epsilon = 1e-9 * max(1.0, abs(c), abs(e))
     if relative and e != 0:
         rel = diff / abs(e)
+        if not math.isfinite(rel):  # a huge difference relative to a tiny expected value
+            reason = f"outside tolerance: relative diff beyond the double range, tolerance={_fmt(tolerance)}"
+            return MatchResult(False, 0.0, reason, {"diff": diff, "tolerance": tolerance, "relative": True})
         info = {"diff": diff, "relative_diff": rel, "tolerance": tolerance, "relative": True}
         if rel <= tolerance + 1e-9:
             return MatchResult(True, 1.0, info=info)
@@ -136,6 +197,23 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     if diff <= tolerance + epsilon:
         return MatchResult(True, 1.0, info=info)
     return MatchResult(False, 0.0, f"outside tolerance: diff={diff:.2f}, tolerance={_fmt(tolerance)}", info)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _match_exactly(candidate: float, expected: float, tolerance: float, relative: bool) -> MatchResult:
+    """Numbers one of which is an integer beyond the double range: compared exactly (as
+    fractions, never through a float that would overflow)."""
+    diff = abs(Fraction(candidate) - Fraction(expected))
+    allowed = Fraction(tolerance) * abs(expected) if relative else Fraction(tolerance)
+    info = {"tolerance": tolerance, "relative": relative}
+    if diff <= allowed:
+        return MatchResult(True, 1.0, info=info)
+    return MatchResult(
+        False, 0.0, f"outside tolerance: diff={describe_value(round(diff))}, tolerance={_fmt(tolerance)}", info
+    )
 
 
 # ----------------------------------------------------------------------------- fuzzy
@@ -214,14 +292,12 @@ def match_fuzzy(
     """`match: fuzzy` on strings. Options: `threshold` (default 0.85; passes at similarity >=
     threshold), `algorithm` (`levenshtein`, default, or `jaro_winkler`) and `case_sensitive`
     (default false). Both texts are normalised first (`normalize_text`)."""
-    if not isinstance(candidate, str) or not isinstance(expected, str):
+    if not isinstance(expected, str):
         return MatchResult(
-            False,
-            0.0,
-            _type_mismatch(candidate, expected)
-            if isinstance(expected, str)
-            else f"fuzzy match needs strings, expected value is {json_type(expected)}",
+            False, 0.0, f"fuzzy match needs strings, expected value is {json_type(expected)}", bad_expected=True
         )
+    if not isinstance(candidate, str) or isinstance(candidate, OutOfRangeNumber):
+        return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
     score = similarity(normalize_text(candidate, case_sensitive), normalize_text(expected, case_sensitive), algorithm)
     info = {"similarity": round(score, 6), "threshold": threshold, "algorithm": algorithm}
     if score >= threshold - 1e-12:
@@ -323,7 +399,7 @@ def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> Match
     MM/DD/YYYY, DD/MM/YYYY). An expected value that parses as no date is a failure of its own."""
     e = parse_date(expected, formats)
     if e is None:
-        return MatchResult(False, 0.0, "unparseable expected date")
+        return MatchResult(False, 0.0, f"unparseable expected date: {describe_value(expected)}", bad_expected=True)
     c = parse_date(candidate, formats)
     if c is None:
         return MatchResult(False, 0.0, "unparseable date", {"expected_date": e.isoformat()})

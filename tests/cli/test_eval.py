@@ -61,7 +61,7 @@ def test_all_pass_exits_0_and_writes_one_row_per_case(sh_target):
     assert sorted(r["eval_id"] for r in written) == ["c1", "c2"]
     assert all(set(r) == ROW_KEYS and r["status"] == "ok" and r["score"] == 1.0 for r in written)
     assert "Results written to: out.jsonl" in result.stdout
-    assert "Totals: 2 cases  2 passed  0 partial  0 failed  0 errored" in result.stdout
+    assert "Totals: 2 cases  2 passed  0 partial  0 failed  0 target errors" in result.stdout
 
 
 def test_a_failing_case_exits_1(sh_target):
@@ -93,8 +93,13 @@ def test_errored_cases_exit_4_and_still_get_rows(sh_target):
             ("silent", "true", {"a": 1}),
         ]
     )
-    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl", "--max-retries", "0")
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl", "--max-retries", "0", "--workers", "1")
     assert result.exit_code == 4  # takes precedence over the failing case
+    assert result.stderr.splitlines()[-1] == "2 cases had a target error (the target call failed)"
+    assert "Totals: 5 cases  1 passed  0 partial  2 failed  2 target errors" in result.stdout
+    progress = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert progress[2] == "[3/5] error   0.000  crash  target error: target 't' failed: exit code 7: extractor exploded"
+    assert progress[4] == "[5/5] error   0.000  silent  target error: target 't' returned an empty answer (stdout)"
     by_id = {r["eval_id"]: r for r in rows("out.jsonl")}
     assert set(by_id) == {"good", "bad", "crash", "garbage", "silent"}
     assert by_id["crash"]["status"] == "error" and by_id["crash"]["score"] == 0.0
@@ -165,8 +170,9 @@ def test_unknown_target_exits_2(sh_target):
     result = invoke("eval", "dataset.yaml", "--target", "nope")
     assert result.exit_code == 2
     assert (
-        "error: target 'nope' (from --target) is not defined in .agentv/targets.yaml. Available targets: t"
-        in result.stderr
+        "error: target 'nope' (from --target) is not defined in .agentv/targets.yaml, the targets file read for "
+        "dataset.yaml. Available targets: t\n"
+        "hint: pass --target NAME, set execution.target in the dataset, or pass --targets PATH" in result.stderr
     )
 
 
@@ -223,7 +229,7 @@ def test_help_lists_exit_codes():
         for line in (
             "0    gate passed",
             "2    usage or dataset/target configuration error",
-            "4    one or more cases errored",
+            "4    a case had a target error",
             "130  interrupted",
         ):
             assert line in result.stdout
@@ -376,8 +382,11 @@ def test_a_judge_that_cannot_run_exits_4(sh_target):
     sh_target.file("dataset.yaml", text)
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
     assert result.exit_code == 4
-    assert "1 case(s) had an evaluator that could not run" in result.stderr
-    assert "(1 with evaluator errors)" in result.stdout
+    assert "[1/1] fail    0.500  c1  evaluator error: j: code_judge 'j': stdout is not JSON: 'not json'" in (
+        result.stderr.splitlines()
+    )
+    assert result.stderr.splitlines()[-1] == "1 case had an evaluator error (an evaluator could not run)"
+    assert "Totals: 1 case  0 passed  0 partial  1 failed  0 target errors  1 evaluator error" in result.stdout
     row = rows("o.jsonl")[0]
     assert row["status"] == "ok" and row["score"] == 0.5  # the errored judge counts 0 in the mean
     assert row["misses"] == ["j: code_judge 'j': stdout is not JSON: 'not json'"]

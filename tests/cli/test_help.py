@@ -110,7 +110,25 @@ def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
 
 def test_exit_codes_wrap_with_a_hanging_indent_at_60_columns():
     text = help_text(["eval"], 60)
-    assert "  4    one or more cases errored (target or judge could\n       not run); takes precedence over 1\n" in text
+    assert (
+        "  4    a case had a target error (the target call failed)\n"
+        "       or an evaluator error (an evaluator could not run);\n"
+        "       takes precedence over 1\n"
+    ) in text
+
+
+def test_exit_codes_speak_of_target_errors_and_evaluator_errors():
+    """The words of the totals line and the exit-4 message (tests/cli/test_eval.py)."""
+    text = flat(help_text(["eval"]))
+    assert (
+        "4 a case had a target error (the target call failed) or an evaluator error (an evaluator could not run); "
+        "takes precedence over 1"
+    ) in text
+    assert (
+        "2 usage or dataset/target configuration error, or a results file that cannot be written or that another "
+        "agentv run is writing (nothing was run)"
+    ) in text
+    assert "5 results or summary could not be written once the run had started (disk full, closed pipe)" in text
 
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])

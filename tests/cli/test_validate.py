@@ -42,3 +42,19 @@ def test_validate_accepts_every_example(monkeypatch):
         "ok: evals/invoice-extraction/confusion-metrics.yaml (7 cases)",
         "ok: evals/layout-detection/dataset.yaml (3 cases)",
     ]
+
+
+def test_validate_refuses_hostile_yaml_and_goes_on_to_the_next_file(ws):
+    suite = "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
+    ws.dataset(suite + "evalcases:\n  - id: c1\n    expected_output: &r {a: 1, again: *r}\n", "recursive.yaml")
+    ws.dataset(suite + "evalcases:\n  - id: c1\n    id: c2\n", "duplicate.yaml")
+    ws.dataset(suite + "evalcases:\n  - id: c1\n    expected_output: {a: 1}\n", "fine.yaml")
+    result = CliRunner().invoke(app, ["validate", "recursive.yaml", "duplicate.yaml", "fine.yaml"])
+    assert result.exit_code == 2
+    assert result.stdout == "ok: fine.yaml (1 cases)\n"
+    assert result.stderr.splitlines() == [
+        "recursive.yaml:6: evalcases[0].expected_output.again: alias *r refers to a node that contains it "
+        "(a recursive structure); datasets cannot hold recursive data",
+        "duplicate.yaml:6: evalcases[0].id: duplicate key 'id' (first at line 5)",
+        "2 problems found",
+    ]

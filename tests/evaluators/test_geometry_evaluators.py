@@ -106,8 +106,36 @@ def test_invalid_candidate_boxes_are_misses_not_crashes():
 def test_invalid_ground_truth_is_an_error():
     result = run(iou_cfg(path="b"), {"b": BOXES[0]}, {"b": [5, 5, 0, 0]})
     assert result.status == "error" and result.misses == [
-        "iou_score: expected shape is invalid: x2 < x1 in [5, 5, 0, 0]"
+        "case 'c', field 'b': cannot score: invalid expected box: x2 < x1 in [5, 5, 0, 0]"
     ]
+
+
+def test_an_invalid_expected_box_in_a_list_is_an_error_too():
+    result = run(iou_cfg(path="b"), {"b": [BOXES[0]]}, {"b": [BOXES[0], [5, 5, 0, 0], "x"]})
+    assert result.status == "error" and result.reasoning == (
+        "case 'c', field 'b[1]': cannot score: invalid expected box: x2 < x1 in [5, 5, 0, 0]; "
+        "case 'c', field 'b[2]': cannot score: invalid expected box: a xyxy box needs 4 numbers, got a str"
+    )
+
+
+def test_an_invalid_expected_box_is_an_error_whatever_the_answer():
+    for answer in ("not json", {"x": 1}, {"b": "nope"}):
+        result = run(iou_cfg(), answer, [5, 5, 0, 0])
+        assert result.status == "error" and result.reasoning == (
+            "case 'c', field 'expected_output': cannot score: invalid expected box: x2 < x1 in [5, 5, 0, 0]"
+        )
+
+
+def test_an_invalid_expected_point_is_an_error_alone_or_in_a_list():
+    single = run(dist_cfg(path="p"), {"p": [1, 2]}, {"p": [1, "y"]})
+    assert single.status == "error" and single.reasoning == (
+        "case 'c', field 'p': cannot score: invalid expected point: point [1, 'y'] has a non-numeric or "
+        "non-finite coordinate"
+    )
+    listed = run(dist_cfg(path="p"), {"p": [[1, 2]]}, {"p": [[1, 2], []]})
+    assert listed.status == "error" and listed.reasoning == (
+        "case 'c', field 'p[1]': cannot score: invalid expected point: a point is a list of numbers, got an empty list"
+    )
 
 
 def test_missing_things():

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.evaluators.field_accuracy import truth_problems
 from agentv_py.models.evaluators import FieldAccuracyConfig, LlmJudgeConfig, RubricConfig
 
 json_values = st.recursive(
@@ -38,17 +39,28 @@ CONFIG = FieldAccuracyConfig.model_validate(
 def test_field_accuracy_never_raises(candidate, expected):
     answer = json.dumps(candidate)  # NaN/Infinity give non-standard JSON: the parser must cope
     result = run_evaluator(CONFIG, EvalContext("c", "d", Path("."), answer, expected))
-    assert result.status in {"processed", "skipped"}
+    _check(result, expected)
     if result.status == "processed":
         assert 0.0 <= result.score <= 1.0
     json.dumps(result.model_dump())  # the result is always serialisable
+
+
+def _check(result, expected):
+    """Processed or skipped; an error only for ground truth its matcher cannot use (and then
+    it says which case and field), never an internal error."""
+    problems = truth_problems(CONFIG, expected)
+    if problems:
+        assert result.status == "error"
+        assert result.reasoning == "; ".join(f"case 'c', field '{path}': cannot score: {why}" for path, why in problems)
+    else:
+        assert result.status in {"processed", "skipped"}
 
 
 @settings(max_examples=200, deadline=None)
 @given(answer=st.text(max_size=200), expected=json_values)
 def test_field_accuracy_never_raises_on_arbitrary_text(answer, expected):
     result = run_evaluator(CONFIG, EvalContext("c", "d", Path("."), answer, expected))
-    assert result.status in {"processed", "skipped"}
+    _check(result, expected)
 
 
 class _ScriptedJudge:

@@ -6,7 +6,14 @@ import shlex
 
 import pytest
 
-from agentv_py.process.command import compile_template, needs_shell, render_command, render_files, script_argv
+from agentv_py.process.command import (
+    compile_template,
+    needs_shell,
+    render_command,
+    render_files,
+    script_argv,
+    template_program,
+)
 
 ODD = "/tmp/a b;$(touch x)'q.json"
 VALUES = {"FILES": [ODD, "/tmp/c.json"], "OUTPUT_FILE": ["/tmp/o.out"], "PROMPT": ['say "hi" $HOME'], "EVAL_ID": ["c1"]}
@@ -83,3 +90,57 @@ def test_one_shell_rule_for_templates_and_judge_scripts(text, shell):
     assert (argv[:2] == ["/bin/sh", "-c"]) is shell
     if not shell:
         assert argv == shlex.split(text) == render_command(text, {}).argv
+
+
+SCRIPTS = [
+    ("sh-c", "sh -c 'cat {FILES}' x {PROMPT}", 2),
+    ("bash-combined-flags", "bash -ec 'cat {FILES}'", 2),
+    ("option-argument-before-c", "bash -o pipefail -lc 'x'", 4),
+    ("double-dash", "sh -c -- 'x'", 3),
+    ("env-wrapped", "/usr/bin/env FOO=1 bash -c 'x'", 4),
+    ("busybox", "busybox sh -c 'x'", 3),
+    ("absolute-shell", "/bin/dash -c 'x'", 2),
+    ("no-c-option", "bash script.sh {PROMPT}", None),
+    ("not-a-shell", "python3 -c 'print(1)' {PROMPT}", None),
+    ("fish-is-not-posix", "fish -c 'echo {PROMPT}'", None),
+    ("c-as-an-operand", "sh script.sh -c x", None),
+]
+
+
+@pytest.mark.parametrize("template, index", [c[1:] for c in SCRIPTS], ids=[c[0] for c in SCRIPTS])
+def test_the_script_a_template_hands_to_a_shell(template, index):
+    compiled = compile_template(template)
+    assert (compiled.needs_shell, compiled.script_index) == (False, index)
+
+
+def test_values_in_a_shell_script_are_quoted_for_that_shell():
+    command = render_command("sh -c 'cat {FILES} | jq .' sh {PROMPT}", VALUES)
+    assert command.argv == ["sh", "-c", f"cat {shlex.quote(ODD)} /tmp/c.json | jq .", "sh", 'say "hi" $HOME']
+    command = render_command('bash -c "echo \\"{PROMPT}\\""', VALUES)
+    assert command.argv == ["bash", "-c", 'echo ""\'say "hi" $HOME\'""']
+
+
+def test_values_in_a_shell_script_inside_a_shell_template_are_quoted_twice():
+    command = render_command("sh -c 'echo {PROMPT}' > {OUTPUT_FILE}", {"PROMPT": ["a'b"], "OUTPUT_FILE": ["/o"]})
+    inner = shlex.quote("a'b")  # what the inner shell must see
+    assert command.argv == ["/bin/sh", "-c", "sh -c 'echo '" + shlex.quote(inner) + "'' > /o"]
+    assert shlex.split(command.argv[2])[:3] == ["sh", "-c", f"echo {inner}"]
+
+
+PROGRAMS = [
+    ("argv", "python3 x.py {FILES}", "python3"),
+    ("relative-path", "./bin/extract --in {FILES}", "./bin/extract"),
+    ("quoted-path", "'my tools/extract' {FILES}", "my tools/extract"),
+    ("placeholder-in-program", "{PROMPT} x", None),
+    ("shell-plain-first-word", "jq . {FILES} | cat", "jq"),
+    ("shell-builtin-first", "cd sub && run {FILES}", None),
+    ("shell-assignment-first", "FOO=1 run {FILES}", None),
+    ("shell-redirect-first", "> out run {FILES}", None),
+    ("shell-quoted-first", "'run' {FILES} | cat", None),
+    ("shell-glued-redirect", "run>out {FILES}", None),
+]
+
+
+@pytest.mark.parametrize("template, program", [c[1:] for c in PROGRAMS], ids=[c[0] for c in PROGRAMS])
+def test_the_program_a_template_starts(template, program):
+    assert template_program(template) == program

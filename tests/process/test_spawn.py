@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -70,3 +71,29 @@ def test_cwd(tmp_path, cwd_exists):
         assert result.stdout.decode().strip() == str(tmp_path)
     else:
         assert result.spawn_error is not None and "No such file or directory" in result.spawn_error
+
+
+LOUD_TARGET = (
+    "import sys\n"
+    "chunk = b'x' * 1023 + b'\\n'\n"
+    "for _ in range(20 * 1024):\n"  # 20 MB of logging, twice the output cap
+    "    sys.stderr.buffer.write(chunk)\n"
+    "sys.stderr.buffer.write(b'last log line\\n')\n"
+    "sys.stdout.write('{\"total\": 5}')\n"
+)
+
+
+def test_a_target_that_logs_20_mb_to_stderr_is_not_failed_and_its_tail_is_kept():
+    result = run_process([sys.executable, "-c", LOUD_TARGET], timeout=60)
+    assert result.ok and not result.overflow and result.returncode == 0
+    assert result.stdout == b'{"total": 5}'
+    assert len(result.stderr) <= 2 * 64 * 1024  # bounded: only the tail is held
+    assert result.stderr.endswith(b"last log line\n")
+    assert result.stderr_tail().endswith("last log line")
+
+
+def test_stdout_keeps_its_cap_while_stderr_does_not_have_one():
+    flood = "import sys\nsys.stderr.buffer.write(b'e' * 3_000_000)\nsys.stdout.buffer.write(b'o' * 3_000_000)\n"
+    result = run_process([sys.executable, "-c", flood], timeout=60, output_cap=1024 * 1024)
+    assert result.overflow and not result.ok
+    assert result.abnormal_end(60, 1024 * 1024) == "output exceeded the 1 MB cap (process group killed)"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 from agentv_py.evaluators.base import processed_result
@@ -33,10 +34,14 @@ def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
 
 
 def test_default_results_path():
-    now = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
-    assert default_results_path("invoice extraction", now, Path("/w")) == Path(
-        "/w/.agentv/results/invoice_extraction_20260102T030405Z.jsonl"
+    now = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
+    assert default_results_path("invoice extraction", now, Path("/w"), tag="123-abcd") == Path(
+        "/w/.agentv/results/invoice_extraction_20260102T030405.678Z_123-abcd.jsonl"
     )
+    # Two runs in the same millisecond (even in one process) get different names.
+    names = {default_results_path("d", now, Path("/w")) for _ in range(50)}
+    assert len(names) > 45  # 4 random hex digits: a repeat among 50 draws is rare, not impossible
+    assert all(path.name.startswith(f"d_20260102T030405.678Z_{os.getpid()}-") for path in names)
 
 
 def test_values_orjson_refuses_are_still_written_and_read_back(tmp_path):

@@ -57,7 +57,7 @@ def test_summary_text():
         "│ inv-4 │ 0.500 │ fail    │ a (value mismatch); b (value mismatch); c (value mismatch); … 1 more   │",
         "│       │       │         │ (--verbose, or see the JSONL)                                          │",
         "└───────┴───────┴─────────┴────────────────────────────────────────────────────────────────────────┘",
-        "Totals: 4 cases  1 passed  1 partial  1 failed  1 errored",
+        "Totals: 4 cases  1 passed  1 partial  1 failed  1 target error",
         "Scores: mean 0.562  median 0.625  min 0.000  max 1.000  std 0.370",
         "Histogram:",
         "  [0.0, 0.2) ██████████████████████████████ 1",
@@ -89,12 +89,32 @@ def test_errored_cases_count_in_the_score_statistics():
 
 def test_plain_progress_lines():
     buffer = io.StringIO()
-    progress = PlainProgress(12, buffer)
+    progress = PlainProgress(12, buffer, width=100)
     progress.advance(row("inv-1", 1.0))
     progress.advance(row("inv-2", 0.0, error="target 't' failed: timed out after 30s"))
-    assert buffer.getvalue() == (
-        "[ 1/12] pass    1.000  inv-1\n[ 2/12] error   0.000  inv-2  target 't' failed: timed out after 30s\n"
+    progress.advance(row("inv-3", 0.0, error="target 't' failed: exit code 1: " + "x" * 100))
+    assert buffer.getvalue().splitlines() == [
+        "[ 1/12] pass    1.000  inv-1",
+        "[ 2/12] error   0.000  inv-2  target error: target 't' failed: timed out after 30s",
+        "[ 3/12] error   0.000  inv-3  target error: target 't' failed: exit code 1: " + "x" * 23 + "…",
+    ]
+    assert len(buffer.getvalue().splitlines()[2]) == 100  # shortened to one line of the terminal's width
+
+
+def test_progress_shows_an_evaluator_error_with_its_reason():
+    from agentv_py.evaluators.base import error_result
+
+    failed = error_result(name="judge", type="code_judge", message="code_judge 'judge': exit code 2: oops")
+    case = row("inv-1", 0.5).model_copy(update={"evaluator_results": [failed], "verdict": "fail"})
+    buffer = io.StringIO()
+    PlainProgress(3, buffer, width=100).advance(case)
+    assert (
+        buffer.getvalue()
+        == "[1/3] fail    0.500  inv-1  evaluator error: judge: code_judge 'judge': exit code 2: oops\n"
     )
+    summary = RunSummary(total_selected=1)
+    summary.add(case, 0)
+    assert "Totals: 1 case  0 passed  0 partial  1 failed  0 target errors  1 evaluator error" in render(summary)
 
 
 def render_at(summary: RunSummary, width: int, verbose: bool = False) -> str:
@@ -136,7 +156,8 @@ def test_summary_text_at_60_columns_lists_misses_under_each_case():
         "    - b (value mismatch)",
         "    - c (value mismatch)",
         "    - … 1 more (--verbose, or see the JSONL)",
-        "Totals: 4 cases  1 passed  1 partial  1 failed  1 errored",
+        "Totals: 4 cases  1 passed  1 partial  1 failed",
+        "        1 target error",
         "Scores: mean 0.562  median 0.625  min 0.000  max 1.000",
         "        std 0.370",
         "Histogram:",

@@ -67,6 +67,21 @@ def test_missing_output_file(tmp_path):
 def test_missing_program(tmp_path):
     outcome = cli(tmp_path, "no-such-extractor {FILES}").invoke(case(), 1)
     assert outcome.error == "target 't' failed: command not found: no-such-extractor (not on PATH)"
+    assert outcome.retryable is False  # trying again cannot help
+
+
+def test_which_failures_are_worth_retrying(tmp_path):
+    not_executable = tmp_path / "run.sh"
+    not_executable.write_text("echo hi\n")
+    cases = [
+        ("./run.sh", False),  # permission denied
+        ("cd . && no-such-tool", False),  # the shell's 127: not found
+        ("sh -c 'exit 127'", True),  # a program's own exit code is its business
+        ("sh -c 'exit 1'", True),
+    ]
+    for template, retryable in cases:
+        outcome = cli(tmp_path, template).invoke(case(), 1)
+        assert (outcome.answer, outcome.retryable) == (None, retryable), template
 
 
 def test_odd_file_names_reach_the_target_as_one_literal_argument(tmp_path):

@@ -46,12 +46,12 @@ NUMERIC = [
     ("bool-is-not-number", True, 1, 1.0, False, False, "non-numeric value"),
     ("words", "about 12", 12, 1.0, False, False, "non-numeric value"),
     ("comma-thousands-not-a-number", "1,889", 1889, 1.0, False, False, "non-numeric value"),
-    ("nan-string", "NaN", 12, 1.0, False, False, "invalid numeric value"),
-    ("infinity-float", float("inf"), 12, 1.0, False, False, "invalid numeric value"),
+    ("nan-string", "NaN", 12, 1.0, False, False, "not a finite number ('NaN')"),
+    ("infinity-float", float("inf"), 12, 1.0, False, False, "not a finite number (inf)"),
     ("relative-within", 105, 100, 0.05, True, True, None),
     ("relative-outside", 106, 100, 0.05, True, False, "outside tolerance: relative diff=0.0600, tolerance=0.05"),
     ("relative-zero-expected-falls-back-to-absolute", 0.01, 0, 0.05, True, True, None),
-    ("expected-not-numeric", 5, "n/a", 1.0, False, False, "expected value is not numeric: string"),
+    ("expected-not-numeric", 5, "n/a", 1.0, False, False, "expected value is not numeric: string 'n/a'"),
     ("zero-tolerance-exact", 7, 7.0, 0, False, True, None),
 ]
 
@@ -112,7 +112,7 @@ DATES = [
     ("unparseable", "next tuesday", "2025-01-15", (), False, "unparseable date"),
     ("impossible-date", "2025-02-30", "2025-01-15", (), False, "unparseable date"),
     ("not-a-string", 20250115, "2025-01-15", (), False, "unparseable date"),
-    ("bad-expected", "2025-01-15", "soon", (), False, "unparseable expected date"),
+    ("bad-expected", "2025-01-15", "soon", (), False, "unparseable expected date: 'soon'"),
 ]
 
 
