@@ -26,7 +26,7 @@ from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.summary import RunSummary
 from agentv_py.runner.engine import RunOptions, select_cases
-from agentv_py.runner.llm import api_key
+from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run
 from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
 
@@ -94,7 +94,9 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
             secrets.extend(judge_secrets)
     for config in (target, *judges.values()):
         if isinstance(config, OpenAITarget):
-            api_key(config)  # no key for the OpenAI API: a config error now, not one per case
+            key = api_key(config)  # no key for the OpenAI API: a config error now, not one per case
+            if key != NO_KEY:
+                secrets.append(key)  # masked in the healthcheck's messages too
     if not request.dry_run:
         check_targets([target, *judges.values()], dataset.directory)  # each program can start
         run_healthcheck(target, dataset.directory, secrets)

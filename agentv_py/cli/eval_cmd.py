@@ -132,6 +132,10 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
     # Human output goes to stdout, unless stdout carries the JSONL.
     human = err if plan.out == "-" else stdout_console()
     render_summary(human, summary, verbose=verbose)
+    if plan.warnings:  # repeated: the start of a long run's output has scrolled away
+        human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
+        for warning in plan.warnings:
+            human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
     if summary.interrupted:
         return EXIT_INTERRUPTED
     if summary.any_errors:

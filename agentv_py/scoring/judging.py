@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentv_py.models.evaluators import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
-from agentv_py.scoring.jsontext import fenced_blocks, loads
+from agentv_py.scoring.jsontext import TOO_DEEP, fenced_blocks, loads
 
 
 def render_template(template: str, values: Mapping[str, str]) -> str:
@@ -35,8 +35,9 @@ def extract_json(reply: str) -> tuple[Any, str | None]:
     text = reply.strip()
     try:
         return loads(text), None
-    except ValueError:
-        pass
+    except ValueError as exc:
+        if str(exc) == TOO_DEEP:
+            return None, f"the reply is {TOO_DEEP}"
     fences = fenced_blocks(text)
     if len(fences) == 1:
         try:

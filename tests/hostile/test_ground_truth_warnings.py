@@ -187,6 +187,10 @@ def test_the_eval_prints_the_same_warnings_before_it_runs(ws):
         "(an evaluator error)",
         "agentv: 1 case of 'dataset' against target 'dry-run' (dry run, no targets file read) (4 workers)",
     ]
+    # ... and the summary repeats them at the end, where a long run's reader looks.
+    tail = result.stdout.splitlines()[-2:]
+    assert tail[0] == "1 warning about the dataset:"
+    assert tail[1].startswith("  warning: dataset.yaml:5: execution.evaluators[0].fields[0]: field 'total'")
 
 
 def test_ten_thousand_cases_are_checked_in_one_pass(ws):

@@ -213,3 +213,8 @@ def test_rubric_outcome():
     outcome = rubric_outcome(checks, rubrics)
     assert outcome.score == 0.75 and outcome.required_failed == ["c"]
     assert outcome.hits == ["[a] A: yes"] and outcome.misses == ["[b] B: nope", "[c] C"]
+
+
+def test_a_reply_nested_too_deeply_says_so():
+    value, problem = extract_json("[" * 100_000 + "]" * 100_000)
+    assert (value, problem) == (None, "the reply is JSON nested too deeply")
