@@ -46,6 +46,22 @@ def stderr_of(proc: subprocess.Popen[Any], timeout: float = 15) -> Any:
         raise
 
 
+def make_row(eval_id: str = "c1", **fields: Any) -> Any:
+    """A ResultRow for tests: a passing ok row of dataset 'd' and target 't' unless `fields` say
+    otherwise."""
+    from agentv_py.models.results import ResultRow
+
+    defaults: dict[str, Any] = {
+        "timestamp": "t",
+        "dataset": "d",
+        "target": "t",
+        "status": "ok",
+        "score": 1.0,
+        "verdict": "pass",
+    }
+    return ResultRow(eval_id=eval_id, **{**defaults, **fields})
+
+
 def script(name: str) -> str:
     """Absolute path of a tiny target script in tests/fixtures/targets."""
     return str(TARGETS_DIR / name)

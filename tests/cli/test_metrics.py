@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from agentv_py.cli import app
 from agentv_py.evaluators.base import processed_result
-from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.metrics import field_counts
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, make_row
 from tests.scoring.test_metrics import FIELDS, five_documents
 
 
@@ -22,16 +22,7 @@ def invoke(*args: str):
 
 
 def row(eval_id: str, results: list[EvaluatorResult]) -> bytes:
-    data = ResultRow(
-        timestamp="t",
-        eval_id=eval_id,
-        dataset="d",
-        target="x",
-        status="ok",
-        score=1.0,
-        verdict="pass",
-        evaluator_results=results,
-    ).to_json_dict()
+    data = make_row(eval_id=eval_id, target="x", evaluator_results=results).to_json_dict()
     return orjson.dumps(data) + b"\n"
 
 

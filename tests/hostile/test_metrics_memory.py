@@ -15,25 +15,17 @@ from typer.testing import CliRunner
 
 from agentv_py.cli import app
 from agentv_py.evaluators.base import processed_result
-from agentv_py.models.results import ResultRow
 from agentv_py.report import jsonl
 from agentv_py.report.metrics import PROBLEMS_KEPT, aggregate
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, make_row
 
 MIB = 1 << 20
 
 
 def metrics_row(eval_id: str) -> bytes:
     details = {"metrics": {"total": {"tp": 1, "tn": 0, "fp": 0, "fn": 0}}}
-    row = ResultRow(
-        timestamp="t",
-        eval_id=eval_id,
-        dataset="d",
-        target="t",
-        status="ok",
-        score=1.0,
-        verdict="pass",
-        evaluator_results=[processed_result(name="m", type="code_judge", score=1.0, details=details)],
+    row = make_row(
+        eval_id=eval_id, evaluator_results=[processed_result(name="m", type="code_judge", score=1.0, details=details)]
     )
     return orjson.dumps(row.to_json_dict()) + b"\n"
 

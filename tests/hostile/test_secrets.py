@@ -26,7 +26,7 @@ from agentv_py.models.targets import CliTarget, OpenAITarget
 from agentv_py.process.redact import MASK, Redactor, secret_forms
 from agentv_py.runner.run import Run, sent_keys
 from tests.chat_server import ChatServer, Recorded, Reply, error, text
-from tests.conftest import REPO_ROOT, Workspace
+from tests.conftest import REPO_ROOT, Workspace, make_row
 
 SECRET = "sk-live-XYZ7f3Kq9WvB2mN8pR4tL6"  # in the cli target's command and env, and the judge's api_key
 SECRET_2 = 'pw-"quoted"\\slash/ünï-98765'  # JSON-escapes differently: caught inside JSON text too
@@ -355,16 +355,7 @@ def test_without_secrets_rows_are_handed_over_untouched(ws):
 
 
 def test_rows_round_trip_through_the_redactor():
-    row = ResultRow(
-        timestamp="t",
-        eval_id="c1",
-        dataset="d",
-        target="t",
-        status="ok",
-        score=1.0,
-        verdict="pass",
-        candidate_answer=f"key {SECRET}",
-    )
+    row = make_row(eval_id="c1", candidate_answer=f"key {SECRET}")
     masked = Redactor([SECRET]).data(row.model_dump())
     assert ResultRow.model_validate(masked).candidate_answer == f"key {MASK}"
 
@@ -392,16 +383,7 @@ def test_a_row_json_cannot_hold_is_still_masked(ws):
     dataset = load_dataset(ws.cases_dataset([("c1", '{"a": 1}', {"a": 1})]))
     target = CliTarget(name="t", provider="cli", command_template="cat {FILES}")
     with Run(dataset, dataset.cases, target, secrets=[SECRET]) as run:
-        row = ResultRow(
-            timestamp="t",
-            eval_id="c1",
-            dataset="d",
-            target="t",
-            status="ok",
-            score=1.0,
-            verdict="pass",
-            candidate_answer=f"\ud800 {SECRET}",
-        )
+        row = make_row(eval_id="c1", candidate_answer=f"\ud800 {SECRET}")
         assert run.redacted(row).candidate_answer == f"\ud800 {MASK}"
 
 

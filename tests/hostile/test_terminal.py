@@ -19,6 +19,7 @@ from agentv_py.evaluators.base import error_result, processed_result
 from agentv_py.models.results import ResultRow
 from agentv_py.report.render import PlainProgress, RichProgress, render_summary, visible
 from agentv_py.report.summary import RunSummary
+from tests.conftest import make_row
 
 MARKUP = ["[/INST]", "[/]", "[bold red]x[/]", "[link=file:///etc/passwd]click[/link]"]
 CONTROLS = {
@@ -46,11 +47,8 @@ def test_visible_escapes_every_control_character_and_keeps_the_rest():
 
 def hostile_row(eval_id: str, score: float, misses: list[str], error: str | None = None) -> ResultRow:
     results = [] if error else [processed_result(name="[bold]judge\x1b[2J", type="code_judge", score=score)]
-    return ResultRow(
-        timestamp="t",
+    return make_row(
         eval_id=eval_id,
-        dataset="d",
-        target="t",
         status="error" if error else "ok",
         score=score,
         verdict="fail",
@@ -158,14 +156,8 @@ def test_agentv_eval_end_to_end(ws):
 
 def test_agentv_metrics_shows_field_names_literally(tmp_path):
     details = {"metrics": {"[/]": {"tp": 1}, "[bold red]x\x1b[2J": {"tp": 1}, "ok": {"tp": 1}}}
-    result_row = ResultRow(
-        timestamp="t",
+    result_row = make_row(
         eval_id="c\x1b[2J",
-        dataset="d",
-        target="t",
-        status="ok",
-        score=1.0,
-        verdict="pass",
         evaluator_results=[processed_result(name="[/INST]", type="code_judge", score=1.0, details=details)],
     )
     bad = error_result(name="x", type="code_judge", message="m", details={"metrics": {"f\x1b[2J[/]": [1]}})

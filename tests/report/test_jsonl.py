@@ -7,22 +7,14 @@ from pathlib import Path
 from agentv_py.evaluators.base import processed_result
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import JsonlWriter, default_results_path, read_rows
+from tests.conftest import make_row
 
 
 def test_rows_round_trip_and_bad_lines_are_reported(tmp_path):
     path = tmp_path / "out.jsonl"
     details = {"metrics": {"supplier.name": {"tp": 1, "fn": 0}}, "nested": [1, {"x": None}]}
     result = processed_result(name="judge", type="field_accuracy", score=0.5, details=details)
-    row = ResultRow(
-        timestamp="t",
-        eval_id="c1",
-        dataset="d",
-        target="x",
-        status="ok",
-        score=0.5,
-        verdict="fail",
-        evaluator_results=[result],
-    )
+    row = make_row(eval_id="c1", target="x", score=0.5, verdict="fail", evaluator_results=[result])
     with JsonlWriter(path) as writer:
         writer.write(row)
     with open(path, "a") as handle:
@@ -49,16 +41,7 @@ def test_values_orjson_refuses_are_still_written_and_read_back(tmp_path):
 
     huge = 123456789012345678901234567890
     result = processed_result(name="j", type="code_judge", score=1.0, details={"id": huge, "text": "a\ud800b"})
-    row = ResultRow(
-        timestamp="t",
-        eval_id="c1",
-        dataset="d",
-        target="t",
-        status="ok",
-        score=1.0,
-        verdict="pass",
-        evaluator_results=[result],
-    )
+    row = make_row(eval_id="c1", evaluator_results=[result])
     path = tmp_path / "out.jsonl"
     with JsonlWriter(path) as writer:
         writer.write(row)

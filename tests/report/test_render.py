@@ -10,6 +10,7 @@ from agentv_py.evaluators.base import processed_result
 from agentv_py.models.results import ResultRow
 from agentv_py.report.render import PlainProgress, render_summary
 from agentv_py.report.summary import RunSummary
+from tests.conftest import make_row
 
 
 def row(eval_id: str, score: float, misses: list[str] = (), error: str | None = None) -> ResultRow:
@@ -18,11 +19,10 @@ def row(eval_id: str, score: float, misses: list[str] = (), error: str | None = 
     results = (
         [] if error else [processed_result(name="fields", type="field_accuracy", score=score, misses=list(misses))]
     )
-    return ResultRow(
+    return make_row(
         timestamp="2026-01-01T00:00:00.000Z",
         eval_id=eval_id,
         dataset="ds",
-        target="t",
         status="error" if error else "ok",
         score=score,
         verdict="fail" if error else verdict_for(score),
@@ -197,12 +197,9 @@ def many_evaluator_rows() -> list[tuple[ResultRow, int]]:
     def case(eval_id: str, scores: dict[str, float], misses: list[str] = ()) -> ResultRow:
         results = [processed_result(name=name, type="code_judge", score=score) for name, score in scores.items()]
         score = sum(scores.values()) / len(scores)
-        return ResultRow(
-            timestamp="t",
+        return make_row(
             eval_id=eval_id,
             dataset="ds",
-            target="t",
-            status="ok",
             score=score,
             verdict=verdict_for(score),
             misses=list(misses),
