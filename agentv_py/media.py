@@ -128,8 +128,13 @@ class ImageRef:
 
 @lru_cache(maxsize=64)
 def _file_data_uri(path: str, media_type: str) -> str:
+    """The image file as a base64 data URI; at most MAX_IMAGE_BYTES read (the file may have grown
+    since it was checked at load)."""
     with open(path, "rb") as handle:
-        encoded = base64.b64encode(handle.read()).decode("ascii")
+        data = handle.read(MAX_IMAGE_BYTES + 1)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ValueError(f"image {os.path.basename(path)} is over the 20 MB limit for images")
+    encoded = base64.b64encode(data).decode("ascii")
     return f"data:{media_type};base64,{encoded}"
 
 

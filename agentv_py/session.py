@@ -98,7 +98,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
             if key != NO_KEY:
                 secrets.append(key)  # masked in the healthcheck's messages too
     if not request.dry_run:
-        check_targets([target, *judges.values()], dataset.directory)  # each program can start
+        check_targets([target, *judges.values()], dataset.directory, secrets)  # each program can start
         run_healthcheck(target, dataset.directory, secrets)
     out = request.out or str(default_results_path(dataset.name))
     return EvalPlan(

@@ -21,20 +21,23 @@ def validate(
     ),
 ) -> int:
     """Check datasets and targets files; report every problem in every file (exit 2 if any)."""
+    # Every line is shown through `visible`: file names, field paths, keys and values quoted in
+    # a problem are data, and their control characters are written as escapes, never obeyed.
+    from agentv_py.report.render import visible
     from agentv_py.session import check_file
 
     problems = 0
     for path in paths:
         check = check_file(path)
         for warning in check.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(visible(f"warning: {warning}"), file=sys.stderr)
         if check.note:
-            print(f"note: {path}: {check.note}", file=sys.stderr)
+            print(visible(f"note: {path}: {check.note}"), file=sys.stderr)
         for problem in check.problems:
-            print(problem, file=sys.stderr)
+            print(visible(str(problem)), file=sys.stderr)
         problems += len(check.problems)
         if not check.problems:
-            print(f"ok: {path} ({check.count} {check.noun})")
+            print(visible(f"ok: {path} ({check.count} {check.noun})"))
     if problems:
         print(f"{problems} problem{'s' if problems != 1 else ''} found", file=sys.stderr)
         return EXIT_CONFIG

@@ -4,13 +4,15 @@ found (SPEC §1 search order, `agentv_py.locate`) and every image checked, at lo
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import Problem
 from agentv_py.loading.source import Source
-from agentv_py.locate import not_found, resolve_file, search_dirs
+from agentv_py.locate import not_found, repo_root, resolve_file, search_dirs
 from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
 
 
@@ -40,6 +42,7 @@ def resolve_case_files(
     resolved: dict[tuple[int, str], list[Any]] = {}
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
+    project = _Project(base_dir)
     for i, case in enumerate(raw_cases(raw)):
         if not isinstance(case, dict):
             continue
@@ -51,12 +54,15 @@ def resolve_case_files(
             label = f"case '{case.get('id')}'"
             if kind == "file":
                 found, tried = resolve_file(value, base_dir, dirs)
+                refused = None if found is None else project.refuse("file", value, found, label)
                 if found is None:
                     problems.append(source.problem(where, not_found("file", value, tried, label)))
+                elif refused is not None:
+                    problems.append(source.problem(where, refused))
                 else:
                     resolved.setdefault((i, "file"), []).append(str(found))
                 continue
-            image, problem = _image(kind, value, item.get("detail"), base_dir, dirs, label)
+            image, problem = _image(kind, value, item.get("detail"), base_dir, dirs, label, project)
             if problem:
                 problems.append(source.problem(where, problem))
             elif image is not None:
@@ -64,8 +70,48 @@ def resolve_case_files(
     return resolved, problems
 
 
+_SYSTEM_DIRS = ("/proc", "/sys", "/dev")
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+class _Project:
+    """Where a dataset may name files: its project (the repository holding it, else its own
+    directory) or the current directory; never a system directory, never anything but a regular
+    file. Paths are compared after `os.path.realpath`, so a symlink counts as what it points at."""
+
+    def __init__(self, base_dir: Path) -> None:
+        base = os.path.realpath(base_dir)
+        root = repo_root(Path(base))
+        self.root = str(root) if root is not None else base
+        self.what = "the repository holding the dataset" if root is not None else "the dataset's directory"
+        self.cwd = os.path.realpath(os.getcwd())
+
+    def refuse(self, what: str, value: str, found: Path, label: str) -> str | None:
+        """Why the dataset may not name `found` (its `what` item `value`), or None."""
+        real = os.path.realpath(found)
+        shown = value if real == value else f"{value} (really {real})"
+        for system in _SYSTEM_DIRS:
+            if _inside(real, system):
+                return f"{what} {shown} is under {system}; a dataset may not name system files ({label})"
+        if not (_inside(real, self.root) or _inside(real, self.cwd)):
+            return (
+                f"{what} {shown} is outside the project ({self.root}, {self.what}); "
+                f"a dataset may only name files inside it ({label})"
+            )
+        try:
+            regular = stat.S_ISREG(os.stat(real).st_mode)
+        except OSError as exc:
+            return f"{what} {shown} cannot be read: {exc.strerror or exc} ({label})"
+        if not regular:
+            return f"{what} {shown} is not a regular file ({label})"
+        return None
+
+
 def _image(
-    kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str
+    kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str, project: _Project
 ) -> tuple[ImageRef | None, str | None]:
     detail = detail if isinstance(detail, str) else None
     if value.startswith("data:"):
@@ -80,6 +126,9 @@ def _image(
     found, tried = resolve_file(value, base_dir, dirs)
     if found is None:
         return None, not_found("image", value, tried, label)
+    refused = project.refuse("image", value, found, label)
+    if refused is not None:
+        return None, refused
     media_type, problem = check_image_file(found)
     if problem:
         return None, f"unusable image {value} ({label}): {problem}"

@@ -115,8 +115,8 @@ def all_finite(values: Sequence[Any]) -> bool:
     """True when no value holds a NaN or an infinity (checked by the C JSON encoder: one call)."""
     try:
         json.dumps(values, allow_nan=False, default=_skip, skipkeys=True, check_circular=False)
-    except (ValueError, TypeError):
-        return False  # the walk (`non_finite_at`) says where, if anywhere
+    except (ValueError, TypeError, RecursionError):
+        return False  # the walks (`_depth`, `non_finite_at`) say where, if anywhere
     return True
 
 
@@ -324,6 +324,10 @@ def finite_problems(source: Source, raw_cases: Sequence[Any], truths: Sequence[A
         return []
     problems = []
     for i, truth in enumerate(truths):
+        if _depth(truth) > MAX_DEPTH:  # the loader refuses such values: a second line of defence
+            where = ground_truth_location(raw_cases[i] if i < len(raw_cases) else None, i)
+            problems.append(source.problem(where, f"ground truth nests deeper than {MAX_DEPTH} levels"))
+            continue
         found = non_finite_at(truth)
         if found is not None:
             parts, number = found

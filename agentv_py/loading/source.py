@@ -61,12 +61,13 @@ class _NodeRefused(Exception):
 class _Frame:
     """A list or mapping being composed."""
 
-    __slots__ = ("anchor", "first_lines", "key", "node", "weight")
+    __slots__ = ("anchor", "first_lines", "height", "key", "node", "weight")
 
     def __init__(self, node: yaml.Node, anchor: str | None) -> None:
         self.node = node
         self.anchor = anchor
         self.weight = 1  # values in this node, aliases counted by what they expand to
+        self.height = 0  # levels of lists and mappings below this one, aliases counted expanded
         self.key: yaml.Node | None = None  # a mapping's key whose value is being composed
         self.first_lines: dict[tuple[str, str], int] | None = {} if isinstance(node, yaml.MappingNode) else None
 
@@ -174,7 +175,8 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
         sequence_start, mapping_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
         scalar_node, sequence_node, mapping_node = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
-        anchors: dict[str, tuple[yaml.Node, int | None]] = {}  # weight None: still being composed
+        # anchor -> (node, weight, height); weight None: still being composed
+        anchors: dict[str, tuple[yaml.Node, int | None, int]] = {}
         stack: list[_Frame] = []
         expanded = 0
         get_event()  # document start
@@ -192,19 +194,28 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                                 tag = candidate
                                 break
                 node = scalar_node(tag, value, event.start_mark, event.end_mark, style=event.style)
-                weight = 1
+                weight, height = 1, 0
                 if event.anchor is not None:
                     self._check_anchor(anchors, event, stack)
-                    anchors[event.anchor] = (node, 1)
+                    anchors[event.anchor] = (node, 1, 0)
             elif kind is alias_event:
                 anchor = event.anchor
                 if anchor not in anchors:
                     raise yaml.composer.ComposerError(None, None, f"found undefined alias {anchor!r}", event.start_mark)
-                node, known = anchors[anchor]
+                node, known, height = anchors[anchor]
                 if known is None:
                     raise LoadRefused(
                         f"alias *{anchor} refers to a node that contains it (a recursive structure); "
                         "datasets cannot hold recursive data",
+                        event.start_mark.line + 1,
+                        _frames_path(stack),
+                    )
+                if len(stack) + height > MAX_DEPTH:
+                    # Each anchored node is within the limit, but one holding aliases of others
+                    # would build a far deeper value than any written out.
+                    raise LoadRefused(
+                        f"YAML nests deeper than {MAX_DEPTH} levels: alias *{anchor} ({height} levels deep) "
+                        f"used at level {len(stack)}",
                         event.start_mark.line + 1,
                         _frames_path(stack),
                     )
@@ -229,21 +240,23 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 container = node_kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
                 if event.anchor is not None:
                     self._check_anchor(anchors, event, stack)
-                    anchors[event.anchor] = (container, None)
+                    anchors[event.anchor] = (container, None, 0)
                 stack.append(_Frame(container, event.anchor))
                 continue
             else:  # the end of a list or a mapping
                 frame = stack.pop()
                 node = frame.node
                 node.end_mark = event.end_mark
-                weight = frame.weight
+                weight, height = frame.weight, frame.height + 1
                 if frame.anchor is not None:
-                    anchors[frame.anchor] = (node, weight)
+                    anchors[frame.anchor] = (node, weight, height)
             if not stack:
                 get_event()  # document end
                 return node
             parent = stack[-1]
             parent.weight += weight
+            if height > parent.height:
+                parent.height = height
             if parent.first_lines is None:
                 parent.node.value.append(node)
             elif parent.key is None:
@@ -255,7 +268,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 parent.key = None
 
     @staticmethod
-    def _check_anchor(anchors: dict[str, tuple[yaml.Node, int | None]], event: Any, stack: list[_Frame]) -> None:
+    def _check_anchor(anchors: dict[str, tuple[yaml.Node, int | None, int]], event: Any, stack: list[_Frame]) -> None:
         if event.anchor in anchors:
             first = anchors[event.anchor][0].start_mark.line + 1
             raise LoadRefused(
@@ -296,7 +309,20 @@ _Loader.yaml_implicit_resolvers = {
 _Loader.add_constructor(_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
-CACHE_VERSION = "2"  # 2: files are refused by the bounded composer before they are cached
+# Tags safe YAML builds into values that are not JSON (a set, bytes, a list of pairs): a dataset
+# holds only JSON values (and dates as text), so these are refused where they are written.
+_NOT_JSON_TAGS = ("set", "binary", "omap", "pairs")
+
+
+def _refuse_tag(loader: Any, node: yaml.Node) -> Any:
+    short = node.tag.replace("tag:yaml.org,2002:", "!!", 1)
+    raise _NodeRefused(f"YAML tag {short} is not allowed: datasets hold only JSON values", node)
+
+
+for _name in _NOT_JSON_TAGS:
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_name}", _refuse_tag)
+
+CACHE_VERSION = "3"  # 2: files are refused by the bounded composer before they are cached; 3: tags
 CACHE_MAX_ENTRIES = 32
 
 

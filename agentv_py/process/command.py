@@ -134,8 +134,13 @@ class CompiledTemplate:
     needs_shell: bool
     tokens: tuple[tuple[Part, ...], ...]  # argv tokens, for templates that need no shell
     script_index: int | None = None  # the argv token a shell runs as its script (`sh -c SCRIPT`)
+    unsafe: tuple[str, str] | None = None  # a placeholder agentv cannot quote (`unsafe_placeholder`)
 
     def render(self, values: dict[str, list[str]]) -> Command:
+        """The command for these values; raises UnsafeTemplate (nothing to run) when values are
+        given and a placeholder stands where a value cannot be quoted (`unsafe_placeholder`)."""
+        if self.unsafe and values:
+            raise UnsafeTemplate(*self.unsafe)
         if self.needs_shell:
             return Command(["/bin/sh", "-c", render_shell_text(self.template, values)], shell=True)
         argv: list[str] = []
@@ -226,7 +231,11 @@ def compile_template(template: str) -> CompiledTemplate:
         None if any(isinstance(p, tuple) for p in t) else "".join(p for p in t if isinstance(p, str)) for t in tokens
     ]
     script_index = None if shell else script_position(words)
-    return CompiledTemplate(template, shell, tuple(tokens), script_index)
+    if shell:
+        unsafe = _unsafe_in_shell_text(template)
+    else:
+        unsafe = None if script_index is None else _unsafe_in_shell_text(_token_text(tokens[script_index]))
+    return CompiledTemplate(template, shell, tuple(tokens), script_index, unsafe)
 
 
 def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
@@ -253,27 +262,222 @@ def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
     return "".join(out)
 
 
+# Constructs inside which agentv cannot quote a value: the shell parses their text again, or by
+# rules of its own (what each is called in messages).
+CONSTRUCTS = {
+    "$(": "$(…)",
+    "`": "`…`",
+    "${": "${…}",
+    "$((": "$((…))",
+    "((": "((…))",
+    "$[": "$[…]",
+    "$'": "$'…'",
+    "<<": "a here-document (<<)",
+    "#": "a # comment",
+}
+_CODE = {"(", "$(", "`"}  # contexts whose text is commands: quotes, comments and here-documents apply
+_WORD_START = set(" \t\n;&|()<>")
+_HEREDOC_WORD_END = set(" \t\n;&|()<>")
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexed:
+    # (start, end, name, the quote it stands in or None, the construct it stands in or None)
+    placeholders: tuple[tuple[int, int, str, str | None, str | None], ...]
+    opaque: dict[int, int]  # outermost constructs: start -> end (part of the word they stand in)
+    skipped: dict[int, int]  # here-document bodies: start -> end
+
+
 @functools.lru_cache(maxsize=256)
-def _placeholders(text: str) -> tuple[tuple[int, int, str, str | None], ...]:
-    """Each placeholder of shell text: (start, end, name, the quote it stands in or None)."""
-    found: list[tuple[int, int, str, str | None]] = []
-    state: str | None = None
+def _lex(text: str) -> _Lexed:
+    """Shell text read far enough to tell, for each placeholder, the quote it stands in and any
+    construct around it (`CONSTRUCTS`): quotes, `$(…)`, backticks, `${…}`, arithmetic, `$'…'`,
+    subshells, here-documents and comments nest as the shell nests them."""
+    found: list[tuple[int, int, str, str | None, str | None]] = []
+    opaque: dict[int, int] = {}
+    skipped: dict[int, int] = {}
+    stack: list[tuple[str, int]] = []  # (context, where it started)
+    heredocs: list[tuple[str, bool]] = []  # pending here-documents: (delimiter, tabs stripped)
     i, n = 0, len(text)
+
+    def construct() -> str | None:
+        inner = [c for c, _ in stack if c in CONSTRUCTS]
+        return inner[-1] if inner else None
+
+    def push(context: str, at: int, length: int) -> int:
+        if context in CONSTRUCTS and construct() is None:
+            opaque[at] = n  # until it ends
+        stack.append((context, at))
+        return at + length
+
+    def pop(end: int) -> int:
+        context, start = stack.pop()
+        if context in CONSTRUCTS and construct() is None:
+            opaque[start] = end
+        return end
+
+    def placeholder(at: int, forced: str | None = None) -> int | None:
+        match = _placeholder_at(text, at)
+        if match is None:
+            return None
+        quote = stack[-1][0] if stack and stack[-1][0] in ("'", '"') else None
+        found.append((at, match[1], match[0], quote, forced or construct()))
+        return match[1]
+
+    def heredoc_bodies(at: int) -> int:
+        """Skip the bodies of the pending here-documents, which start at `at`; their placeholders
+        are refused."""
+        start = at
+        for delimiter, strip in heredocs:
+            while at < n:
+                end = text.find("\n", at)
+                end = n if end < 0 else end
+                line = text[at:end]
+                j = at
+                while j < end:
+                    j = placeholder(j, "<<") or j + 1
+                at = min(end + 1, n)
+                if (line.lstrip("\t") if strip else line) == delimiter:
+                    break
+        heredocs.clear()
+        skipped[start] = at
+        return at
+
     while i < n:
         ch = text[i]
-        if ch == "{" and (match := _placeholder_at(text, i)):
-            found.append((i, match[1], match[0], state))
-            i = match[1]
+        top = stack[-1][0] if stack else None
+        if ch == "{" and (after := placeholder(i)):
+            i = after
             continue
-        if ch == "\\" and state != "'":
+        if top == "'":
+            i = pop(i + 1) if ch == "'" else i + 1
+            continue
+        if top == "$'":
+            i = pop(i + 1) if ch == "'" else i + (2 if ch == "\\" else 1)
+            continue
+        if ch == "\\":
             i += 2
             continue
-        if state is None and ch in "'\"":
-            state = ch
-        elif state is not None and ch == state:
-            state = None
+        code = top is None or top in _CODE
+        if ch == "$":
+            two, three = text[i : i + 2], text[i : i + 3]
+            if three == "$((":
+                i = push("$((", i, 3)
+            elif two in ("$(", "${", "$["):
+                i = push(two, i, 2)
+            elif two == "$'" and top != '"':
+                i = push("$'", i, 2)
+            else:
+                i += 1
+            continue
+        if ch == "`":
+            i = pop(i + 1) if top == "`" else push("`", i, 1)
+            continue
+        if top == '"':
+            i = pop(i + 1) if ch == '"' else i + 1
+            continue
+        if ch in "'\"":
+            i = push(ch, i, 1)
+            continue
+        if top in ("${", "{"):
+            if ch == "}":
+                i = pop(i + 1)
+            else:
+                i = push("{", i, 1) if ch == "{" else i + 1
+            continue
+        if ch == "(":
+            i = push("((", i, 2) if code and text[i : i + 2] == "((" else push("(", i, 1)
+            continue
+        if ch == ")":
+            if top in ("$((", "((") and text[i : i + 2] == "))":
+                i = pop(i + 2)
+            elif top in ("(", "$(", "$((", "((", "$["):
+                i = pop(i + 1)
+            else:
+                i += 1
+            continue
+        if ch == "]" and top == "$[":
+            i = pop(i + 1)
+            continue
+        if not code:
+            i += 1
+            continue
+        if ch == "#" and (i == 0 or text[i - 1] in _WORD_START):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            j = i
+            while j < end:
+                j = placeholder(j, "#") or j + 1
+            i = end
+            continue
+        if ch == "<" and text[i : i + 3] == "<<<":
+            i += 3
+            continue
+        if ch == "<" and text[i : i + 2] == "<<":
+            i += 3 if text[i : i + 3] == "<<-" else 2
+            strip = text[i - 1] == "-"
+            while i < n and text[i] in " \t":
+                i += 1
+            delimiter, quote = "", None
+            while i < n and (quote is not None or text[i] not in _HEREDOC_WORD_END):
+                if (after := placeholder(i, "<<")) is not None:
+                    i = after
+                    continue
+                if quote is None and text[i] in "'\"":
+                    quote = text[i]
+                elif text[i] == quote:
+                    quote = None
+                elif quote is None and text[i] == "\\":
+                    delimiter += text[i + 1 : i + 2]
+                    i += 1
+                else:
+                    delimiter += text[i]
+                i += 1
+            heredocs.append((delimiter, strip))
+            continue
+        if ch == "\n" and heredocs:
+            i = heredoc_bodies(i + 1)
+            continue
         i += 1
-    return tuple(found)
+    if heredocs:
+        heredoc_bodies(n)
+    return _Lexed(tuple(found), opaque, skipped)
+
+
+def _placeholders(text: str) -> tuple[tuple[int, int, str, str | None], ...]:
+    """Each placeholder of shell text: (start, end, name, the quote it stands in or None)."""
+    return tuple(p[:4] for p in _lex(text).placeholders)
+
+
+def unsafe_placeholder(template: str) -> tuple[str, str] | None:
+    """The first placeholder of a template that stands where agentv cannot quote a value, as
+    (its name, what it stands in, as `CONSTRUCTS` names it), or None: inside `$(…)`, backticks,
+    `${…}`, arithmetic, `$'…'`, a here-document or a comment, in the template when it runs under
+    `/bin/sh` or in a script it hands to a shell (`sh -c SCRIPT`, however deeply nested)."""
+    return compile_template(template).unsafe
+
+
+def _unsafe_in_shell_text(text: str) -> tuple[str, str] | None:
+    for _, _, name, _, construct in _lex(text).placeholders:
+        if construct is not None:
+            return name, CONSTRUCTS[construct]
+    for command in _shell_commands(text):
+        index = script_position([w.text if w.fixed else None for w in command])
+        if index is not None and (unsafe := _unsafe_in_shell_text(command[index].text)):
+            return unsafe
+    return None
+
+
+class UnsafeTemplate(ValueError):
+    """A template with a placeholder where agentv cannot quote a value (`unsafe_placeholder`)."""
+
+    def __init__(self, name: str, construct: str) -> None:
+        super().__init__(
+            f"{{{name}}} is inside {construct} in command_template; agentv cannot quote a value there "
+            "safely: pass it as an argument or through a file ({FILES}, {OUTPUT_FILE})"
+        )
+        self.name = name
+        self.construct = construct
 
 
 @dataclass(slots=True)
@@ -306,10 +510,12 @@ def _nested_states(text: str) -> tuple[tuple[int, tuple[str | None, ...]], ...]:
 
 def _shell_commands(text: str) -> list[list[_Word]]:
     """Shell text split into simple commands and their words, as far as quoting goes: enough to
-    find `sh -c SCRIPT` (operators end commands, redirections end words, comments are skipped)."""
+    find `sh -c SCRIPT` (operators end commands, redirections end words, comments and
+    here-document bodies are skipped, a substitution is part of the word it stands in)."""
     commands: list[list[_Word]] = [[]]
     word: _Word | None = None
     state: str | None = None
+    lexed = _lex(text)
     i, n = 0, len(text)
 
     def add(word: _Word, at: int, length: int = 1) -> None:
@@ -318,6 +524,15 @@ def _shell_commands(text: str) -> list[list[_Word]]:
 
     while i < n:
         ch = text[i]
+        if state != "'" and i in lexed.skipped:  # a here-document's body
+            i = lexed.skipped[i]
+            continue
+        if state != "'" and i in lexed.opaque:  # `$(…)`, backticks, `${…}`, ...: part of the word
+            word = word or _Word(i)
+            word.fixed = False
+            add(word, i, lexed.opaque[i] - i)
+            i = lexed.opaque[i]
+            continue
         if state is None and (ch in _WORD_END or ch in _COMMAND_END):
             if word is not None:
                 commands[-1].append(word)

@@ -174,7 +174,25 @@ def render_table(console: Any, report: MetricsReport) -> None:
     )
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+def csv_cell(value: object) -> str:
+    """`value` as a CSV cell that is safe to show and to open in a spreadsheet: control characters
+    written as escapes (`visible`), and a cell starting with `=`, `+`, `-`, `@`, tab or CR prefixed
+    with `'` (the OWASP CSV-injection rule), so it is read as text, never as a formula."""
+    text = visible(str(value))
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def render_csv(report: MetricsReport) -> str:
+    """The report as CSV: one row per field, then `__total__` and `__macro__`.
+
+    Field names come from the results file (the `details.metrics` keys a judge wrote) and are
+    data: every cell goes through `csv_cell`, so a name's control characters are written as
+    escapes (`\\x1b`, never a raw terminal escape) and a name starting with `=`, `+`, `-`, `@`,
+    tab or CR gets a leading `'` (OWASP's CSV-injection rule: `=HYPERLINK(...)` is shown as text
+    by a spreadsheet, not evaluated). Numbers are never negative, so they are never prefixed."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["field", "tp", "tn", "fp", "fn", "precision", "recall", "f1", "support"])
@@ -182,7 +200,10 @@ def render_csv(report: MetricsReport) -> str:
     def blank(v: float | None) -> str:
         return "" if v is None else f"{v:.6f}"
 
+    def row(*cells: object) -> None:
+        writer.writerow([csv_cell(cell) for cell in cells])
+
     for name, c in [*report.per_field.items(), ("__total__", report.total)]:
-        writer.writerow([name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support])
-    writer.writerow(["__macro__", "", "", "", "", "", "", blank(report.macro_f1), ""])
+        row(name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support)
+    row("__macro__", "", "", "", "", "", "", blank(report.macro_f1), "")
     return out.getvalue()

@@ -58,7 +58,14 @@ def case_messages(case: PreparedCase) -> list[ChatMessage]:
 
 
 def _inline_file(path: str) -> str:
-    data = Path(path).read_bytes()
+    """The file as a `<file>` text part: at most DEFAULT_OUTPUT_CAP bytes of UTF-8 text."""
+    with Path(path).open("rb") as handle:
+        data = handle.read(DEFAULT_OUTPUT_CAP + 1)
+    if len(data) > DEFAULT_OUTPUT_CAP:
+        raise ValueError(
+            f"file {os.path.basename(path)} is over the {DEFAULT_OUTPUT_CAP // (1024 * 1024)} MB limit "
+            "for a file inlined into a message"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -232,7 +239,11 @@ class OpenAIClient:
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         config = self.config
-        request: dict[str, Any] = {"model": config.model, "messages": to_openai(self._with_system(messages))}
+        try:
+            wire = to_openai(self._with_system(messages))
+        except (OSError, ValueError) as exc:  # an image unreadable or over its cap since the load
+            return ChatReply(None, self.redact(str(exc)))
+        request: dict[str, Any] = {"model": config.model, "messages": wire}
         if config.temperature is not None:
             request["temperature"] = config.temperature
         if config.max_tokens is not None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +17,13 @@ from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
 from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
 from agentv_py.prepared import PreparedCase
-from agentv_py.process.command import render_command, render_files, template_program
+from agentv_py.process.command import (
+    UnsafeTemplate,
+    render_command,
+    render_files,
+    template_program,
+    unsafe_placeholder,
+)
 from agentv_py.process.programs import program_problem
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
@@ -165,7 +173,10 @@ class CliRunner:
         output_path = self._output_path(label, attempt) if self._uses_output_file else None
         if output_path:
             values["OUTPUT_FILE"] = [output_path]
-        command = render_command(self.config.command_template, values)
+        try:
+            command = render_command(self.config.command_template, values)
+        except UnsafeTemplate as exc:  # refused before the run (`target_problem`); never run it
+            return TargetOutcome(None, f"target '{self.name}': {exc}", retryable=False)
         timeout = self.config.timeout_seconds
         result = run_process(
             command.argv,
@@ -192,9 +203,9 @@ class CliRunner:
         if failure:
             return TargetOutcome(None, f"target '{self.name}' failed: {failure}")
         if output_path:
+            # Never follow a symlink, never block on a FIFO: only a regular file is read.
             try:
-                with open(output_path, "rb") as handle:
-                    raw = handle.read(self.output_cap + 1)
+                fd = os.open(output_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
             except FileNotFoundError:
                 tail = result.stderr_tail()
                 return TargetOutcome(
@@ -202,6 +213,32 @@ class CliRunner:
                     f"target '{self.name}' exited 0 but did not write {{OUTPUT_FILE}}"
                     + (f": {self.redact(tail)}" if tail else ""),
                 )
+            except OSError as exc:
+                kind = "a symlink" if exc.errno == errno.ELOOP else "a socket" if exc.errno == errno.ENXIO else None
+                if kind:
+                    return TargetOutcome(
+                        None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+                    )
+                return TargetOutcome(None, f"target '{self.name}' wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}")
+            try:
+                mode = os.fstat(fd).st_mode
+                if not stat.S_ISREG(mode):
+                    kind = (
+                        "a FIFO"
+                        if stat.S_ISFIFO(mode)
+                        else "a directory"
+                        if stat.S_ISDIR(mode)
+                        else "a socket"
+                        if stat.S_ISSOCK(mode)
+                        else "a device"
+                    )
+                    return TargetOutcome(
+                        None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+                    )
+                with open(fd, "rb", closefd=False) as handle:
+                    raw = handle.read(self.output_cap + 1)
+            finally:
+                os.close(fd)
             if len(raw) > self.output_cap:
                 return TargetOutcome(
                     None, f"target '{self.name}' wrote more than the {self.output_cap // (1024 * 1024)} MB cap"
@@ -301,9 +338,14 @@ def target_problem(config: TargetConfig, dataset_dir: Path) -> str | None:
     its working directory must exist and the program its `command_template` starts
     (`template_program`) must be an executable file (a path, relative to that directory) or be
     found on the target's PATH. A template run by a shell is checked by its first word only, when
-    that is a plain command; the shell finds the others when it runs."""
+    that is a plain command; the shell finds the others when it runs. A placeholder that stands
+    where agentv cannot quote its value (`unsafe_placeholder`: inside `$(…)`, a here-document,
+    ...) is a problem too."""
     if not isinstance(config, CliTarget):
         return None
+    unsafe = unsafe_placeholder(config.command_template)
+    if unsafe:
+        return f"target '{config.name}': {UnsafeTemplate(*unsafe)}"
     cwd = working_dir(dataset_dir, config.cwd)
     if not cwd.is_dir():
         return f"target '{config.name}' cannot start: its cwd is not a directory: {cwd}"
@@ -312,32 +354,35 @@ def target_problem(config: TargetConfig, dataset_dir: Path) -> str | None:
     return f"target '{config.name}' cannot start: {problem}" if problem else None
 
 
-def check_targets(configs: Iterable[TargetConfig], dataset_dir: Path) -> None:
+def check_targets(configs: Iterable[TargetConfig], dataset_dir: Path, secrets: Iterable[str]) -> None:
     """Raise TargetError (nothing is run) when the eval target or a judge target cannot start
-    (`target_problem`)."""
+    (`target_problem`). The message and hint quote the command, its program and its cwd, which
+    may hold `${{ VAR }}` values: `secrets` are masked in both."""
     checked = {config.name: config for config in configs}
     problems = [(config, problem) for config in checked.values() if (problem := target_problem(config, dataset_dir))]
     if not problems:
         return
+    redact = Redactor(secrets)
     config, _ = problems[0]
     hint = None
     if len(problems) == 1 and isinstance(config, CliTarget):
-        hint = f"the target runs `{config.command_template}` in {working_dir(dataset_dir, config.cwd)}"
-    raise TargetError("\n".join(problem for _, problem in problems), hint=hint)
+        hint = redact(f"the target runs `{config.command_template}` in {working_dir(dataset_dir, config.cwd)}")
+    raise TargetError(redact("\n".join(problem for _, problem in problems)), hint=hint)
 
 
 def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:
     """Run the target's healthcheck once, with the target's `env:`; raise TargetError (nothing is
-    run) when it fails."""
+    run) when it fails. The message and hint (its output, command and cwd) have `secrets` masked."""
     if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
     check = config.healthcheck
     cwd = str(working_dir(dataset_dir, check.cwd))
     command = render_command(check.command_template, {})
     result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd, env=target_env(config))
-    failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, Redactor(secrets))
+    redact = Redactor(secrets)
+    failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, redact)
     if failure:
         raise TargetError(
-            f"healthcheck of target '{config.name}' failed: {failure}",
-            hint=f"the healthcheck runs `{check.command_template}` in {cwd}",
+            redact(f"healthcheck of target '{config.name}' failed: {failure}"),
+            hint=redact(f"the healthcheck runs `{check.command_template}` in {cwd}"),
         )

@@ -152,3 +152,43 @@ def test_end_to_end_with_the_example_judges(monkeypatch, tmp_path):
     assert (fields["currency"]["fp"], fields["currency"]["fn"]) == (1, 1)
     assert (fields["line_items[].description"]["tp"], fields["line_items[].description"]["fp"]) == (20, 1)
     assert data["rows_with_metrics"] == 7
+
+
+def test_csv_shows_hostile_field_names_as_text(tmp_path):
+    """Field names are data: control characters are written as escapes, and a name a spreadsheet
+    would read as a formula (starting with =, +, -, @, tab or CR) is prefixed with '."""
+    path = tmp_path / "run.jsonl"
+    counts = {"tp": 1, "tn": 0, "fp": 0, "fn": 0}
+    names = ['=HYPERLINK("http://evil")\x1b]0;PWN\x07', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain"]
+    path.write_bytes(row("c1", [judge("j", dict.fromkeys(names, counts))]))
+    result = invoke("metrics", str(path), "-f", "csv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "field,tp,tn,fp,fn,precision,recall,f1,support\n"
+        '"\'=HYPERLINK(""http://evil"")\\x1b]0;PWN\\x07",1,0,0,0,1.000000,1.000000,1.000000,1\n'
+        "'+1,1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "'-2,1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "'@SUM(A1),1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "\\tx,1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "\\rx,1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "plain,1,0,0,0,1.000000,1.000000,1.000000,1\n"
+        "__total__,7,0,0,0,1.000000,1.000000,1.000000,7\n"
+        "__macro__,,,,,,,1.000000,\n"
+    )
+
+
+def test_csv_cells_that_start_like_a_formula_are_prefixed():
+    from agentv_py.report.metrics import csv_cell
+
+    assert [csv_cell(v) for v in ["=1+1", "+1", "-1", "@x", "\tx", "\rx", "a=b", "", 0, 3]] == [
+        "'=1+1",
+        "'+1",
+        "'-1",
+        "'@x",
+        "\\tx",  # a tab or CR is shown as its escape, which no spreadsheet reads as a formula
+        "\\rx",
+        "a=b",
+        "",
+        "0",
+        "3",
+    ]

@@ -58,3 +58,44 @@ def test_validate_refuses_hostile_yaml_and_goes_on_to_the_next_file(ws):
         "duplicate.yaml:6: evalcases[0].id: duplicate key 'id' (first at line 5)",
         "2 problems found",
     ]
+
+
+# What a field path, a key, a type name or a file name holds is data: its control characters and
+# bidi overrides are shown as escapes on every line validate writes, never obeyed.
+HOSTILE = "\x1b]0;PWNTITLE\x07\x1b[31m\u202e"
+HOSTILE_YAML = "\\x1b]0;PWNTITLE\\x07\\x1b[31m\\u202e"  # the same, as a YAML double-quoted escape
+SHOWN = "\\x1b]0;PWNTITLE\\x07\\x1b[31m\\u202e"  # what validate prints for it
+SUITE = "execution:\n  evaluators:\n    - {{type: field_accuracy, fields: [{{path: {path}}}]}}\nevalcases:\n"
+
+
+def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_escapes(ws):
+    ws.dataset(
+        SUITE.format(path="a") + f'  - id: c1\n    expected_output: {{"k{HOSTILE_YAML}": 1, "k{HOSTILE_YAML}": 2}}\n',
+        "dup.yaml",
+    )
+    ws.dataset(f'execution:\n  evaluators: [{{type: "bogus{HOSTILE_YAML}"}}]\nevalcases:\n  - id: c1\n', "unknown.yaml")
+    ws.dataset(SUITE.format(path=f'"a{HOSTILE_YAML}"') + "  - id: c1\n    expected_output: {b: 1}\n", "warn.yaml")
+    ws.dataset(SUITE.format(path="a") + "  - id: c1\n    expected_output: {a: 1}\n", f"ok{HOSTILE}.yaml")
+    result = CliRunner().invoke(app, ["validate", "dup.yaml", "unknown.yaml", "warn.yaml", f"ok{HOSTILE}.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"dup.yaml:6: evalcases[0].expected_output.k{SHOWN}: duplicate key 'k{SHOWN}' (first at line 6)",
+        f"unknown.yaml:2: execution.evaluators[0].type: Unknown evaluator type: bogus{SHOWN}. "
+        "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric",
+        f"warning: warn.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a{SHOWN}': "
+        f"segment 'a{SHOWN}' is not a key optionally followed by [index]; the field will always be missing",
+        "2 problems found",
+    ]
+    assert result.stdout.splitlines() == ["ok: warn.yaml (1 cases)", f"ok: ok{SHOWN}.yaml (1 cases)"]
+
+
+def test_validate_shows_control_characters_in_a_note_as_escapes(ws):
+    ws.dataset(
+        "execution:\n  evaluators: [{type: llm_judge, prompt: grade it}]\nevalcases:\n  - id: c1\n"
+        "    input_messages: [{role: user, content: hi}]\n    expected_output: {a: 1}\n",
+        f"j{HOSTILE}.yaml",
+    )
+    result = CliRunner().invoke(app, ["validate", f"j{HOSTILE}.yaml"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"note: j{SHOWN}.yaml: judge targets not checked: no targets file found"]
+    assert result.stdout.splitlines() == [f"ok: j{SHOWN}.yaml (1 cases)"]

@@ -13,13 +13,15 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner as TyperRunner
 
 from agentv_py import run_eval
+from agentv_py.cli import app
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.targets import CliTarget
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import compile_template
-from agentv_py.runner.targets import CliRunner
+from agentv_py.runner.targets import CliRunner, target_problem
 
 CORPUS = [
     ("command-substitution", "$(touch PWNED)"),
@@ -183,3 +185,93 @@ def test_hostile_prompts_and_case_ids_end_to_end(ws):
     assert [(row.eval_id, row.score, row.error) for row in result.rows] == [(c["id"], 1.0, None) for c in cases]
     assert not (ws.root / "PWNED").exists()
     assert os.listdir(ws.root / ".agentv") == ["targets.yaml"]
+
+
+# Review fix: a placeholder inside `$(…)`, backticks, `${…}`, arithmetic or a here-document (in the
+# template, or in a script it hands to a shell) cannot be quoted: such a template is refused before
+# anything runs, and rendering it refuses too.
+UNSAFE_TEMPLATES = [
+    ("sh-command-substitution", 'echo "$(printf %s {PROMPT})"', "$(…)"),
+    ("sh-backticks", 'echo "`printf %s {PROMPT}`"', "`…`"),
+    ("sh-parameter-expansion", 'echo "${X:-{PROMPT}}"', "${…}"),
+    ("sh-c-command-substitution", "sh -c 'echo \"$(echo {PROMPT})\"'", "$(…)"),
+    ("bash-c-command-substitution", 'bash -c "echo $(printf %s {PROMPT})"', "$(…)"),
+    ("heredoc", "cat <<EOF\n{PROMPT}\nEOF", "a here-document (<<)"),
+    ("heredoc-quoted-delimiter", "cat <<'EOF'\n{PROMPT}\nEOF", "a here-document (<<)"),
+    ("heredoc-tabs-stripped", "cat <<-EOF\n\t{PROMPT}\n\tEOF", "a here-document (<<)"),
+    ("sh-c-heredoc", "sh -c 'cat <<EOF\n{PROMPT}\nEOF'", "a here-document (<<)"),
+    ("arithmetic", "echo $(( {PROMPT} ))", "$((…))"),
+    ("arithmetic-command", "bash -c '(( x = {PROMPT} )); echo $x'", "((…))"),
+    ("ansi-c-quotes", "bash -c \"echo $'{PROMPT}'\"", "$'…'"),
+    ("comment", "echo hi # {PROMPT}", "a # comment"),
+    ("nested-script-substitution", "sh -c \"bash -c 'echo \\$(echo {PROMPT})'\"", "$(…)"),
+]
+
+
+def _refusal(construct: str) -> str:
+    return (
+        f"target 't': {{PROMPT}} is inside {construct} in command_template; agentv cannot quote a value there "
+        "safely: pass it as an argument or through a file ({FILES}, {OUTPUT_FILE})"
+    )
+
+
+@pytest.mark.parametrize("template, construct", [t[1:] for t in UNSAFE_TEMPLATES], ids=[t[0] for t in UNSAFE_TEMPLATES])
+def test_a_placeholder_that_cannot_be_quoted_is_exit_2_before_any_case_runs(ws, template, construct):
+    marker = ws.root / "PWNED"
+    ws.cli_target(template)
+    ws.file(
+        "dataset.yaml",
+        json.dumps(
+            {
+                "execution": {"target": "t", "evaluators": [{"type": "field_accuracy", "fields": [{"path": "a"}]}]},
+                "evalcases": [
+                    {
+                        "id": "c1",
+                        "input_messages": [{"role": "user", "content": f"$(touch {marker})"}],
+                        "expected_output": {"a": 1},
+                    }
+                ],
+            }
+        ),
+    )
+    result = TyperRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(
+        app, ["eval", "dataset.yaml", "--out", "o.jsonl"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == f"error: {_refusal(construct)}"
+    assert not marker.exists()
+    assert not (ws.root / "o.jsonl").exists() or (ws.root / "o.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize("template, construct", [t[1:] for t in UNSAFE_TEMPLATES], ids=[t[0] for t in UNSAFE_TEMPLATES])
+def test_a_placeholder_that_cannot_be_quoted_is_never_run(tmp_path, monkeypatch, template, construct):
+    """The safety net: a runner given such a template (the check skipped) makes the case an error."""
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "PWNED"
+    outcome = _runner(tmp_path, template).invoke(_case(question=f"$(touch {marker})"), 1)
+    assert (outcome.answer, outcome.error, outcome.retryable) == (None, _refusal(construct), False)
+    assert target_problem(CliTarget(name="t", provider="cli", command_template=template), tmp_path) == _refusal(
+        construct
+    )
+    assert not marker.exists()
+
+
+SAFE_SHELL_TEMPLATES = [
+    ("quotes-inside-substitution", 'echo "$(echo "\'")" >/dev/null; printf \'<%s>\' {PROMPT}'),
+    ("sh-c-after-substitution", 'echo "$(echo "\'")" >/dev/null; sh -c \'printf "<%s>" {PROMPT}\''),
+    ("heredoc-before", "cat <<EOF >/dev/null\n$(echo ')')\nEOF\nprintf '<%s>' {PROMPT}"),
+    ("here-string", "bash -c 'cat <<<{PROMPT} >/dev/null; printf \"<%s>\" {PROMPT}'"),
+    ("subshell", "(printf '<%s>' {PROMPT})"),
+]
+
+
+@pytest.mark.parametrize("template", [t[1] for t in SAFE_SHELL_TEMPLATES], ids=[t[0] for t in SAFE_SHELL_TEMPLATES])
+def test_placeholders_outside_those_constructs_still_run_with_exact_text(tmp_path, monkeypatch, template):
+    """Substitutions, quotes inside them and here-documents before a placeholder do not confuse
+    where it stands."""
+    monkeypatch.chdir(tmp_path)
+    runner = _runner(tmp_path, template)
+    for name, value in CORPUS:
+        outcome = runner.invoke(_case(question=value), 1)
+        assert (outcome.answer, outcome.error) == (f"<{value}>", None), name
+        _no_marker(tmp_path)

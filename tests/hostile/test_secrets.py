@@ -397,3 +397,46 @@ def test_a_secret_spelled_like_a_verdict_leaves_verdicts_alone(ws):
     [row] = rows
     assert (row.status, row.verdict, row.evaluator_results[0].verdict) == ("ok", "pass", "pass")
     assert row.candidate_answer == f'{{"a": "{MASK}"}}'
+
+
+# Pre-run errors: the checks before any case runs quote the command, its program and its cwd
+
+
+def _pre_run_refusal(ws: Workspace, command: str, extra: str = "") -> list[str]:
+    """`agentv eval` with a cli target `command` (+ `extra` YAML) whose `${{ AGENTV_TEST_SECRET }}`
+    is SECRET: refused (exit 2) before any case runs; stderr's lines, with no form of SECRET in
+    stdout or stderr."""
+    ws.cases_dataset([("c1", "{}", {"a": 1})])
+    ws.cli_target(command, extra=extra)
+    result = _agentv(ws, "eval", "dataset.yaml", "--out", "o.jsonl", AGENTV_TEST_SECRET=SECRET)
+    assert result.returncode == 2, result.stderr
+    assert not _leaks(result.stdout + result.stderr, SECRET)
+    assert not (ws.root / "o.jsonl").exists() or (ws.root / "o.jsonl").read_text() == ""
+    return result.stderr.splitlines()
+
+
+def test_a_failing_healthcheck_never_shows_the_secret_in_its_command(ws):
+    # Like `curl -H 'Authorization: Bearer …'` against a server that is down: the secret is in the
+    # command, and the check echoes it on stderr before failing.
+    check = "sh -c 'echo auth Bearer ${{ AGENTV_TEST_SECRET }} refused >&2; exit 7'"
+    lines = _pre_run_refusal(ws, "cat {FILES}", extra=f"healthcheck:\n  command_template: {json.dumps(check)}")
+    assert lines == [
+        f"error: healthcheck of target 't' failed: exit code 7: auth Bearer {MASK} refused",
+        f"hint: the healthcheck runs `sh -c 'echo auth Bearer {MASK} refused >&2; exit 7'` in {ws.root}",
+    ]
+
+
+def test_a_missing_cwd_never_shows_the_secret_in_its_path(ws):
+    lines = _pre_run_refusal(ws, "cat {FILES}", extra='cwd: "/x/${{ AGENTV_TEST_SECRET }}"')
+    assert lines == [
+        f"error: target 't' cannot start: its cwd is not a directory: /x/{MASK}",
+        f"hint: the target runs `cat {{FILES}}` in /x/{MASK}",
+    ]
+
+
+def test_a_secret_program_name_is_never_shown(ws):
+    lines = _pre_run_refusal(ws, "${{ AGENTV_TEST_SECRET }} {FILES}")
+    assert lines == [
+        f"error: target 't' cannot start: command not found: {MASK} (not on PATH)",
+        f"hint: the target runs `{MASK} {{FILES}}` in {ws.root}",
+    ]

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -19,7 +22,7 @@ from agentv_py.evaluators.base import error_result, processed_result
 from agentv_py.models.results import ResultRow
 from agentv_py.report.render import PlainProgress, RichProgress, render_summary, visible
 from agentv_py.report.summary import RunSummary
-from tests.conftest import make_row
+from tests.conftest import REPO_ROOT, make_row
 
 MARKUP = ["[/INST]", "[/]", "[bold red]x[/]", "[link=file:///etc/passwd]click[/link]"]
 CONTROLS = {
@@ -182,3 +185,37 @@ def test_error_messages_escape_control_characters(ws):
     result = invoke("eval", "missing\x1b[2J.yaml", "--out", "o.jsonl")
     assert result.exit_code == 2
     assert "\x1b" not in result.stderr and "missing\\x1b[2J.yaml" in result.stderr
+
+
+def test_agentv_validate_and_metrics_csv_write_no_raw_control_characters(ws):
+    """`agentv validate` (problems, warnings, the `ok:` line naming a file from argv) and
+    `agentv metrics -f csv` (field names) as real processes: no raw control character or bidi
+    override reaches stdout or stderr."""
+    hostile = "\\x1b]0;PWNTITLE\\x07\\x1b[31m\\u202e"  # a YAML double-quoted escape
+    suite = "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\nevalcases:\n"
+    ws.dataset(suite + f'  - id: c1\n    expected_output: {{"k{hostile}": 1, "k{hostile}": 2}}\n', "dup.yaml")
+    ws.dataset(f'execution:\n  evaluators: [{{type: "t{hostile}"}}]\nevalcases:\n  - id: c1\n', "unknown.yaml")
+    ws.dataset(suite.replace("path: a", f'path: "a{hostile}"') + "  - id: c1\n    expected_output: {b: 1}\n", "w.yaml")
+    ws.dataset(suite + "  - id: c1\n    expected_output: {a: 1}\n", "ok\x1b]0;PWN\x07\u202e.yaml")
+    metrics = {'=HYPERLINK("http://evil")\x1b]0;PWN\x07': {"tp": 1, "tn": 0, "fp": 0, "fn": 0}}
+    result_row = make_row(
+        eval_id="c1",
+        evaluator_results=[processed_result(name="j", type="code_judge", score=1.0, details={"metrics": metrics})],
+    )
+    ws.file("run.jsonl", orjson.dumps(result_row.to_json_dict()) + b"\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+
+    def agentv(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "agentv_py", *args], cwd=ws.root, capture_output=True, env=env)
+
+    validate = agentv("validate", "dup.yaml", "unknown.yaml", "w.yaml", "ok\x1b]0;PWN\x07\u202e.yaml")
+    assert validate.returncode == 2
+    csv_out = agentv("metrics", "run.jsonl", "-f", "csv")
+    assert csv_out.returncode == 0, csv_out.stderr
+    for output in (validate.stdout, validate.stderr, csv_out.stdout, csv_out.stderr):
+        text = output.decode("utf-8")
+        assert not RAW.search(text) and "\u202e" not in text, text
+    assert validate.stdout.decode() == "ok: w.yaml (1 cases)\nok: ok\\x1b]0;PWN\\x07\\u202e.yaml (1 cases)\n"
+    assert csv_out.stdout.decode().splitlines()[1] == (
+        '"\'=HYPERLINK(""http://evil"")\\x1b]0;PWN\\x07",1,0,0,0,1.000000,1.000000,1.000000,1'
+    )

@@ -401,3 +401,97 @@ def test_unreadable_bytes_are_named_with_their_byte_offset(ws, content, problem)
 def test_a_utf8_bom_is_fine(ws):
     ws.file("dataset.yaml", b"\xef\xbb\xbf" + (SUITE + "    expected_output: {a: 1}\n").encode())
     assert load_dataset("dataset.yaml").cases[0].expected == {"a": 1}
+
+
+# ----------------------------------------------------------------------------- depth through aliases
+
+
+def depth_bomb(anchors: int = 40, levels: int = 90, indent: str = "      ") -> str:
+    """Anchors each `levels` deep, each wrapping the one before: every node as written is within
+    the depth bound, the value built is anchors * levels deep (was: RecursionError, exit 3)."""
+    text = f"{indent}l0: &a0 " + "[" * levels + "x" + "]" * levels + "\n"
+    for i in range(1, anchors):
+        text += f"{indent}l{i}: &a{i} " + "[" * (levels - 1) + f"*a{i - 1}" + "]" * (levels - 1) + "\n"
+    return text
+
+
+DEPTH_BOMB = SUITE + "    expected_output:\n" + depth_bomb()
+DEPTH_BOMB_PROBLEM = (
+    "dataset.yaml:8: evalcases[0].expected_output.l1[0][0][0][0][0][0][0][0]...: "
+    "YAML nests deeper than 100 levels: alias *a0 (90 levels deep) used at level 93"
+)
+
+
+@pytest.mark.parametrize(
+    "args", [["validate", "dataset.yaml"], ["eval", "dataset.yaml", "--dry-run"]], ids=["validate", "eval-dry-run"]
+)
+def test_depth_bomb_through_aliases_is_refused(ws, args):
+    assert len(DEPTH_BOMB) < 10_000  # ~3,600 levels from a few kilobytes
+    ws.dataset(DEPTH_BOMB)
+    ws.targets("targets:\n  - {name: default, provider: mock, response: '{\"a\": 1}'}\n")
+    result = agentv(*args, cwd=ws.root)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    if args[0] == "validate":
+        assert result.stderr.splitlines() == [DEPTH_BOMB_PROBLEM, "1 problem found"]
+    else:
+        assert result.stderr.splitlines() == ["error: 1 problem found:", f"  {DEPTH_BOMB_PROBLEM}"]
+
+
+def test_an_alias_reaching_exactly_the_bound_loads_and_one_level_more_is_refused(ws):
+    deep = "[" * 96 + "x" + "]" * 96  # 96 levels under the 4 of the file: the bound
+    ws.dataset(SUITE + f"    expected_output:\n      a: &x {deep}\n      b: *x\n")  # 4 + 96 levels
+    assert load_dataset("dataset.yaml").cases[0].expected["b"] == load_dataset("dataset.yaml").cases[0].expected["a"]
+    ws.dataset(SUITE + f"    expected_output:\n      a: &x {deep}\n      b: [*x]\n")
+    assert problems_of() == [
+        "dataset.yaml:8: evalcases[0].expected_output.b[0]: "
+        "YAML nests deeper than 100 levels: alias *x (96 levels deep) used at level 5"
+    ]
+
+
+def test_ground_truth_too_deep_for_the_json_encoder_is_a_located_problem(ws):
+    """The second line of defence: a value the loader would refuse, handed to the checks."""
+    from agentv_py.loading.ground_truth import finite_problems
+    from agentv_py.loading.source import read_yaml
+
+    ws.dataset(SUITE + "    expected_output: {a: 1}\n")
+    source, raw = read_yaml(ws.root / "dataset.yaml")
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    problems = finite_problems(source, raw["evalcases"], [deep])
+    assert [str(p) for p in problems] == [
+        "dataset.yaml:6: evalcases[0].expected_output: ground truth nests deeper than 100 levels"
+    ]
+
+
+# ----------------------------------------------------------------------------- tags that are not JSON
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["!!set {a, b}", "!!binary aGVsbG8=", "!!omap [{a: 1}, {b: 2}]", "!!pairs [{a: 1}, {a: 2}]"],
+    ids=["set", "binary", "omap", "pairs"],
+)
+def test_non_json_tags_are_refused_where_they_are_written(ws, value):
+    ws.dataset(SUITE + f"    input: hi\n    expected_output: {value}\n")
+    tag = value.split()[0]
+    assert problems_of() == [
+        f"dataset.yaml:7: evalcases[0].expected_output: YAML tag {tag} is not allowed: datasets hold only JSON values"
+    ]
+
+
+def test_a_non_json_tag_deep_inside_is_located(ws):
+    ws.dataset(SUITE + "    input: hi\n    expected_output:\n      a:\n        - 1\n        - !!set {x}\n")
+    assert problems_of() == [
+        "dataset.yaml:10: evalcases[0].expected_output.a[1]: "
+        "YAML tag !!set is not allowed: datasets hold only JSON values"
+    ]
+
+
+def test_json_tags_and_dates_still_load(ws):
+    ws.dataset(
+        SUITE
+        + "    input: hi\n    expected_output: {a: !!str 12, b: !!int '7', c: !!float 1, d: 2025-01-15, e: !!null ''}\n"
+    )
+    assert load_dataset("dataset.yaml").cases[0].expected == {"a": "12", "b": 7, "c": 1.0, "d": "2025-01-15", "e": None}

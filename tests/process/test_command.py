@@ -7,12 +7,14 @@ import shlex
 import pytest
 
 from agentv_py.process.command import (
+    UnsafeTemplate,
     compile_template,
     needs_shell,
     render_command,
     render_files,
     script_argv,
     template_program,
+    unsafe_placeholder,
 )
 
 ODD = "/tmp/a b;$(touch x)'q.json"
@@ -144,3 +146,49 @@ PROGRAMS = [
 @pytest.mark.parametrize("template, program", [c[1:] for c in PROGRAMS], ids=[c[0] for c in PROGRAMS])
 def test_the_program_a_template_starts(template, program):
     assert template_program(template) == program
+
+
+UNSAFE = [
+    ("substitution", 'echo "$(printf %s {PROMPT})"', ("PROMPT", "$(…)")),
+    ("backticks", "echo `cat {FILES}`", ("FILES", "`…`")),
+    ("parameter-expansion", "echo ${X:-{EVAL_ID}}", ("EVAL_ID", "${…}")),
+    ("arithmetic", "echo $(( {PROMPT} + 1 ))", ("PROMPT", "$((…))")),
+    ("heredoc-delimiter", "cat <<{PROMPT}\nx\n", ("PROMPT", "a here-document (<<)")),
+    ("heredoc-body", "cat <<EOF > {OUTPUT_FILE}\n{PROMPT}\nEOF", ("PROMPT", "a here-document (<<)")),
+    ("script-substitution", "sh -c 'x $(y {FILES})'", ("FILES", "$(…)")),
+    ("script-in-sh-template", "sh -c 'x `y {FILES}`' | cat", ("FILES", "`…`")),
+]
+SAFE = [
+    "python x.py {FILES} > {OUTPUT_FILE}",
+    "cat {FILES} | jq . > {OUTPUT_FILE}",
+    "sh -c 'python x.py \"$1\"' _ {PROMPT}",
+    "FOO=1 python x.py {FILES}",
+    "cd sub && run {FILES}",
+    "python $(which x) {FILES}",
+    "echo '$({PROMPT})' \"\\$({PROMPT})\"",
+    "cat <<<{PROMPT}",
+    "cat <<EOF > {OUTPUT_FILE}\nfixed\nEOF\nrun {FILES}",
+]
+
+
+@pytest.mark.parametrize("template, found", [c[1:] for c in UNSAFE], ids=[c[0] for c in UNSAFE])
+def test_placeholders_that_cannot_be_quoted_are_found_and_never_rendered(template, found):
+    assert unsafe_placeholder(template) == found
+    with pytest.raises(UnsafeTemplate) as raised:
+        render_command(template, VALUES)
+    assert str(raised.value) == (
+        f"{{{found[0]}}} is inside {found[1]} in command_template; agentv cannot quote a value there safely: "
+        "pass it as an argument or through a file ({FILES}, {OUTPUT_FILE})"
+    )
+
+
+@pytest.mark.parametrize("template", SAFE)
+def test_legitimate_templates_are_not_refused(template):
+    assert unsafe_placeholder(template) is None
+    render_command(template, VALUES)
+
+
+def test_a_template_given_no_values_renders(template='curl "$(cat url)" # {ok}'):
+    """A healthcheck is rendered with no values: nothing is inserted, nothing is refused."""
+    assert unsafe_placeholder(template) == ("ok", "a # comment")
+    assert render_command(template, {}).argv == ["/bin/sh", "-c", 'curl "$(cat url)" # ']

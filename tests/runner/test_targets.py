@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,37 @@ def test_the_healthcheck_runs_with_the_targets_env(tmp_path):
 def test_an_answer_with_a_huge_integer_keeps_it_exact():
     outcome = unwrap_answer('{"id": 123456789012345678901234567890}')
     assert outcome.parsed == {"id": 123456789012345678901234567890}
+
+
+NOT_REGULAR = [
+    ("fifo", "mkfifo {OUTPUT_FILE}", "a FIFO"),
+    ("symlink", "ln -s /etc/passwd {OUTPUT_FILE}", "a symlink"),
+    ("directory", "mkdir {OUTPUT_FILE}", "a directory"),
+    (
+        "socket",
+        "python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' {OUTPUT_FILE}",
+        "a socket",
+    ),
+]
+
+
+@pytest.mark.parametrize("command, kind", [c[1:] for c in NOT_REGULAR], ids=[c[0] for c in NOT_REGULAR])
+def test_an_output_file_that_is_not_a_regular_file_is_refused_not_read(tmp_path, command, kind):
+    """A FIFO would block the read forever; a symlink is never followed (nothing of /etc/passwd)."""
+    outcome = cli(tmp_path, command, timeout_seconds=5).invoke(case(), 1)
+    assert (outcome.answer, outcome.error) == (None, f"target 't' wrote {{OUTPUT_FILE}} as {kind}, not a regular file")
+
+
+def test_an_output_file_that_cannot_be_opened_is_an_error(tmp_path, monkeypatch):
+    runner = cli(tmp_path, "touch {OUTPUT_FILE}")
+
+    real_open = os.open
+
+    def refuse(path, flags, *args):
+        if str(path).endswith(".out"):  # only the output file
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr("agentv_py.runner.targets.os.open", refuse)
+    outcome = runner.invoke(case(), 1)
+    assert (outcome.answer, outcome.error) == (None, "target 't' wrote an unreadable {OUTPUT_FILE}: Permission denied")
