@@ -21,7 +21,7 @@ from agentv_py.loading import (
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import OpenAITarget, TargetConfig
+from agentv_py.models.targets import OpaqueTarget, OpenAITarget, TargetConfig, not_runnable_message
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.summary import RunSummary
@@ -81,6 +81,16 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         target: TargetConfig = DRY_RUN_TARGET
     else:
         name = select_target_name(loaded, request.target, dataset.model, dataset.path)
+        selected = loaded.get(name)
+        if isinstance(selected, OpaqueTarget):  # before `${{ VAR }}` values it will never use are read
+            runnable = [t.name for t in loaded.model.targets if not isinstance(t, OpaqueTarget)]
+            shown = display_path(loaded.path)
+            raise TargetError(
+                not_runnable_message(selected),
+                hint=f"targets agentv can run in {shown}: {', '.join(runnable)}; select one with --target NAME"
+                if runnable
+                else f"{shown} has no cli, mock or openai target; add one",
+            )
         target, secrets = loaded.with_env(name)
         _check_model_target(target, cases)
     judges: dict[str, TargetConfig] = {}

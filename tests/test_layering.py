@@ -35,6 +35,7 @@ LAYER_OF = {
     "agentv_py.runner": "runner",
     "agentv_py.report": "report",
     "agentv_py.session": "session",
+    "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.cli": "cli",
     "agentv_py.__main__": "cli",
@@ -43,7 +44,7 @@ LAYER_OF = {
 
 BELOW_THE_API = {
     *("errors", "models", "scoring", "media", "chat", "locate", "prompts", "prepared", "process"),
-    *("evaluators", "loading", "runner", "report", "session"),
+    *("evaluators", "loading", "runner", "report", "session", "schema"),
 }
 
 # Layer -> the other layers it may import. Anything not listed is a wrong-way edge.
@@ -63,6 +64,7 @@ ALLOWED: dict[str, set[str]] = {
     "runner": {"models", "scoring", "process", "chat", "media", "locate", "prepared", "errors", "evaluators"},
     "report": {"models", "scoring"},
     "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
+    "schema": {"models"},  # JSON Schemas generated from the models, nothing else
     "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy
     "api": BELOW_THE_API,  # the public API re-exports from every library layer
     "cli": {"api", *BELOW_THE_API},
@@ -189,6 +191,9 @@ def test_no_import_cycles():
         ("agentv_py.report.summary", "agentv_py.runner.run", False),
         ("agentv_py.judge", "agentv_py.models.results", False),
         ("agentv_py.cli.eval_cmd", "agentv_py.session", True),
+        ("agentv_py.cli.schema_cmd", "agentv_py.schema", True),
+        ("agentv_py.schema", "agentv_py.models.dataset", True),
+        ("agentv_py.schema", "agentv_py.loading.dataset", False),
     ],
     ids=lambda v: v if isinstance(v, str) else str(v),
 )

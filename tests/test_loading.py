@@ -327,8 +327,83 @@ TARGET_ERRORS = [
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
             "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, "
-            "healthcheck, env, provider_batching"
+            "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
+            "keep_output_files, workers"
         ],
+    ),
+    (
+        "unknown-provider-among-agentv-ones",
+        "targets:\n  - {name: az, provider: azure}\n  - name: t\n    provider: azur-openai\n",
+        [
+            "targets.yaml:4: targets[1].provider: Unknown provider: azur-openai (did you mean 'openai'?). "
+            "Valid providers: cli, mock, openai"
+        ],
+    ),
+    (
+        "agentv-target-bad-workers",
+        "targets:\n  - name: az\n    provider: azure\n    workers: 0\n",
+        ["targets.yaml:4: targets[0].workers: workers must be at least 1, got 0"],
+    ),
+    (
+        "uppercase-provider-keeps-lines",
+        "targets:\n  - name: t\n    provider: CLI\n    command: x\n    timeout: 5\n",
+        [
+            "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
+            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, "
+            "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
+            "keep_output_files, workers"
+        ],
+    ),
+    (
+        "agentv-target-without-name",
+        "targets:\n  - provider: Codex\n",
+        ["targets.yaml:2: targets[0].name: missing required key 'name'"],
+    ),
+    (
+        "agentv-target-bad-batching",
+        "targets:\n  - name: az\n    provider: azure\n    providerBatching: 'yes'\n",
+        ["targets.yaml:4: targets[0].providerBatching: input should be a valid boolean, got 'yes'"],
+    ),
+    (
+        "cli-bad-workers",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    workers: 0\n",
+        ["targets.yaml:5: targets[0].workers: workers must be at least 1, got 0"],
+    ),
+    (
+        "http-healthcheck-without-url",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck:\n      type: http\n",
+        ["targets.yaml:5: targets[0].healthcheck: a healthcheck of type http needs 'url'"],
+    ),
+    (
+        "http-healthcheck-with-command",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck:\n"
+        "      {type: http, url: 'http://127.0.0.1:1/', command_template: x}\n",
+        ["targets.yaml:5: targets[0].healthcheck: a healthcheck of type http takes 'url', not 'command_template'"],
+    ),
+    (
+        "command-healthcheck-without-command",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck: {type: command}\n",
+        ["targets.yaml:5: targets[0].healthcheck: a healthcheck of type command needs 'command_template'"],
+    ),
+    (
+        "command-healthcheck-with-url",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck:\n"
+        "      {command_template: x, url: 'http://127.0.0.1:1/'}\n",
+        ["targets.yaml:5: targets[0].healthcheck: a healthcheck of type command takes 'command_template', not 'url'"],
+    ),
+    (
+        "http-healthcheck-bad-url",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck:\n"
+        "      {type: http, url: 'file:///etc/passwd'}\n",
+        [
+            "targets.yaml:6: targets[0].healthcheck.url: url must start with http:// or https://, got 'file:///etc/passwd'"
+        ],
+    ),
+    (
+        "unknown-healthcheck-type",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    healthcheck:\n"
+        "      {type: tcp, command_template: x}\n",
+        ["targets.yaml:6: targets[0].healthcheck.type: invalid value \"tcp\": expected 'command' or 'http'"],
     ),
     (
         "bad-timeout",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agentv_py.cli import eval_cmd as _eval_cmd  # noqa: F401  (registers the commands)
 from agentv_py.cli import metrics_cmd as _metrics_cmd  # noqa: F401
+from agentv_py.cli import schema_cmd as _schema_cmd  # noqa: F401
 from agentv_py.cli import validate_cmd as _validate_cmd  # noqa: F401
 from agentv_py.cli.base import app
 

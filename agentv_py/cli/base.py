@@ -60,10 +60,16 @@ METRICS_EXIT_CODES = (
     (EXIT_CONFIG, "usage error, or the results file does not exist"),
     _INTERNAL,
 )
+SCHEMA_EXIT_CODES = (
+    (EXIT_OK, "schema printed"),
+    (EXIT_CONFIG, "usage error: no file format, or not one of dataset, targets"),
+    _INTERNAL,
+)
 
 EvalCommand = with_exit_codes("EvalCommand", EVAL_EXIT_CODES)
 ValidateCommand = with_exit_codes("ValidateCommand", VALIDATE_EXIT_CODES)
 MetricsCommand = with_exit_codes("MetricsCommand", METRICS_EXIT_CODES)
+SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 
 
 class AgentvGroup(HelpGroup):
@@ -164,9 +170,11 @@ __all__ = [
     "EXIT_OK",
     "EXIT_OUTPUT",
     "METRICS_EXIT_CODES",
+    "SCHEMA_EXIT_CODES",
     "VALIDATE_EXIT_CODES",
     "EvalCommand",
     "MetricsCommand",
+    "SchemaCommand",
     "ValidateCommand",
     "app",
     "boundary",

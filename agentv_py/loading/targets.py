@@ -16,7 +16,7 @@ from agentv_py.loading.source import Source, display_path, read_yaml, validate
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
-from agentv_py.models.targets import TargetConfig, TargetsFile
+from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
 from agentv_py.prepared import LoadedDataset
 
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -190,6 +190,14 @@ def judge_target_problems(
                         [*base, e, "target"] if origin == "target" else [*base, e],
                         f"{label}: judge target '{name}' (from {origin}) is not defined in "
                         f"{display_path(targets.path)}. Available targets: {available}",
+                    )
+                )
+                continue
+            if isinstance(judge, OpaqueTarget):
+                problems.append(
+                    source.problem(
+                        [*base, e, "target"] if origin == "target" else [*base, e],
+                        f"{label}: judge target '{name}' (from {origin}) cannot judge: {not_runnable_message(judge)}",
                     )
                 )
                 continue

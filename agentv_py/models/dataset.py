@@ -165,6 +165,7 @@ class SuiteExecution(StrictModel):
 
 
 class Dataset(StrictModel):
+    schema_: Any = Field(None, validation_alias="$schema")  # AgentV files name their JSON schema; ignored
     description: str | None = None
     dataset: str | None = None
     execution: SuiteExecution = Field(default_factory=SuiteExecution)

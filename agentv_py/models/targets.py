@@ -5,7 +5,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
@@ -14,6 +25,29 @@ PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EV
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PROVIDERS: tuple[str, ...] = ("cli", "mock", "openai")
+# Providers AgentV knew that agentv does not run: such a target loads (kept opaque, `OpaqueTarget`)
+# and is an error only when a run selects it as the eval target or needs it as a judge.
+AGENT_PROVIDERS: tuple[str, ...] = (
+    "codex",
+    "codex-cli",
+    "claude-code",
+    "copilot-cli",
+    "pi",
+    "pi-coding-agent",
+    "vscode",
+    "vscode-insiders",
+)
+FOREIGN_PROVIDERS: tuple[str, ...] = (
+    "azure",
+    "azure-openai",
+    "anthropic",
+    "gemini",
+    "google",
+    "google-gemini",
+    "bedrock",
+    "vertex",
+    *AGENT_PROVIDERS,
+)
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -29,7 +63,12 @@ def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str
 
 
 class Healthcheck(StrictModel):
-    command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
+    """Run before the first case: `type: command` (the default) runs `command_template`, which
+    must exit 0; `type: http` GETs `url`, which must answer 2xx. Either within `timeout_seconds`."""
+
+    type: Literal["command", "http"] = "command"
+    command_template: str | None = Field(None, validation_alias=AliasChoices("command_template", "command"))
+    url: str | None = None
     timeout_seconds: float = 30.0
     cwd: str | None = None
 
@@ -38,11 +77,38 @@ class Healthcheck(StrictModel):
     def _timeout(cls, value: float) -> float:
         return positive_timeout(value)
 
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        # A `${{ VAR }}` url is checked once substituted.
+        if value is not None and "${{" not in value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https://, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Healthcheck:
+        if self.type == "http":
+            if self.url is None:
+                raise ValueError("a healthcheck of type http needs 'url'")
+            if self.command_template is not None:
+                raise ValueError("a healthcheck of type http takes 'url', not 'command_template'")
+        else:
+            if self.command_template is None:
+                raise ValueError("a healthcheck of type command needs 'command_template'")
+            if self.url is not None:
+                raise ValueError("a healthcheck of type command takes 'command_template', not 'url'")
+        return self
+
 
 class TargetBase(StrictModel):
     name: str
     judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
     vision: bool = False  # the target accepts images (required of judges of cases with images)
+
+    @field_validator("provider", mode="before", check_fields=False)
+    @classmethod
+    def _provider(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value  # case-insensitive, as in AgentV
 
 
 class CliTarget(TargetBase):
@@ -52,11 +118,22 @@ class CliTarget(TargetBase):
     command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     cwd: str | None = None
-    files_format: str = "{path}"
+    files_format: str = Field("{path}", validation_alias=AliasChoices("files_format", "attachments_format"))
     healthcheck: Healthcheck | None = None
     env: dict[str, str] = Field(default_factory=dict)
     # Accepted for AgentV compatibility; batching is not supported, so only `false` is valid.
     provider_batching: Literal[False] = False
+    # AgentV keys accepted without effect: agentv has no per-target verbose output; its
+    # {OUTPUT_FILE} lives in the run's temporary directory, removed when the run ends; and
+    # `agentv eval --workers` sets the parallelism.
+    verbose: bool = Field(False, validation_alias=AliasChoices("verbose", "cli_verbose"))
+    keep_temp_files: bool = Field(False, validation_alias=AliasChoices("keep_temp_files", "keep_output_files"))
+    workers: int | None = None
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int | None) -> int | None:
+        return _check_workers(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -160,15 +237,130 @@ class OpenAITarget(TargetBase):
         return positive_timeout(value)
 
 
-_check_provider = tag_checker("provider", PROVIDERS, owner="target", label="provider", plural="providers")
+def _check_workers(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise ValueError(f"workers must be at least 1, got {value!r}")
+    return value
+
+
+class OpaqueTarget(StrictModel):
+    """A target whose provider AgentV knew but agentv does not run (azure, codex, ...): loaded so the
+    file's other targets can run; an error only if a run selects it (`not_runnable_message`).
+    Its common keys are checked; the others are kept verbatim in `settings`, unchecked."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", populate_by_name=True, json_schema_extra=lambda s: _opaque_schema(s)
+    )
+
+    name: str
+    provider: str
+    judge_target: str | None = None
+    workers: int | None = None
+    provider_batching: bool = Field(False, validation_alias=AliasChoices("provider_batching", "providerBatching"))
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_settings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        common = {"name", "provider", "judge_target", "workers", "provider_batching", "providerBatching"}
+        return {
+            **{k: v for k, v in data.items() if k in common},
+            "settings": {k: v for k, v in data.items() if k not in common},
+        }
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int | None) -> int | None:
+        return _check_workers(value)
+
+    @property
+    def vision(self) -> bool:
+        return False
+
+
+def _opaque_schema(schema: dict[str, Any]) -> None:
+    """For editors: the providers AgentV knew, any other key allowed (`settings` is internal);
+    `provider_batching` under its camelCase spelling, so it is not taken for a union tag (the
+    schema adds the other spelling back)."""
+    properties = schema["properties"]
+    properties.pop("settings", None)
+    properties["provider"] = {"enum": list(FOREIGN_PROVIDERS), "title": "Provider"}
+    properties["providerBatching"] = properties.pop("provider_batching")
+    schema["additionalProperties"] = True
+
+
+def not_runnable_message(target: OpaqueTarget) -> str:
+    """Why a run cannot use `target`, and what to do instead."""
+    message = (
+        f"target '{target.name}' has provider '{target.provider}', which AgentV ran but agentv does not; "
+        f"agentv runs cli, mock and openai targets"
+    )
+    if target.provider in AGENT_PROVIDERS:
+        message += (
+            f"; to evaluate {target.provider}, wrap the agent as a cli target "
+            "(command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})"
+        )
+    return message
+
+
+_check_runnable_provider = tag_checker("provider", PROVIDERS, owner="target", label="provider", plural="providers")
+
+
+def _check_provider(value: Any) -> Any:
+    """Provider names are case-insensitive, as in AgentV. A provider AgentV knew that agentv does
+    not run gives an `OpaqueTarget`, validated here so its problems point at their keys (a union
+    member's would carry its tag); any other provider is the unknown-provider error."""
+    if isinstance(value, dict) and isinstance(value.get("provider"), str):
+        lowered = value["provider"].lower()
+        if lowered in FOREIGN_PROVIDERS:
+            return _opaque_target({**value, "provider": lowered})
+        if lowered in PROVIDERS:
+            return value  # the member lowercases it (`TargetBase._provider`); a copy would lose lines
+    return _check_runnable_provider(value)
+
+
+def _opaque_target(data: dict[str, Any]) -> OpaqueTarget:
+    try:
+        return OpaqueTarget.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = error["loc"][0] if error["loc"] else None
+        msg = str(error["msg"])
+        if error["type"] == "missing":
+            text = f"missing required key '{key}'"
+        elif error["type"] == "value_error":
+            text = msg.removeprefix("Value error, ")
+        else:
+            text = f"{msg[0].lower()}{msg[1:]}, got {error.get('input')!r}"
+        raise PydanticCustomError("invalid_option", text, {"agentv_key": key}) from None
+
+
+def _provider_tag(value: Any) -> str | None:
+    provider = value.get("provider") if isinstance(value, dict) else getattr(value, "provider", None)
+    if isinstance(value, OpaqueTarget) or provider in FOREIGN_PROVIDERS:
+        return "opaque"
+    return provider.lower() if isinstance(provider, str) else None
 
 
 TargetConfig = Annotated[
-    Annotated[CliTarget | MockTarget | OpenAITarget, Field(discriminator="provider")], BeforeValidator(_check_provider)
+    Annotated[
+        Annotated[CliTarget, Tag("cli")]
+        | Annotated[MockTarget, Tag("mock")]
+        | Annotated[OpenAITarget, Tag("openai")]
+        | Annotated[OpaqueTarget, Tag("opaque")],
+        Discriminator(_provider_tag),
+    ],
+    BeforeValidator(_check_provider),
 ]
+# The targets agentv can run.
+RunnableTarget = CliTarget | MockTarget | OpenAITarget
 
 
 class TargetsFile(StrictModel):
+    # AgentV files name their JSON schema; accepted and ignored.
+    schema_: Any = Field(None, validation_alias="$schema")
     targets: list[TargetConfig]
 
     @field_validator("targets")

@@ -15,7 +15,14 @@ from typing import Any, Protocol
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
-from agentv_py.models.targets import CliTarget, MockTarget, OpenAITarget, TargetConfig
+from agentv_py.models.targets import (
+    CliTarget,
+    MockTarget,
+    OpaqueTarget,
+    OpenAITarget,
+    TargetConfig,
+    not_runnable_message,
+)
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import (
     UnsafeTemplate,
@@ -324,6 +331,8 @@ def make_runner(
         return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
     if isinstance(config, OpenAITarget):
         return OpenAIRunner(config, secrets)
+    if isinstance(config, OpaqueTarget):  # refused by `plan_eval` before a run starts; never run
+        raise TargetError(not_runnable_message(config))
     return MockRunner(config)
 
 
@@ -376,13 +385,46 @@ def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str])
     if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
     check = config.healthcheck
+    redact = Redactor(secrets)
+    if check.type == "http":
+        assert check.url is not None
+        failure = http_healthcheck_failure(check.url, check.timeout_seconds)
+        if failure:
+            raise TargetError(redact(f"healthcheck of target '{config.name}' failed: GET {check.url} {failure}"))
+        return
+    assert check.command_template is not None
     cwd = str(working_dir(dataset_dir, check.cwd))
     command = render_command(check.command_template, {})
     result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd, env=target_env(config))
-    redact = Redactor(secrets)
     failure = describe_failure(result, check.timeout_seconds, DEFAULT_OUTPUT_CAP, redact)
     if failure:
         raise TargetError(
             redact(f"healthcheck of target '{config.name}' failed: {failure}"),
             hint=redact(f"the healthcheck runs `{check.command_template}` in {cwd}"),
         )
+
+
+def http_healthcheck_failure(url: str, timeout: float) -> str | None:
+    """Why a GET of `url` did not answer 2xx within `timeout` seconds (None: it did). Redirects
+    are followed; the body is not read."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, method="GET", headers={"User-Agent": "agentv-healthcheck"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status = int(response.status)
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+        exc.close()
+    except TimeoutError:
+        return f"timed out after {timeout:g}s"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            return f"timed out after {timeout:g}s"
+        detail = reason.strerror if isinstance(reason, OSError) and reason.strerror else str(reason)
+        return f"could not connect: {detail}"
+    except (OSError, ValueError) as exc:
+        return f"could not connect: {exc}"
+    return None if 200 <= status < 300 else f"returned {status}"

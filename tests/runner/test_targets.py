@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_py.errors import TargetError
+from agentv_py.errors import ConfigError, TargetError
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.targets import CliTarget, MockTarget
 from agentv_py.prepared import PreparedCase
@@ -219,3 +219,120 @@ def test_an_output_file_that_cannot_be_opened_is_an_error(tmp_path, monkeypatch)
     monkeypatch.setattr("agentv_py.runner.targets.os.open", refuse)
     outcome = runner.invoke(case(), 1)
     assert (outcome.answer, outcome.error) == (None, "target 't' wrote an unreadable {OUTPUT_FILE}: Permission denied")
+
+
+# ----------------------------------------------------------------------------- http healthcheck
+
+
+@pytest.fixture
+def health_server(monkeypatch):
+    """A tiny http server on 127.0.0.1: /ok 200, /down 503, /moved 302 to /ok, /slow answers after 3 s."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/slow":
+                time.sleep(3)
+            status = {"/down": 503, "/moved": 302}.get(self.path, 200 if self.path in ("/ok", "/slow") else 404)
+            self.send_response(status)
+            if status == 302:
+                self.send_header("Location", "/ok")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def http_target(url: str, timeout: float = 5) -> CliTarget:
+    return CliTarget.model_validate(
+        {
+            "name": "t",
+            "provider": "cli",
+            "command_template": "true",
+            "healthcheck": {"type": "http", "url": url, "timeout_seconds": timeout},
+        }
+    )
+
+
+def test_http_healthcheck_passes_on_2xx(tmp_path, health_server):
+    from agentv_py.runner.targets import run_healthcheck
+
+    run_healthcheck(http_target(f"{health_server}/ok"), tmp_path, [])
+    run_healthcheck(http_target(f"{health_server}/moved"), tmp_path, [])  # a redirect to a 2xx
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_http_healthcheck_failures(tmp_path, health_server):
+    from agentv_py.runner.targets import run_healthcheck
+
+    port = free_port()  # nothing listens there
+    failures = [
+        (
+            http_target(f"{health_server}/down"),
+            f"healthcheck of target 't' failed: GET {health_server}/down returned 503",
+        ),
+        (
+            http_target(f"{health_server}/nope"),
+            f"healthcheck of target 't' failed: GET {health_server}/nope returned 404",
+        ),
+        (
+            http_target(f"http://127.0.0.1:{port}/"),
+            f"healthcheck of target 't' failed: GET http://127.0.0.1:{port}/ could not connect: Connection refused",
+        ),
+        (
+            http_target(f"{health_server}/slow", timeout=0.5),
+            f"healthcheck of target 't' failed: GET {health_server}/slow timed out after 0.5s",
+        ),
+    ]
+    for config, message in failures:
+        with pytest.raises(TargetError) as caught:
+            run_healthcheck(config, tmp_path, [])
+        assert caught.value.message == message
+
+
+def test_http_healthcheck_url_from_the_environment_is_masked(ws, health_server, monkeypatch):
+    from agentv_py.loading import load_targets
+    from agentv_py.runner.targets import run_healthcheck
+
+    ws.file(
+        "targets.yaml",
+        "targets:\n  - name: t\n    provider: cli\n    command_template: 'true'\n"
+        "    healthcheck: {type: http, url: '${{ HEALTH_URL }}'}\n",
+    )
+    loaded = load_targets("targets.yaml")
+    monkeypatch.setenv("HEALTH_URL", f"{health_server}/ok")
+    config, secrets = loaded.with_env("t")
+    run_healthcheck(config, ws.root, secrets)
+    monkeypatch.setenv("HEALTH_URL", f"{health_server}/down")
+    config, secrets = loaded.with_env("t")
+    with pytest.raises(TargetError) as caught:
+        run_healthcheck(config, ws.root, secrets)
+    assert caught.value.message == "healthcheck of target 't' failed: GET *** returned 503"
+    monkeypatch.setenv("HEALTH_URL", "ftp://example.invalid/")
+    with pytest.raises(ConfigError) as problems:
+        loaded.with_env("t")
+    assert [str(p) for p in problems.value.problems] == [
+        "targets.yaml:5: targets[0].healthcheck.url: url must start with http:// or https://, got '***' "
+        "(after substituting ${{ HEALTH_URL }})"
+    ]
