@@ -75,7 +75,7 @@ SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 class AgentvGroup(HelpGroup):
     exit_codes_heading = "Exit codes of agentv eval"
     exit_codes = EVAL_EXIT_CODES
-    exit_codes_note = "validate and metrics exit with their own codes: see agentv COMMAND --help."
+    exit_codes_note = "validate, metrics and schema exit with their own codes: see agentv COMMAND --help."
 
 
 app = typer.Typer(

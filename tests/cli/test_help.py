@@ -102,7 +102,7 @@ def test_each_command_lists_only_its_own_exit_codes():
 def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
     text = help_text([], 60)
     assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
-    assert "validate and metrics exit with their own codes: see agentv COMMAND --help." in flat(text)
+    assert "validate, metrics and schema exit with their own codes: see agentv COMMAND --help." in flat(text)
     for command in ("eval", "metrics", "validate"):
         assert re.search(rf"\n  {command} +\S", text)
     assert "..." not in text.split("Commands:")[1]  # no command's summary is cut short
