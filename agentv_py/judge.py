@@ -141,6 +141,8 @@ _INPUT_FIELDS = (
     "output_messages",
     "input_files",
     "image_files",
+    "guideline_files",
+    "trace_summary",
     "config",
     "eval_id",
     "dataset",
@@ -148,7 +150,11 @@ _INPUT_FIELDS = (
 
 
 class JudgeInput:
-    """The payload a judge receives, typed. `raw` keeps the whole object."""
+    """The payload a judge receives, typed. `raw` keeps the whole object.
+
+    Keys are read in snake_case only: that is how agentv sends them and how AgentV sent them (its
+    TypeScript SDK converted the payload to camelCase inside the judge, after reading stdin), so
+    no camelCase payload ever reaches a judge."""
 
     __slots__ = (*_INPUT_FIELDS, "raw")
 
@@ -163,6 +169,8 @@ class JudgeInput:
     output_messages: list[dict[str, Any]]
     input_files: list[str]
     image_files: list[str]
+    guideline_files: list[str]
+    trace_summary: dict[str, Any] | None
     config: dict[str, Any]
     eval_id: str
     dataset: str
@@ -197,6 +205,8 @@ class JudgeInput:
             output_messages=payload.get("output_messages") or [],
             input_files=payload.get("input_files") or [],
             image_files=payload.get("image_files") or [],
+            guideline_files=payload.get("guideline_files") or [],
+            trace_summary=payload.get("trace_summary"),
             config=payload.get("config") or {},
             eval_id=payload.get("eval_id", ""),
             dataset=payload.get("dataset", ""),

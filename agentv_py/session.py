@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from agentv_py.errors import ConfigError, OutputError, Problem, ResultsFileError, TargetError
+from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
 from agentv_py.loading import (
     LoadedTargets,
     discover_targets_file,
@@ -18,10 +19,11 @@ from agentv_py.loading import (
     load_targets,
     select_target_name,
 )
+from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import OpaqueTarget, OpenAITarget, TargetConfig, not_runnable_message
+from agentv_py.models.targets import CliTarget, OpaqueTarget, OpenAITarget, TargetConfig, not_runnable_message
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.summary import RunSummary
@@ -74,46 +76,139 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     """Load and check everything; raise (exit 2) before anything runs."""
     dataset = load_dataset(request.dataset)
     cases = select_cases(dataset.cases, request.eval_ids)
+    checked = preflight(request, dataset, cases)
+    if checked.failures:
+        raise checked.failures[0]
+    if not request.dry_run:
+        run_healthcheck(checked.target, dataset.directory, checked.secrets)
+    out = request.out or str(default_results_path(dataset.name))
+    loaded = checked.loaded
+    return EvalPlan(
+        request,
+        dataset,
+        cases,
+        checked.target,
+        checked.secrets,
+        out,
+        checked.judges,
+        checked.default_judge,
+        loaded.path if loaded else None,
+    )
+
+
+@dataclass
+class Preflight:
+    """What the checks made before a run found (`preflight`), and the pieces of the plan."""
+
+    failures: list[AgentvError] = field(default_factory=list)  # in the order eval meets them
+    warnings: list[Problem] = field(default_factory=list)  # unset `${{ VAR }}` (missing_env="warn")
+    note: str | None = None  # why the targets were not checked (no targets file, when validating)
+    loaded: LoadedTargets | None = None
+    target: TargetConfig = field(default_factory=lambda: DRY_RUN_TARGET)
+    judges: dict[str, TargetConfig] = field(default_factory=dict)
+    default_judge: str | None = None
+    secrets: list[str] = field(default_factory=list)
+
+
+def preflight(
+    request: EvalRequest,
+    dataset: LoadedDataset,
+    cases: list[PreparedCase],
+    *,
+    missing_env: Literal["error", "warn"] = "error",
+) -> Preflight:
+    """The checks `agentv eval` makes before it runs anything (the healthcheck aside: that is an
+    action) and `agentv validate` makes too: the targets file found for the dataset (or
+    --targets), the selected target (not with --dry-run), its `${{ VAR }}` values, the judge
+    targets, API keys, and that each program can start. Every check is made; `failures` lists
+    what eval refuses to start with, in the order it meets them (it raises the first).
+
+    missing_env="warn" (validate, run in CI without secrets): an unset `${{ VAR }}` is a warning,
+    the value is kept as written, and the other checks go on (a program, cwd or PATH that holds
+    one is not checked); no targets file is a `note`, not a failure.
+    """
+    checked = Preflight()
+    validating = missing_env == "warn"
+    unset = checked.warnings if validating else None
     needs_judges = _uses_judges(dataset)
-    secrets: list[str] = []
-    loaded = _load_targets(request, dataset) if needs_judges or not request.dry_run else None
-    if request.dry_run or loaded is None:
-        target: TargetConfig = DRY_RUN_TARGET
-    else:
-        name = select_target_name(loaded, request.target, dataset.model, dataset.path)
-        selected = loaded.get(name)
+    if not needs_judges and request.dry_run:
+        return checked
+    try:
+        loaded = _load_targets(request, dataset, missing_ok=validating)
+    except (ConfigError, TargetError) as exc:
+        checked.failures.append(exc)
+        return checked
+    if loaded is None:
+        what = "judge targets" if request.dry_run else "target and judge targets" if needs_judges else "target"
+        checked.note = f"{what} not checked: no targets file found"
+        return checked
+    checked.loaded = loaded
+    basis: TargetConfig = DRY_RUN_TARGET  # whose judge_target is the default judge
+    if not request.dry_run:
+        name: str | None = None
+        try:
+            name = select_target_name(loaded, request.target, dataset.model, dataset.path)
+        except TargetError as exc:
+            checked.failures.append(exc)
+        selected = loaded.get(name) if name is not None else None
         if isinstance(selected, OpaqueTarget):  # before `${{ VAR }}` values it will never use are read
+            basis = selected
             runnable = [t.name for t in loaded.model.targets if not isinstance(t, OpaqueTarget)]
             shown = display_path(loaded.path)
-            raise TargetError(
-                not_runnable_message(selected),
-                hint=f"targets agentv can run in {shown}: {', '.join(runnable)}; select one with --target NAME"
-                if runnable
-                else f"{shown} has no cli, mock or openai target; add one",
+            checked.failures.append(
+                TargetError(
+                    not_runnable_message(selected),
+                    hint=f"targets agentv can run in {shown}: {', '.join(runnable)}; select one with --target NAME"
+                    if runnable
+                    else f"{shown} has no cli, mock or openai target; add one",
+                )
             )
-        target, secrets = loaded.with_env(name)
-        _check_model_target(target, cases)
-    judges: dict[str, TargetConfig] = {}
-    default_judge, origin = _default_judge(request, dataset, target)
-    if needs_judges and loaded is not None:
-        problems, names = judge_target_problems(dataset, loaded, default_judge, origin)
+        elif selected is not None:
+            basis = selected
+            try:
+                checked.target, checked.secrets = loaded.with_env(selected.name, unset=unset)
+                basis = checked.target
+                _check_model_target(checked.target, cases)
+            except (ConfigError, TargetError) as exc:
+                checked.failures.append(exc)
+    checked.default_judge, origin = _default_judge(request, dataset, basis)
+    if needs_judges:
+        problems, names = judge_target_problems(dataset, loaded, checked.default_judge, origin)
         if problems:
-            raise ConfigError(problems)
+            checked.failures.append(ConfigError(problems))
         for name in names:
-            judges[name], judge_secrets = loaded.with_env(name)
-            secrets.extend(judge_secrets)
-    for config in (target, *judges.values()):
+            try:
+                checked.judges[name], judge_secrets = loaded.with_env(name, unset=unset)
+            except ConfigError as exc:
+                checked.failures.append(exc)
+                continue
+            checked.secrets.extend(judge_secrets)
+    for config in (checked.target, *checked.judges.values()):
         if isinstance(config, OpenAITarget):
-            key = api_key(config)  # no key for the OpenAI API: a config error now, not one per case
-            if key != NO_KEY:
-                secrets.append(key)  # masked in the healthcheck's messages too
+            try:
+                key = api_key(config)  # no key for the OpenAI API: a config error now, not one per case
+            except TargetError as exc:
+                checked.failures.append(exc)
+                continue
+            if key != NO_KEY and not ENV_RE.search(key):
+                checked.secrets.append(key)  # masked in the healthcheck's messages too
     if not request.dry_run:
-        check_targets([target, *judges.values()], dataset.directory, secrets)  # each program can start
-        run_healthcheck(target, dataset.directory, secrets)
-    out = request.out or str(default_results_path(dataset.name))
-    return EvalPlan(
-        request, dataset, cases, target, secrets, out, judges, default_judge, loaded.path if loaded else None
-    )
+        startable = [c for c in (checked.target, *checked.judges.values()) if not _unresolved_program(c)]
+        try:
+            check_targets(startable, dataset.directory, checked.secrets)  # each program can start
+        except TargetError as exc:
+            checked.failures.append(exc)
+    return checked
+
+
+def _unresolved_program(config: TargetConfig) -> bool:
+    """Does what `check_targets` reads of a cli target (its first word, cwd, PATH) still hold a
+    `${{ VAR }}` (an unset variable, kept as written when validating)? Then it is not checked."""
+    if not isinstance(config, CliTarget):
+        return False
+    words = config.command_template.split(None, 1)
+    program = words[0] if words else ""  # `${{ PY }} run.py` is split inside the `${{ … }}`
+    return "${{" in program or any(ENV_RE.search(text) for text in (config.cwd or "", config.env.get("PATH", "")))
 
 
 @dataclass
@@ -125,12 +220,15 @@ class FileCheck:
     count: int = 0
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    note: str | None = None  # why a check was not made (no targets file for the judges)
+    note: str | None = None  # why a check was not made (no targets file for the target and judges)
+    hints: dict[int, str] = field(default_factory=dict)  # eval's hint, shown after problems[index]
 
 
-def check_file(path: Path) -> FileCheck:
+def check_file(path: Path, request: EvalRequest | None = None) -> FileCheck:
     """Run the loading code `agentv eval` runs on one file (a `targets.yaml` is recognised by its
-    name), plus the judge-target checks for a dataset. Never raises ConfigError: it is reported."""
+    name), plus, for a dataset, the checks eval makes before it runs (`preflight`, with
+    `request`'s --target and --targets): an unset `${{ VAR }}` is a warning, no targets file a
+    note. Never raises ConfigError or TargetError: they are reported."""
     if path.name == "targets.yaml":
         try:
             targets = load_targets(path)
@@ -141,25 +239,20 @@ def check_file(path: Path) -> FileCheck:
         dataset = load_dataset(path)
     except ConfigError as exc:
         return FileCheck(path, "cases", problems=exc.problems)
-    problems, note = judge_check(dataset)
-    return FileCheck(path, "cases", len(dataset.cases), problems, dataset.warnings, note)
-
-
-def judge_check(dataset: LoadedDataset) -> tuple[list[Problem], str | None]:
-    """For `agentv validate`: the judge-target problems `eval` would refuse to start with, using
-    the targets file `eval` would find. Returns (problems, None), or ([], why nothing was checked)."""
-    if not _uses_judges(dataset):
-        return [], None
-    path = discover_targets_file(dataset.directory)
-    if path is None:
-        return [], "judge targets not checked: no targets file found"
-    loaded = load_targets(path)
-    target = loaded.get(dataset.model.execution.target or "default")
-    if target is None:
-        target = DRY_RUN_TARGET
-    default_judge, origin = _default_judge(EvalRequest(dataset.path), dataset, target)
-    problems, _ = judge_target_problems(dataset, loaded, default_judge, origin)
-    return problems, None
+    base = request or EvalRequest(path)
+    checked = preflight(EvalRequest(path, base.target, base.targets), dataset, dataset.cases, missing_env="warn")
+    unset = list(dict.fromkeys(checked.warnings))  # a target that is also a judge: said once
+    check = FileCheck(path, "cases", len(dataset.cases), warnings=[*dataset.warnings, *unset])
+    check.note = checked.note
+    for failure in checked.failures:
+        if isinstance(failure, ConfigError):
+            check.problems.extend(failure.problems)
+            continue
+        shown = display_path(path)  # an error eval prints unlocated: its lines, each for this dataset
+        check.problems.extend(Problem(shown, None, "", line) for line in failure.message.split("\n"))
+        if failure.hint:
+            check.hints[len(check.problems) - 1] = failure.hint
+    return check
 
 
 def _uses_judges(dataset: LoadedDataset) -> bool:
@@ -168,8 +261,12 @@ def _uses_judges(dataset: LoadedDataset) -> bool:
     )
 
 
-def _load_targets(request: EvalRequest, dataset: LoadedDataset) -> LoadedTargets:
+def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: bool = False) -> LoadedTargets | None:
+    """The targets file: --targets, else the one found from the dataset's directory. None when
+    none is found and `missing_ok`; else that is a TargetError."""
     path = request.targets or discover_targets_file(dataset.directory)
+    if path is None and missing_ok:
+        return None
     if path is None:
         places = ", ".join(str(d) for d in targets_search_dirs(dataset.directory))
         raise TargetError(

@@ -51,6 +51,52 @@ def test_input_from_older_payload_keys_only():
     assert (inp.candidate_answer, inp.candidate, inp.reference_answer, inp.question) == ('{"a": 1}', {"a": 1}, "x", "q")
 
 
+AGENTV_PAYLOAD = {  # exactly the keys AgentV sent (agentv-reference §3.2), snake_case on the wire
+    "question": "Extract.",
+    "expected_outcome": "totals match",
+    "expected_messages": [{"role": "assistant", "content": {"gross_total": 5}}],
+    "reference_answer": '{\n  "gross_total": 5\n}',
+    "candidate_answer": '{"gross_total": 5}',
+    "output_messages": None,
+    "guideline_files": ["/repo/a.instructions.md"],
+    "input_files": ["/repo/doc.pdf"],
+    "input_messages": [{"role": "user", "content": "Extract."}],
+    "trace_summary": {"event_count": 1, "tool_names": ["grep"], "tool_calls_by_name": {"grep": 1}, "error_count": 0},
+    "config": None,
+}
+
+
+def test_input_from_an_agentv_payload():
+    inp = JudgeInput.from_payload(AGENTV_PAYLOAD)
+    assert (inp.candidate_answer, inp.candidate, inp.reference_answer) == (
+        '{"gross_total": 5}',
+        {"gross_total": 5},
+        '{\n  "gross_total": 5\n}',
+    )
+    assert (inp.question, inp.expected_outcome, inp.config, inp.output_messages) == (
+        "Extract.",
+        "totals match",
+        {},
+        [],
+    )
+    assert (inp.guideline_files, inp.input_files, inp.trace_summary) == (
+        ["/repo/a.instructions.md"],
+        ["/repo/doc.pdf"],
+        AGENTV_PAYLOAD["trace_summary"],
+    )
+
+
+def test_input_without_agentv_only_keys():
+    inp = JudgeInput.from_payload(PAYLOAD)
+    assert (inp.guideline_files, inp.trace_summary) == ([], None)
+
+
+def test_camel_case_keys_are_not_payload_keys():
+    # AgentV sent snake_case; only its SDK turned keys into camelCase, inside the judge.
+    inp = JudgeInput.from_payload({"candidateAnswer": "x", "guidelineFiles": ["g"], "traceSummary": {}})
+    assert (inp.candidate_answer, inp.guideline_files, inp.trace_summary) == ("", [], None)
+
+
 @pytest.mark.parametrize(
     "returned, code, score, passed",
     [

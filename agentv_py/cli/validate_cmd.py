@@ -19,22 +19,42 @@ def validate(
         help="Dataset YAML files (a file named targets.yaml is checked as targets).",
         show_default=False,
     ),
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        metavar="NAME",
+        help="Target to check, as eval would run it.  [default: the dataset's execution.target, else 'default']",
+    ),
+    targets: Path | None = typer.Option(
+        None,
+        "--targets",
+        metavar="PATH",
+        help="targets.yaml to check datasets with.  [default: found by walking up from the dataset]",
+    ),
 ) -> int:
-    """Check datasets and targets files; report every problem in every file (exit 2 if any)."""
+    """Check datasets and targets files; report every problem in every file (exit 2 if any).
+
+    A dataset gets every check agentv eval makes before it runs: its targets file, the selected
+    target, judge targets, API keys, and that each program can start. An unset ${{ VAR }} is a
+    warning (CI often validates without secrets). The healthcheck is not run: it is an action,
+    not a check."""
     # Every line is shown through `visible`: file names, field paths, keys and values quoted in
     # a problem are data, and their control characters are written as escapes, never obeyed.
     from agentv_py.report.render import visible
-    from agentv_py.session import check_file
+    from agentv_py.session import EvalRequest, check_file
 
     problems = 0
     for path in paths:
-        check = check_file(path)
+        check = check_file(path, EvalRequest(path, target=target, targets=targets))
         for warning in check.warnings:
             print(visible(f"warning: {warning}"), file=sys.stderr)
         if check.note:
             print(visible(f"note: {path}: {check.note}"), file=sys.stderr)
-        for problem in check.problems:
+        for index, problem in enumerate(check.problems):
             print(visible(str(problem)), file=sys.stderr)
+            if index in check.hints:  # eval's hint for an error it prints without a file:line
+                for line in check.hints[index].split("\n"):
+                    print(visible(f"  hint: {line}"), file=sys.stderr)
         problems += len(check.problems)
         if not check.problems:
             print(visible(f"ok: {path} ({check.count} {check.noun})"))

@@ -62,8 +62,43 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _snake_key(key: str) -> str:
+    """A key as AgentV's deep snake_case conversion left it: `knowledgeSearch` ->
+    `knowledge_search`; a key starting with an uppercase letter is kept as it is."""
+    if key[:1].isupper():
+        return key
+    return "".join("_" + ch.lower() if "A" <= ch <= "Z" else ch for ch in key)
+
+
+def _trace_summary(messages: Sequence[Any]) -> dict[str, Any]:
+    """AgentV's `trace_summary` of the output messages (agentv-reference §5): `event_count` = the
+    number of tool calls, `tool_names` sorted unique, `tool_calls_by_name` (keys snake_cased, as
+    AgentV's payload conversion did), `error_count` 0. A tool call counts when it is an object
+    with a string `tool`; anything else in the target's messages is ignored."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            tool = call.get("tool") if isinstance(call, dict) else None
+            if isinstance(tool, str):
+                counts[tool] = counts.get(tool, 0) + 1
+    by_name: dict[str, int] = {}
+    for tool, count in counts.items():
+        key = _snake_key(tool)
+        by_name[key] = by_name.get(key, 0) + count
+    return {
+        "event_count": sum(counts.values()),
+        "tool_names": sorted(counts),
+        "tool_calls_by_name": by_name,
+        "error_count": 0,
+    }
+
+
 def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, Any]:
-    """The JSON object a judge reads on stdin (SPEC §3.2), aliases included."""
+    """The JSON object a judge reads on stdin (SPEC §3.2), aliases included, plus every key of
+    AgentV's payload (agentv-reference §3.2) so that judges written for AgentV run unchanged:
+    `guideline_files` (agentv has no guideline files: always `[]`, as AgentV sent without
+    guidelines) and `trace_summary` (of the output messages, as AgentV computed it)."""
     case = context.case
     candidate = context.candidate
     reference = _text(context.expected)
@@ -86,6 +121,8 @@ def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, An
         "input_messages": dump(case.input_messages) if case else [],
         "output_messages": output_messages,
         "input_files": list(context.files),
+        "guideline_files": [],
+        "trace_summary": _trace_summary(output_messages),
         "image_files": [image.path() for image in context.images],
         "config": config.config,
         "eval_id": context.eval_id,

@@ -52,10 +52,14 @@ class LoadedTargets:
     def get(self, name: str) -> TargetConfig | None:
         return next((t for t in self.model.targets if t.name == name), None)
 
-    def with_env(self, name: str, environ: dict[str, str] | None = None) -> tuple[TargetConfig, list[str]]:
+    def with_env(
+        self, name: str, environ: dict[str, str] | None = None, *, unset: list[Problem] | None = None
+    ) -> tuple[TargetConfig, list[str]]:
         """The named target with `${{ VAR }}` values read from the environment.
 
         Returns the target and the substituted values (secrets, to be redacted from messages).
+        A variable that is not set is a ConfigError; given `unset` (`agentv validate`, run where
+        secrets are not), its problem is appended there instead and the `${{ VAR }}` is kept as written.
         """
         environ = dict(os.environ) if environ is None else environ
         index = self.names.index(name)
@@ -69,11 +73,13 @@ class LoadedTargets:
                 def one(match: re.Match[str]) -> str:
                     var = match.group(1)
                     if var not in environ:
-                        problems.append(
-                            self.source.problem(
-                                parts, f"environment variable {var} is not set (used as ${{{{ {var} }}}})"
-                            )
+                        problem = self.source.problem(
+                            parts, f"environment variable {var} is not set (used as ${{{{ {var} }}}})"
                         )
+                        if unset is not None:
+                            unset.append(problem)
+                            return match.group(0)
+                        problems.append(problem)
                         return ""
                     if environ[var]:
                         secrets.append(environ[var])

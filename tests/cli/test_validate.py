@@ -56,6 +56,7 @@ def test_validate_refuses_hostile_yaml_and_goes_on_to_the_next_file(ws):
         "recursive.yaml:6: evalcases[0].expected_output.again: alias *r refers to a node that contains it "
         "(a recursive structure); datasets cannot hold recursive data",
         "duplicate.yaml:6: evalcases[0].id: duplicate key 'id' (first at line 5)",
+        "note: fine.yaml: target not checked: no targets file found",
         "2 problems found",
     ]
 
@@ -84,6 +85,8 @@ def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_esc
         "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric",
         f"warning: warn.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a{SHOWN}': "
         f"segment 'a{SHOWN}' is not a key optionally followed by [index]; the field will always be missing",
+        "note: warn.yaml: target not checked: no targets file found",
+        f"note: ok{SHOWN}.yaml: target not checked: no targets file found",
         "2 problems found",
     ]
     assert result.stdout.splitlines() == ["ok: warn.yaml (1 cases)", f"ok: ok{SHOWN}.yaml (1 cases)"]
@@ -97,5 +100,7 @@ def test_validate_shows_control_characters_in_a_note_as_escapes(ws):
     )
     result = CliRunner().invoke(app, ["validate", f"j{HOSTILE}.yaml"])
     assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines() == [f"note: j{SHOWN}.yaml: judge targets not checked: no targets file found"]
+    assert result.stderr.splitlines() == [
+        f"note: j{SHOWN}.yaml: target and judge targets not checked: no targets file found"
+    ]
     assert result.stdout.splitlines() == [f"ok: j{SHOWN}.yaml (1 cases)"]

@@ -78,6 +78,8 @@ def test_payload_has_every_key_with_its_value():
         "output_messages": [{"role": "assistant", "content": '{"total": 5}'}],
         "input_files": ["/data/doc.pdf"],
         "image_files": ["/data/page1.png"],
+        "guideline_files": [],
+        "trace_summary": {"event_count": 0, "tool_names": [], "tool_calls_by_name": {}, "error_count": 0},
         "config": {
             "fields": [{"path": "supplier.name", "threshold": 0.85}],
             "Algorithm": "jaro_winkler",
@@ -98,6 +100,36 @@ def test_target_output_messages_are_passed_through():
     messages = [{"role": "assistant", "content": "step 1"}, {"role": "assistant", "content": '{"total": 5}'}]
     result = run_evaluator(config(["python3", "echo_payload.py"]), context(output_messages=messages))
     assert result.details["payload"]["output_messages"] == messages
+
+
+def test_trace_summary_counts_the_target_tool_calls_as_agentv_did():
+    messages = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"tool": "knowledgeSearch", "input": {"q": "x"}},
+                {"tool": "Read"},
+                {"tool": "knowledgeSearch"},
+                {"tool": "knowledge_search"},
+                {"input": "no tool name"},
+                {"tool": 7},
+                "not a call",
+            ],
+        },
+        {"role": "tool", "tool_calls": "not a list"},
+        "not a message",
+        {"role": "assistant", "content": "done", "tool_calls": [{"tool": "grep"}]},
+    ]
+    result = run_evaluator(config(["python3", "echo_payload.py"]), context(output_messages=messages))
+    assert result.status == "processed", result.misses
+    payload = result.details["payload"]
+    assert payload["trace_summary"] == {
+        "event_count": 5,
+        "tool_names": ["Read", "grep", "knowledgeSearch", "knowledge_search"],
+        "tool_calls_by_name": {"knowledge_search": 3, "Read": 1, "grep": 1},
+        "error_count": 0,
+    }
+    assert payload["output_messages"] == messages
 
 
 def test_a_full_result_is_kept_verbatim():

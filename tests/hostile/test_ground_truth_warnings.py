@@ -170,7 +170,8 @@ def test_validate_prints_the_warnings_and_still_passes(ws):
     assert result.stdout == "ok: dataset.yaml (1 cases)\n"
     assert result.stderr.splitlines() == [
         "warning: dataset.yaml:3: execution.evaluators[0].fields[0].path: field 'totl' is in no case's ground "
-        'truth (a typo in the path?); it will be "not scored" in the one case that uses it'
+        'truth (a typo in the path?); it will be "not scored" in the one case that uses it',
+        "note: dataset.yaml: target not checked: no targets file found",
     ]
 
 

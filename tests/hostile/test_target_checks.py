@@ -157,13 +157,16 @@ def test_a_cli_judge_target_is_checked_too(ws):
     )
 
 
-def test_dry_run_and_validate_do_not_check_the_program(ws):
+def test_dry_run_does_not_check_the_program_and_validate_does(ws):
     _dataset(ws)
     ws.cli_target("no-such-extractor {FILES}")
     assert invoke("eval", "dataset.yaml", "--dry-run", "--out", "o.jsonl").exit_code == 0
     result = invoke("validate", "dataset.yaml", ".agentv/targets.yaml")
-    assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == ["ok: dataset.yaml (1 cases)", "ok: .agentv/targets.yaml (1 targets)"]
+    assert result.exit_code == 2, result.output
+    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (1 targets)"]
+    assert result.stderr.splitlines()[0] == (
+        "dataset.yaml: target 't' cannot start: command not found: no-such-extractor (not on PATH)"
+    )
 
 
 class _Runner:
