@@ -565,7 +565,7 @@ def test_code_judges_that_cannot_run_are_rejected_at_load(ws, script, message):
 
 
 def test_missing_uv_says_how_to_install_it(ws, monkeypatch):
-    monkeypatch.setattr("agentv_py.loading.dataset.find_program", lambda name, env=None: None)
+    monkeypatch.setattr("agentv_py.process.programs.find_program", lambda name, env=None: None)
     ws.file("judge.py", "")
     ws.dataset(
         "execution:\n  evaluators:\n    - {type: code_judge, script: [uv, run, judge.py]}\nevalcases:\n  - id: c1\n"

@@ -7,7 +7,6 @@ evaluators, code judges that cannot run, prompt templates), warnings, and the pr
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig, FieldAccuracyConfig, LlmJudgeConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.command import needs_shell, script_argv
-from agentv_py.process.programs import find_program, missing_program_message
+from agentv_py.process.programs import program_problem
 from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.paths import path_problem
 
@@ -151,23 +150,9 @@ def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[P
             if isinstance(config.script, str) and needs_shell(config.script):
                 continue  # shell syntax: the shell resolves it at run time
             argv = script_argv(config.script)
-            program = argv[0]
-            if "/" in program:
-                path = (cwd / program).resolve()
-                if not path.is_file():
-                    problems.append(
-                        source.problem([*where, "script"], f"script not found: {program} (looked in {cwd})")
-                    )
-                elif not os.access(path, os.X_OK):
-                    problems.append(
-                        source.problem(
-                            [*where, "script"],
-                            f"not executable: {program}; run `chmod +x {program}`, or name its interpreter "
-                            f"first, e.g. script: [python3, {program}]",
-                        )
-                    )
-            elif find_program(program) is None:
-                problems.append(source.problem([*where, "script"], missing_program_message(program)))
+            problem = program_problem(argv[0], cwd, noun="script", as_script=True)
+            if problem:
+                problems.append(source.problem([*where, "script"], problem))
             for arg in argv[1:]:
                 looks_like_file = arg.lower().endswith(_SCRIPT_SUFFIXES) and not arg.startswith("-")
                 if looks_like_file and not (cwd / arg).is_file():

@@ -36,20 +36,22 @@ def missing_program_message(name: str) -> str:
     return INSTALL_HINTS.get(name, f"command not found: {name} (not on PATH)")
 
 
-def program_problem(program: str, cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
+def program_problem(
+    program: str, cwd: Path, env: Mapping[str, str] | None = None, *, noun: str = "program", as_script: bool = False
+) -> str | None:
     """Why `program` cannot be started from `cwd` with `env` (None when it can): a path (one with
     a `/`, relative to `cwd`) must be an executable file; a bare name must be found by
-    `find_program` on the environment's PATH."""
+    `find_program` on the environment's PATH. The one check for targets and code judges alike:
+    `noun` names the thing in messages, and `as_script` phrases the interpreter hint as a code
+    judge's `script:` list instead of a command line."""
     if "/" not in program:
         return None if find_program(program, env) else missing_program_message(program)
     path = cwd / os.path.expanduser(program)
     if not path.is_file():
         where = "" if Path(program).is_absolute() else f" (looked in {cwd})"
-        return f"program not found: {program}{where}"
+        return f"{noun} not found: {program}{where}"
     if not os.access(path, os.X_OK):
-        interpreter = "python3" if program.endswith(".py") else "sh"
-        return (
-            f"not executable: {program}; run `chmod +x {program}`, or name its interpreter first, "
-            f"e.g. `{interpreter} {program}`"
-        )
+        interpreter = "python3" if as_script or program.endswith(".py") else "sh"
+        example = f"script: [{interpreter}, {program}]" if as_script else f"`{interpreter} {program}`"
+        return f"not executable: {program}; run `chmod +x {program}`, or name its interpreter first, e.g. {example}"
     return None

@@ -26,6 +26,18 @@ def _workspace(ws, pids: Path) -> None:
     ws.cases_dataset([(f"slow-{i}", sleeper, {"a": 1}) for i in range(3)] + [("fast", wait, {"a": 1, "b": 2})])
 
 
+def _spawn(args: list[str], cwd: Path, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`agentv ARGS` started in `cwd`, stderr (and by default stdout) piped as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentv_py", *args],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+
+
 def _agentv(args: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agentv_py", *args],
@@ -76,14 +88,7 @@ def test_a_closed_stdout_pipe_stops_the_run_and_leaves_no_process_behind(ws, tmp
     pids = tmp_path / "pids"
     pids.mkdir()
     _workspace(ws, pids)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentv_py", "eval", "dataset.yaml", "--out", "-", "--workers", "4"],
-        cwd=ws.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )
+    proc = _spawn(["eval", "dataset.yaml", "--out", "-", "--workers", "4"], ws.root)
     assert proc.stdout is not None
     proc.stdout.close()  # the reader went away (`agentv eval ... --out - | head -0`)
     stderr = stderr_of(proc, timeout=30)
@@ -120,14 +125,7 @@ def test_a_second_run_on_the_same_out_fails_at_once(ws, tmp_path):
     pids.mkdir()
     _workspace(ws, pids)
     (ws.root / "out.jsonl").write_text("earlier rows\n")
-    first = subprocess.Popen(
-        [sys.executable, "-m", "agentv_py", "eval", "dataset.yaml", "--out", "out.jsonl", "--workers", "4"],
-        cwd=ws.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )
+    first = _spawn(["eval", "dataset.yaml", "--out", "out.jsonl", "--workers", "4"], ws.root, stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
         while len(list(pids.iterdir())) < 3 and time.monotonic() < deadline:  # the first run is running
@@ -192,14 +190,7 @@ def test_a_signal_during_the_healthcheck_exits_130_and_kills_it(ws, tmp_path, si
     pid_file = tmp_path / "healthcheck.pid"
     path = ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
     ws.cli_target("cat {FILES}", extra=f"healthcheck:\n  command_template: sh -c 'echo $$ > {pid_file}; sleep 60'")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentv_py", "eval", path.name],
-        cwd=ws.root,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )
+    proc = _spawn(["eval", path.name], ws.root)
     deadline = time.monotonic() + 20
     while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -215,14 +206,7 @@ def test_a_summary_into_a_closed_stdout_is_exit_5_not_a_gate_failure(ws):
     alone would exit 1, which reads as "gate failed")."""
     ws.cli_target("sh {FILES}")
     ws.cases_dataset([(f"c{i}", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2}) for i in range(3)])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentv_py", "eval", "dataset.yaml", "--out", "out.jsonl"],
-        cwd=ws.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )
+    proc = _spawn(["eval", "dataset.yaml", "--out", "out.jsonl"], ws.root)
     assert proc.stdout is not None
     proc.stdout.close()
     stderr = stderr_of(proc, timeout=30)
