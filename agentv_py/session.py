@@ -21,7 +21,7 @@ from agentv_py.loading import (
 )
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
-from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
+from agentv_py.models.evaluators import calls_judge
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget, OpaqueTarget, OpenAITarget, TargetConfig, not_runnable_message
 from agentv_py.prepared import LoadedDataset, PreparedCase
@@ -257,7 +257,7 @@ def check_file(path: Path, request: EvalRequest | None = None) -> FileCheck:
 
 def _uses_judges(dataset: LoadedDataset) -> bool:
     return any(
-        isinstance(config, JUDGE_CONFIG_TYPES) for _, configs in evaluator_lists(dataset.model) for config in configs
+        calls_judge(config) for _, configs in evaluator_lists(dataset.model) for config in configs
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from agentv_py.chat import ChatClient
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
-from agentv_py.models.results import EvaluatorResult, Verdict
+from agentv_py.models.results import EvaluatorResult, Trace, Verdict
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.scoring.answer import parse_answer_json
 from agentv_py.scoring.case import verdict_for
@@ -30,6 +30,7 @@ class EvalContext:
     images: tuple[ImageRef, ...] = ()
     case: EvalCase | None = None
     output_messages: list[Any] | None = None  # as the target gave them, when it did
+    trace: Trace | None = None  # what the target call cost: duration, token usage, cost (when known)
     judges: Mapping[str, ChatClient] = field(default_factory=dict)  # judge targets by name
     default_judge: str | None = None  # for LLM evaluators without their own `target`
     processes: ProcessRegistry | None = None  # the run's: commands started here die with the run

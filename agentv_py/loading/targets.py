@@ -15,7 +15,7 @@ from agentv_py.loading.dataset import evaluator_lists
 from agentv_py.loading.source import Source, display_path, read_yaml, validate
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Dataset
-from agentv_py.models.evaluators import JUDGE_CONFIG_TYPES
+from agentv_py.models.evaluators import calls_judge
 from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
 from agentv_py.prepared import LoadedDataset
 
@@ -173,7 +173,7 @@ def judge_target_problems(
             judged = [dataset.cases[int(base[1])]]
         with_images = [c for c in judged if c.images]
         for e, config in enumerate(evaluators):
-            if not isinstance(config, JUDGE_CONFIG_TYPES):
+            if not calls_judge(config):
                 continue
             label = f"{config.type} '{config.display_name}'"
             explicit = getattr(config, "target", None)

@@ -396,6 +396,12 @@ EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
 )
 
 
+def calls_judge(config: EvaluatorBase) -> bool:
+    """Does this evaluator call a judge target (a model) when it runs? The one question the
+    judge-target checks ask of an evaluator config; extend it when an evaluator gains a judge."""
+    return isinstance(config, JUDGE_CONFIG_TYPES)
+
+
 _check_type_tag = tag_checker("type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types")
 
 EvaluatorConfig = Annotated[

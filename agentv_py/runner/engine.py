@@ -129,6 +129,7 @@ def score_case(
         images=tuple(prepared.images),
         case=case,
         output_messages=outcome.output_messages,
+        trace=trace,
         judges=judging.clients,
         default_judge=judging.default,
         processes=processes,
