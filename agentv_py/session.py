@@ -19,6 +19,7 @@ from agentv_py.loading import (
     load_targets,
     select_target_name,
 )
+from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import calls_judge
@@ -263,7 +264,9 @@ def _uses_judges(dataset: LoadedDataset) -> bool:
 
 def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: bool = False) -> LoadedTargets | None:
     """The targets file: --targets, else the one found from the dataset's directory. None when
-    none is found and `missing_ok`; else that is a TargetError."""
+    none is found and `missing_ok`; else that is a TargetError. The dataset's `.env` files are
+    applied to the environment first (`apply_dotenv`), as AgentV did before resolving targets."""
+    apply_dotenv(dataset.directory)
     path = request.targets or discover_targets_file(dataset.directory)
     if path is None and missing_ok:
         return None

@@ -372,3 +372,9 @@ class TargetsFile(StrictModel):
                 raise ValueError(f"duplicate target name '{target.name}'")
             seen.add(target.name)
         return value
+
+
+def is_model_target(config: Any) -> bool:
+    """A target that calls a model endpoint (it can judge as well as answer): openai today; the
+    SDK providers (azure, anthropic, gemini) join it when they are runnable."""
+    return isinstance(config, OpenAITarget)
