@@ -107,14 +107,22 @@ def _tagged_members_own_their_tags(schema: Schema) -> None:
         if not isinstance(members, list) or not all(isinstance(m, dict) and "$ref" in m for m in members):
             return
         targets = [defs.get(str(m["$ref"]).removeprefix("#/$defs/"), {}).get("properties", {}) for m in members]
-        for tag in {name for props in targets for name, sub in props.items() if "const" in sub}:
-            fixed = [props[tag]["const"] for props in targets if "const" in props.get(tag, {})]
+        for tag in {name for props in targets for name, sub in props.items() if _fixed(sub)}:
+            fixed = [value for props in targets for value in _fixed(props.get(tag, {}))]
             for index, props in enumerate(targets):
-                if tag in props and "const" not in props[tag]:
+                if tag in props and not _fixed(props[tag]):
                     refuse = {"not": {"required": [tag], "properties": {tag: {"enum": fixed}}}}
                     members[index] = {"allOf": [members[index], refuse]}
 
     visit(schema)
+
+
+def _fixed(tag: Schema) -> list[Any]:
+    """The values a member's tag is fixed to: a `const` (`provider: cli`) or an `enum` (the
+    spellings of one provider, `azure` and `azure-openai`); none for a catch-all string."""
+    if "const" in tag:
+        return [tag["const"]]
+    return list(tag.get("enum", []))
 
 
 def _accept_every_alias(model: type[BaseModel], definition: Schema) -> None:
@@ -145,7 +153,13 @@ def _dataset_shorthands(schema: Schema) -> None:
     case["expected_output"] = {"anyOf": [case["expected_output"], {"type": ["string", "object", "array"]}]}
     # Message content is read by shape (`dataset._content_kind`): a non-empty list of objects that
     # all have a `type` is a list of content items, checked as such; any other list is data.
-    content = defs[Message.__name__]["properties"]["content"]
+    message = defs[Message.__name__]
+    if "tool_calls" in message["properties"]:  # a message needs content, or (tool use) tool calls
+        needs = [{"required": ["content"]}, {"required": ["tool_calls"], "properties": {"tool_calls": {"minItems": 1}}}]
+        message.setdefault("allOf", []).append({"anyOf": needs})
+    content = message["properties"]["content"]
+    if {"type": "null"} in content["anyOf"]:  # optional content: the union is the other member
+        content = next(member for member in content["anyOf"] if member != {"type": "null"})
     text, items, mapping, data = content["anyOf"]
     items["minItems"] = 1
     data["not"] = {"minItems": 1, "items": {"type": "object", "required": ["type"]}}

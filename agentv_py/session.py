@@ -19,12 +19,21 @@ from agentv_py.loading import (
     load_targets,
     select_target_name,
 )
+from agentv_py.loading.dataset import added_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import calls_judge
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import CliTarget, OpaqueTarget, OpenAITarget, TargetConfig, not_runnable_message
+from agentv_py.models.targets import (
+    RUNNABLE_SUMMARY,
+    CliTarget,
+    GeminiTarget,
+    OpaqueTarget,
+    TargetConfig,
+    is_model_target,
+    not_runnable_message,
+)
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.summary import RunSummary
@@ -161,7 +170,7 @@ def preflight(
                     not_runnable_message(selected),
                     hint=f"targets agentv can run in {shown}: {', '.join(runnable)}; select one with --target NAME"
                     if runnable
-                    else f"{shown} has no cli, mock or openai target; add one",
+                    else f"{shown} has no target of a provider agentv runs ({RUNNABLE_SUMMARY}); add one",
                 )
             )
         elif selected is not None:
@@ -178,6 +187,9 @@ def preflight(
         if problems:
             checked.failures.append(ConfigError(problems))
         for name in names:
+            if checked.target is not DRY_RUN_TARGET and name == checked.target.name:
+                checked.judges[name] = checked.target  # the eval target judges too: one runner
+                continue
             try:
                 checked.judges[name], judge_secrets = loaded.with_env(name, unset=unset)
             except ConfigError as exc:
@@ -185,9 +197,9 @@ def preflight(
                 continue
             checked.secrets.extend(judge_secrets)
     for config in (checked.target, *checked.judges.values()):
-        if isinstance(config, OpenAITarget):
+        if is_model_target(config):
             try:
-                key = api_key(config)  # no key for the OpenAI API: a config error now, not one per case
+                key = api_key(config)  # no key for the provider's API: a config error now, not one per case
             except TargetError as exc:
                 checked.failures.append(exc)
                 continue
@@ -257,9 +269,10 @@ def check_file(path: Path, request: EvalRequest | None = None) -> FileCheck:
 
 
 def _uses_judges(dataset: LoadedDataset) -> bool:
-    return any(
-        calls_judge(config) for _, configs in evaluator_lists(dataset.model) for config in configs
-    )
+    """Does any evaluator call a judge: one of a list, or one AgentV adds (case rubrics, the default judge)?"""
+    listed = (config for _, configs in evaluator_lists(dataset.model) for config in configs)
+    added = (config for _, _, config in added_evaluators(dataset.model))
+    return any(calls_judge(config) for config in (*listed, *added))
 
 
 def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: bool = False) -> LoadedTargets | None:
@@ -282,24 +295,46 @@ def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: b
 
 
 def _default_judge(request: EvalRequest, dataset: LoadedDataset, target: TargetConfig) -> tuple[str | None, str]:
-    """--judge-target > execution.judge_target > the eval target's judge_target."""
+    """The judge of LLM evaluators without their own `target:`, and where it came from (no judge:
+    why): --judge-target > execution.judge_target > the eval target's judge_target > the eval target
+    itself when it is a model target (AgentV: "if unset, the eval target itself judges")."""
     if request.judge_target:
         return request.judge_target, "--judge-target"
     if dataset.model.execution.judge_target:
         return dataset.model.execution.judge_target, "execution.judge_target"
-    return target.judge_target, f"judge_target of target '{target.name}'"
+    if target.judge_target:
+        return target.judge_target, f"judge_target of target '{target.name}'"
+    if request.dry_run:
+        return None, "with --dry-run no eval target can judge"
+    if target is DRY_RUN_TARGET:
+        return None, "no eval target was selected"
+    if is_model_target(target):
+        return target.name, f"target '{target.name}', which judges its own answers"
+    return None, f"target '{target.name}' is a {target.provider} target; only a model target judges itself"
 
 
 def _check_model_target(target: TargetConfig, cases: list[PreparedCase]) -> None:
-    if not isinstance(target, OpenAITarget) or target.vision:
+    """A model target given images must be marked `vision: true`; a gemini one cannot take image
+    URLs (agentv sends Gemini images inline and fetches nothing)."""
+    if not is_model_target(target):
         return
     with_images = [c.case.id for c in cases if c.images]
-    if with_images:
+    if with_images and not target.vision:
         more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
         raise TargetError(
             f"target '{target.name}' is not marked vision: true, but case '{with_images[0]}'{more} has images",
             hint=f"set vision: true on '{target.name}' if its model accepts images",
         )
+    if isinstance(target, GeminiTarget):
+        with_urls = [c for c in cases if any(image.source == "url" for image in c.images)]
+        if with_urls:
+            url = next(image for image in with_urls[0].images if image.source == "url")
+            more = f" (and {len(with_urls) - 1} more)" if len(with_urls) > 1 else ""
+            raise TargetError(
+                f"target '{target.name}' (provider {target.provider}) cannot take image URLs, but case "
+                f"'{with_urls[0].case.id}'{more} gives one ({url.name})",
+                hint="give the image as a local file or a data URI; agentv does not fetch URLs",
+            )
 
 
 def execute(

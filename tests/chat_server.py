@@ -3,7 +3,8 @@
 Each request takes the next scripted reply: text content (with usage), or a raw (status, body)
 pair, or a delay longer than the client's timeout. Every request is recorded with its headers;
 `request_responder` computes a reply from the whole request (path, headers, body), e.g. a server
-that echoes the Authorization header it received.
+that echoes the Authorization header it received. `wire` writes a text reply in another
+provider's format (tests/provider_servers.py: Anthropic, Gemini); the default is OpenAI's.
 """
 
 from __future__ import annotations
@@ -42,8 +43,21 @@ class Recorded:
     body: dict[str, Any]
 
 
+def openai_body(reply: Reply, request: Recorded) -> dict[str, Any]:
+    """A chat completion holding `reply.content`."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.body.get("model", "m"),
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.content}}],
+        "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
+    }
+
+
 class ChatServer:
-    def __init__(self) -> None:
+    def __init__(self, wire: Callable[[Reply, Recorded], Any] = openai_body) -> None:
+        self.wire = wire
         self.script: list[Reply] = []
         self.default: Reply | None = None
         self.responder: Callable[[dict[str, Any]], Reply] | None = None  # replies computed per request
@@ -76,20 +90,7 @@ class ChatServer:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.content is not None:
-                    body = {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": server.requests[-1].body.get("model", "m"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": reply.content},
-                            }
-                        ],
-                        "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
-                    }
+                    body = server.wire(reply, server.requests[-1])
                 else:
                     body = reply.body
                 data = json.dumps(body).encode()
@@ -110,7 +111,12 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server without a path (the SDKs of Azure, Anthropic and Gemini add their own)."""
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def reply(self, *replies: Reply) -> None:
         with self._lock:

@@ -9,11 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # A stand-in for `@agentv/eval`'s defineCodeJudge (2026-01-06): read stdin, convert every key to
 # camelCase (keys starting with an uppercase letter untouched), validate the SDK's input schema,
 # run the handler, print the result as pretty JSON; on any error print a score-0 object and exit 1.
 AGENTV_SDK_JUDGE = r"""
 import json
+
+import pytest
 import re
 import sys
 
@@ -184,3 +188,100 @@ def test_the_same_judge_refuses_a_payload_without_agentv_keys(ws):
         timeout=60,
     )
     assert (done.returncode, json.loads(done.stdout)["score"]) == (0, 1.0)
+
+
+# -- every AgentV key as AgentV converted it (agentv-reference §3.2, §5), pure ---------------------
+
+from agentv_py.evaluators.base import EvalContext  # noqa: E402
+from agentv_py.evaluators.code_judge import build_payload, reference_answer  # noqa: E402
+from agentv_py.models.dataset import EvalCase  # noqa: E402
+from agentv_py.models.results import Trace  # noqa: E402
+
+
+def payload_of(case: dict, answer: str = "ok", **extra) -> dict:
+    model = EvalCase.model_validate({"id": "c1", **case})
+    context = EvalContext(
+        eval_id="c1", dataset="d", dataset_dir=Path("."), answer=answer, expected=None, case=model, **extra
+    )
+    return build_payload(context, {"maxCalls": 1})
+
+
+@pytest.mark.parametrize(
+    ("expected_output", "reference"),
+    [
+        pytest.param("Paris", "Paris", id="text"),
+        pytest.param({"grossTotal": 5, "currency": "€"}, '{\n  "grossTotal": 5,\n  "currency": "€"\n}', id="object"),
+        pytest.param(
+            [{"role": "assistant", "content": "step"}, {"role": "user", "content": "last, any role"}],
+            "last, any role",
+            id="last-message-any-role",
+        ),
+        pytest.param(
+            [{"role": "assistant", "tool_calls": [{"tool": "vector_search", "input": {"query": "q"}}]}],
+            '[\n  {\n    "tool": "vector_search",\n    "input": {\n      "query": "q"\n    }\n  }\n]',
+            id="tool-calls-only",
+        ),
+        pytest.param(None, "", id="none"),
+    ],
+)
+def test_reference_answer_as_agentv_derived_it(expected_output, reference):
+    case = {"input": "q"} if expected_output is None else {"input": "q", "expected_output": expected_output}
+    assert reference_answer(EvalCase.model_validate({"id": "c1", **case}), None) == reference
+
+
+def test_nested_keys_are_snake_cased_but_text_and_config_are_not():
+    payload = payload_of(
+        {
+            "input": [{"role": "user", "content": "q"}],
+            "expected_output": [
+                {"role": "assistant", "tool_calls": [{"tool": "vectorSearch", "input": {"topK": 3}}]},
+                {"role": "assistant", "content": {"grossTotal": 5, "Vendor": {"taxId": "x"}}},
+            ],
+        },
+        answer='{"grossTotal": 5}',
+        output_messages=[{"role": "assistant", "toolCalls": [{"tool": "readFile", "input": {"filePath": "a"}}]}],
+    )
+    assert payload["expected_messages"] == [
+        {"role": "assistant", "tool_calls": [{"tool": "vectorSearch", "input": {"top_k": 3}}]},
+        {"role": "assistant", "content": {"gross_total": 5, "Vendor": {"tax_id": "x"}}},
+    ]
+    assert payload["output_messages"] == [
+        {"role": "assistant", "tool_calls": [{"tool": "readFile", "input": {"file_path": "a"}}]}
+    ]
+    assert payload["candidate_answer"] == '{"grossTotal": 5}'
+    assert payload["reference_answer"] == '{\n  "grossTotal": 5,\n  "Vendor": {\n    "taxId": "x"\n  }\n}'
+    assert payload["config"] == {"maxCalls": 1}  # agentv's pass-through is verbatim (AgentV snake_cased it)
+
+
+def test_trace_summary_carries_the_target_calls_metrics_and_tool_durations():
+    messages = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"tool": "readFile", "duration_ms": 12},
+                {"tool": "readFile", "start_time": "2026-01-01T00:00:00Z", "end_time": "2026-01-01T00:00:01.5Z"},
+                {"tool": "grep"},
+            ],
+        },
+        {"role": "assistant", "content": "done"},
+    ]
+    trace = Trace(duration_ms=840.0, token_usage={"input": 100, "output": 20, "cached": 5}, cost_usd=0.0125)
+    payload = payload_of({"input": "q"}, output_messages=messages, trace=trace)
+    assert payload["trace_summary"] == {
+        "event_count": 3,
+        "tool_names": ["grep", "readFile"],
+        "tool_calls_by_name": {"read_file": 2, "grep": 1},
+        "error_count": 0,
+        "tool_durations": {"read_file": [12, 1500.0]},
+        "token_usage": {"input": 100, "output": 20, "cached": 5},
+        "cost_usd": 0.0125,
+        "duration_ms": 840.0,
+    }
+
+
+def test_a_case_without_outcome_or_output_messages():
+    payload = payload_of({"input": "q"}, answer="plain text")
+    assert payload["expected_outcome"] == ""  # AgentV always sent a string (its SDK requires one)
+    assert payload["output_messages"] == [{"role": "assistant", "content": "plain text"}]  # as AgentV's cli provider
+    assert payload["trace_summary"] == {"event_count": 0, "tool_names": [], "tool_calls_by_name": {}, "error_count": 0}
+    assert (payload["guideline_files"], payload["expected_messages"]) == ([], [])

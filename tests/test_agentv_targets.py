@@ -1,5 +1,7 @@
-"""Targets files as AgentV wrote them (issue 12): providers agentv does not run load as opaque
-targets (an error only when selected or needed as a judge), the era's cli keys and `$schema`."""
+"""Targets files as AgentV wrote them (issue 12): its model providers (azure, anthropic, gemini)
+load as runnable targets under AgentV's keys; providers agentv does not run (agents, bedrock,
+vertex) load as opaque targets (an error only when selected or needed as a judge); the era's cli
+keys and `$schema`."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.errors import TargetError
 from agentv_py.loading import load_dataset, load_targets
-from agentv_py.models.targets import FOREIGN_PROVIDERS, CliTarget, OpaqueTarget
+from agentv_py.models.targets import (
+    FOREIGN_PROVIDERS,
+    AnthropicTarget,
+    AzureTarget,
+    CliTarget,
+    GeminiTarget,
+    OpaqueTarget,
+    is_model_target,
+)
 from agentv_py.runner.targets import make_runner
 
 AGENTV_TARGETS = """\
@@ -30,9 +40,12 @@ targets:
     provider: codex
     executable: codex
     args: [--full-auto]
+  - name: bedrock_judge
+    provider: bedrock
+    model: anthropic.claude-3-sonnet
   - name: copy_sh
     provider: cli
-    judge_target: azure_base
+    judge_target: bedrock_judge
     command_template: sh {FILES}
     attachments_format: "{path}"
     cli_verbose: true
@@ -71,22 +84,19 @@ def project(ws):
 
 def test_an_agentv_targets_file_loads(project):
     loaded = load_targets(".agentv/targets.yaml")
-    azure, codex, cli = loaded.model.targets
-    assert isinstance(azure, OpaqueTarget)
-    assert azure.model_dump() == {
-        "name": "azure_base",
-        "provider": "azure",  # case-insensitive, as in AgentV
-        "judge_target": "azure_base",
-        "workers": 2,
-        "provider_batching": False,
-        "settings": {
-            "endpoint": "${{ AZURE_OPENAI_ENDPOINT }}",
-            "api_key": "${{ AZURE_OPENAI_API_KEY }}",
-            "model": "${{ AZURE_DEPLOYMENT_NAME }}",
-        },
-    }
-    assert codex.settings == {"executable": "codex", "args": ["--full-auto"]}
-    assert isinstance(cli, CliTarget)
+    azure, codex, bedrock, cli = loaded.model.targets
+    assert isinstance(azure, AzureTarget) and is_model_target(azure)
+    assert (azure.provider, azure.endpoint, azure.api_key, azure.deployment, azure.version) == (
+        "azure",  # case-insensitive, as in AgentV
+        "${{ AZURE_OPENAI_ENDPOINT }}",  # substituted when the target is used
+        "${{ AZURE_OPENAI_API_KEY }}",
+        "${{ AZURE_DEPLOYMENT_NAME }}",  # given as `model`, an alias of deployment
+        "2024-12-01-preview",
+    )
+    assert (azure.judge_target, azure.workers, azure.provider_batching) == ("azure_base", 2, False)
+    assert isinstance(codex, OpaqueTarget) and codex.settings == {"executable": "codex", "args": ["--full-auto"]}
+    assert isinstance(bedrock, OpaqueTarget) and not is_model_target(bedrock)
+    assert isinstance(cli, CliTarget) and not is_model_target(cli)
     assert (cli.files_format, cli.verbose, cli.keep_temp_files, cli.workers) == ("{path}", True, True, 4)
     assert cli.healthcheck is not None and (cli.healthcheck.type, cli.healthcheck.command_template) == (
         "command",
@@ -94,12 +104,30 @@ def test_an_agentv_targets_file_loads(project):
     )
 
 
-@pytest.mark.parametrize("provider", [*FOREIGN_PROVIDERS, "AZURE-OpenAI", "Claude-Code"])
+@pytest.mark.parametrize("provider", [*FOREIGN_PROVIDERS, "Bedrock", "Claude-Code"])
 def test_every_agentv_provider_loads(ws, provider):
     ws.file("targets.yaml", f"targets:\n  - name: x\n    provider: {provider}\n    anything: [1, {{a: b}}]\n")
     target = load_targets("targets.yaml").model.targets[0]
     assert isinstance(target, OpaqueTarget)
     assert (target.provider, target.settings) == (provider.lower(), {"anything": [1, {"a": "b"}]})
+
+
+MODEL_PROVIDERS = [
+    ("azure", "endpoint: r, deployment: d", AzureTarget),
+    ("AZURE-OpenAI", "resourceName: r, deploymentName: d", AzureTarget),
+    ("anthropic", "model: claude", AnthropicTarget),
+    ("Anthropic", "variant: claude", AnthropicTarget),
+    ("gemini", "model: g", GeminiTarget),
+    ("google", "deployment: g", GeminiTarget),
+    ("Google-Gemini", "apiKey: k", GeminiTarget),
+]
+
+
+@pytest.mark.parametrize("provider, keys, model", MODEL_PROVIDERS, ids=[p[0] for p in MODEL_PROVIDERS])
+def test_agentv_model_providers_load_as_runnable_targets(ws, provider, keys, model):
+    ws.file("targets.yaml", f"targets:\n  - {{name: x, provider: {provider}, {keys}}}\n")
+    target = load_targets("targets.yaml").model.targets[0]
+    assert type(target) is model and target.provider == provider.lower() and is_model_target(target)
 
 
 def test_runnable_providers_are_case_insensitive(ws):
@@ -126,7 +154,7 @@ def test_dataset_schema_key_is_ignored(project):
 def test_validate_passes_a_targets_file_with_agentv_providers(project):
     result = invoke("validate", ".agentv/targets.yaml", "dataset.yaml")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (3 targets)", "ok: dataset.yaml (1 cases)"]
+    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (4 targets)", "ok: dataset.yaml (1 cases)"]
 
 
 def test_eval_of_the_cli_target_runs(project):
@@ -138,27 +166,44 @@ def test_eval_of_the_cli_target_runs(project):
 
 SELECTED = [
     (
-        "azure_base",
-        "error: target 'azure_base' has provider 'azure', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock and openai targets\n"
-        "hint: targets agentv can run in .agentv/targets.yaml: copy_sh; select one with --target NAME\n",
+        "bedrock_judge",
+        "error: target 'bedrock_judge' has provider 'bedrock', which AgentV ran but agentv does not; "
+        "agentv runs cli, mock, openai, azure, anthropic and gemini targets\n"
+        "hint: targets agentv can run in .agentv/targets.yaml: azure_base, copy_sh; select one with --target NAME\n",
     ),
     (
         "codex_agent",
         "error: target 'codex_agent' has provider 'codex', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock and openai targets; to evaluate codex, wrap the agent as a cli target "
-        "(command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})\n"
-        "hint: targets agentv can run in .agentv/targets.yaml: copy_sh; select one with --target NAME\n",
+        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate codex, wrap the agent as "
+        "a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})\n"
+        "hint: targets agentv can run in .agentv/targets.yaml: azure_base, copy_sh; select one with --target NAME\n",
     ),
 ]
 
 
 @pytest.mark.parametrize("name, stderr", SELECTED, ids=[s[0] for s in SELECTED])
 def test_selecting_a_target_agentv_does_not_run_exits_2(project, name, stderr):
-    # The `${{ VAR }}` values of the azure target are unset: they are never read.
     result = invoke("eval", "dataset.yaml", "--target", name, "--out", "out.jsonl")
     assert result.exit_code == 2
     assert result.stderr == stderr
+    assert not Path("out.jsonl").exists()
+
+
+def test_selecting_the_azure_target_needs_its_variables(project, monkeypatch):
+    # AgentV's azure target runs now: its `${{ VAR }}` values are read, and must be set.
+    for var in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "AZURE_DEPLOYMENT_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    result = invoke("eval", "dataset.yaml", "--target", "azure_base", "--out", "out.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: 3 problems found:",
+        "  .agentv/targets.yaml:5: targets[0].endpoint: environment variable AZURE_OPENAI_ENDPOINT is not set "
+        "(used as ${{ AZURE_OPENAI_ENDPOINT }})",
+        "  .agentv/targets.yaml:6: targets[0].api_key: environment variable AZURE_OPENAI_API_KEY is not set "
+        "(used as ${{ AZURE_OPENAI_API_KEY }})",
+        "  .agentv/targets.yaml:7: targets[0].model: environment variable AZURE_DEPLOYMENT_NAME is not set "
+        "(used as ${{ AZURE_DEPLOYMENT_NAME }})",
+    ]
     assert not Path("out.jsonl").exists()
 
 
@@ -170,9 +215,11 @@ def test_a_file_with_no_runnable_target(ws):
     assert result.exit_code == 2
     assert result.stderr == (
         "error: target 'default' has provider 'vscode', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock and openai targets; to evaluate vscode, wrap the agent as a cli target "
-        "(command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})\n"
-        "hint: .agentv/targets.yaml has no cli, mock or openai target; add one\n"
+        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate vscode, wrap the agent "
+        "as a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to "
+        "{OUTPUT_FILE})\n"
+        "hint: .agentv/targets.yaml has no target of a provider agentv runs "
+        "(cli, mock, openai, azure, anthropic and gemini); add one\n"
     )
 
 
@@ -184,9 +231,9 @@ def test_a_judge_target_agentv_does_not_run_is_a_located_problem(project):
         )
     )
     message = (
-        "  dataset.yaml:5: execution.evaluators[0]: llm_judge 'llm_judge': judge target 'azure_base' "
-        "(from judge_target of target 'copy_sh') cannot judge: target 'azure_base' has provider 'azure', "
-        "which AgentV ran but agentv does not; agentv runs cli, mock and openai targets"
+        "  dataset.yaml:5: execution.evaluators[0]: llm_judge 'llm_judge': judge target 'bedrock_judge' "
+        "(from judge_target of target 'copy_sh') cannot judge: target 'bedrock_judge' has provider 'bedrock', "
+        "which AgentV ran but agentv does not; agentv runs cli, mock, openai, azure, anthropic and gemini targets"
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     assert result.exit_code == 2
@@ -212,18 +259,18 @@ def test_an_explicit_judge_target_agentv_does_not_run(project):
         "error: 1 problem found:",
         "  dataset.yaml:5: execution.evaluators[0].target: llm_judge 'q': judge target 'codex_agent' (from target) "
         "cannot judge: target 'codex_agent' has provider 'codex', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock and openai targets; to evaluate codex, wrap the agent as a cli target "
-        "(command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})",
+        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate codex, wrap the agent as "
+        "a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})",
     ]
 
 
 def test_make_runner_refuses_an_opaque_target(tmp_path):
-    config = OpaqueTarget(name="g", provider="gemini")
+    config = OpaqueTarget(name="v", provider="vertex")
     with pytest.raises(TargetError) as caught:
         make_runner(config, dataset_dir=tmp_path, work_dir=tmp_path, secrets=[])
     assert caught.value.message == (
-        "target 'g' has provider 'gemini', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock and openai targets"
+        "target 'v' has provider 'vertex', which AgentV ran but agentv does not; "
+        "agentv runs cli, mock, openai, azure, anthropic and gemini targets"
     )
 
 

@@ -16,7 +16,7 @@ def validate(
     paths: list[Path] = typer.Argument(
         ...,
         metavar="PATH",
-        help="Dataset YAML files (a file named targets.yaml is checked as targets).",
+        help="Dataset files: YAML, or JSONL with its .yaml sidecar (a file named targets.yaml is checked as targets).",
         show_default=False,
     ),
     target: str | None = typer.Option(

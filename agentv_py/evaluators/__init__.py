@@ -6,16 +6,30 @@ from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
 from agentv_py.evaluators.code_judge import evaluate_code_judge
+from agentv_py.evaluators.composite import evaluate_composite
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
 from agentv_py.evaluators.geometry import evaluate_distance, evaluate_iou
 from agentv_py.evaluators.llm_judge import evaluate_llm_judge, evaluate_rubric
+from agentv_py.evaluators.tool_trajectory import evaluate_tool_trajectory
+from agentv_py.evaluators.trace import (
+    evaluate_cost,
+    evaluate_execution_metrics,
+    evaluate_latency,
+    evaluate_token_usage,
+)
 from agentv_py.models.evaluators import (
     CodeJudgeConfig,
+    CompositeConfig,
     CoordinateDistanceConfig,
+    CostConfig,
+    ExecutionMetricsConfig,
     FieldAccuracyConfig,
     IouScoreConfig,
+    LatencyConfig,
     LlmJudgeConfig,
     RubricConfig,
+    TokenUsageConfig,
+    ToolTrajectoryConfig,
 )
 from agentv_py.models.results import EvaluatorResult
 
@@ -26,6 +40,12 @@ REGISTRY: dict[type[Any], Evaluator] = {
     CoordinateDistanceConfig: evaluate_distance,
     LlmJudgeConfig: evaluate_llm_judge,
     RubricConfig: evaluate_rubric,
+    CompositeConfig: lambda config, context: evaluate_composite(config, context, run_evaluator),
+    ToolTrajectoryConfig: evaluate_tool_trajectory,
+    LatencyConfig: evaluate_latency,
+    CostConfig: evaluate_cost,
+    TokenUsageConfig: evaluate_token_usage,
+    ExecutionMetricsConfig: evaluate_execution_metrics,
 }
 
 

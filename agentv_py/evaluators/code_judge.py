@@ -14,21 +14,26 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from agentv_py.chat import ChatClient
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.evaluators.target_proxy import PROXY_TOKEN_ENV, PROXY_URL_ENV, TargetProxy
 from agentv_py.locate import working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig
-from agentv_py.models.results import EvaluatorResult
+from agentv_py.models.dataset import EvalCase
+from agentv_py.models.evaluators import CodeJudgeConfig, PromptScript
+from agentv_py.models.results import EvaluatorResult, Trace
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import loads
 from agentv_py.scoring.judge_contract import result_problems
+from agentv_py.scoring.trajectory import trace_summary as _trace_summary
 
 
 @lru_cache(maxsize=1)
@@ -64,48 +69,95 @@ def _text(value: Any) -> str:
 
 def _snake_key(key: str) -> str:
     """A key as AgentV's deep snake_case conversion left it: `knowledgeSearch` ->
-    `knowledge_search`; a key starting with an uppercase letter is kept as it is."""
-    if key[:1].isupper():
+    `knowledge_search`; a key starting with an uppercase letter (A-Z) is kept as it is."""
+    if "A" <= key[:1] <= "Z":
         return key
     return "".join("_" + ch.lower() if "A" <= ch <= "Z" else ch for ch in key)
 
 
-def _trace_summary(messages: Sequence[Any]) -> dict[str, Any]:
-    """AgentV's `trace_summary` of the output messages (agentv-reference §5): `event_count` = the
-    number of tool calls, `tool_names` sorted unique, `tool_calls_by_name` (keys snake_cased, as
-    AgentV's payload conversion did), `error_count` 0. A tool call counts when it is an object
-    with a string `tool`; anything else in the target's messages is ignored."""
-    counts: dict[str, int] = {}
+def snake_deep(value: Any) -> Any:
+    """`value` with every object key converted as AgentV's `toSnakeCaseDeep` did (values kept)."""
+    if isinstance(value, dict):
+        return {(_snake_key(k) if isinstance(k, str) else k): snake_deep(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_deep(item) for item in value]
+    return value
+
+
+def _tool_durations(messages: Sequence[Any]) -> dict[str, list[float]]:
+    """AgentV's `tool_durations`: per tool, the calls' `duration_ms` (or `durationMs`), or the
+    time between their `start_time` and `end_time` (ISO 8601), in call order."""
+    durations: dict[str, list[float]] = {}
     for message in messages:
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         for call in calls if isinstance(calls, list) else ():
             tool = call.get("tool") if isinstance(call, dict) else None
-            if isinstance(tool, str):
-                counts[tool] = counts.get(tool, 0) + 1
-    by_name: dict[str, int] = {}
-    for tool, count in counts.items():
-        key = _snake_key(tool)
-        by_name[key] = by_name.get(key, 0) + count
-    return {
-        "event_count": sum(counts.values()),
-        "tool_names": sorted(counts),
-        "tool_calls_by_name": by_name,
-        "error_count": 0,
-    }
+            if not isinstance(tool, str):
+                continue
+            duration = call.get("duration_ms", call.get("durationMs"))
+            if not isinstance(duration, int | float) or isinstance(duration, bool):
+                duration = _span_ms(
+                    call.get("start_time", call.get("startTime")), call.get("end_time", call.get("endTime"))
+                )
+            if duration is not None:
+                durations.setdefault(tool, []).append(duration)
+    return durations
 
 
-def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, Any]:
-    """The JSON object a judge reads on stdin (SPEC §3.2), aliases included, plus every key of
-    AgentV's payload (agentv-reference §3.2) so that judges written for AgentV run unchanged:
-    `guideline_files` (agentv has no guideline files: always `[]`, as AgentV sent without
-    guidelines) and `trace_summary` (of the output messages, as AgentV computed it)."""
+def _span_ms(start: Any, end: Any) -> float | None:
+    if not isinstance(start, str) or not isinstance(end, str):
+        return None
+    try:
+        began = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(end.replace("Z", "+00:00"))
+        return (ended - began).total_seconds() * 1000
+    except (ValueError, TypeError):  # not ISO 8601, or one naive and one aware
+        return None
+
+
+def trace_summary(messages: Sequence[Any], trace: Trace | None) -> dict[str, Any]:
+    """AgentV's `trace_summary` (agentv-reference §5): the tool calls of the output messages, plus
+    `tool_durations` when any call has a duration, plus the target call's `token_usage`,
+    `cost_usd` and `duration_ms` (AgentV's provider metrics) when known."""
+    summary = _trace_summary(messages)
+    durations = _tool_durations(messages)
+    if durations:
+        summary["tool_durations"] = durations
+    if trace is not None:
+        metrics = {"token_usage": trace.token_usage, "cost_usd": trace.cost_usd, "duration_ms": trace.duration_ms}
+        summary.update({key: value for key, value in metrics.items() if value is not None})
+    return summary
+
+
+def reference_answer(case: EvalCase | None, expected: Any) -> str:
+    """AgentV's `reference_answer`: the last expected message's content (text as is, anything
+    else as 2-space JSON), or, for a message with only tool calls, its tool calls as JSON. Without
+    a case: the ground truth as text."""
+    if case is None:
+        return _text(expected)
+    if not case.expected_messages:
+        return ""
+    last = case.expected_messages[-1].model_dump(exclude_none=True)
+    content, calls = last.get("content"), last.get("tool_calls")
+    if isinstance(content, str):
+        return content
+    value = content if content is not None else calls
+    return "" if value is None else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def build_payload(context: EvalContext, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The JSON object a judge (or an llm_judge prompt script) reads on stdin (SPEC §3.2),
+    aliases included, plus every key of AgentV's payload (agentv-reference §3.2) as AgentV
+    converted it, so that judges written for AgentV run unchanged: `guideline_files` (agentv has
+    no guideline files: always `[]`), `trace_summary`, and the message lists with every object
+    key in snake_case. `config` (the pass-through keys) is verbatim, not converted."""
     case = context.case
     candidate = context.candidate
-    reference = _text(context.expected)
+    reference = reference_answer(case, context.expected)
     output_messages = context.output_messages or [{"role": "assistant", "content": context.answer}]
 
     def dump(messages: Sequence[BaseModel]) -> list[dict[str, Any]]:
-        return [m.model_dump(exclude_none=True) for m in messages]
+        return [snake_deep(m.model_dump(exclude_none=True)) for m in messages]
 
     return {
         "candidate_answer": context.answer,
@@ -116,38 +168,92 @@ def build_payload(config: CodeJudgeConfig, context: EvalContext) -> dict[str, An
         "expected": context.expected,
         "question": context.question,
         "input": context.question,
-        "expected_outcome": case.expected_outcome if case else None,
+        "expected_outcome": (case.expected_outcome if case else None) or "",
         "expected_messages": dump(case.expected_messages) if case else [],
         "input_messages": dump(case.input_messages) if case else [],
-        "output_messages": output_messages,
+        "output_messages": snake_deep(output_messages),
         "input_files": list(context.files),
         "guideline_files": [],
-        "trace_summary": _trace_summary(output_messages),
+        "trace_summary": snake_deep(trace_summary(output_messages, context.trace)),
         "image_files": [image.path() for image in context.images],
-        "config": config.config,
+        "config": config,
         "eval_id": context.eval_id,
         "dataset": context.dataset,
     }
 
 
+def payload_text(context: EvalContext, config: dict[str, Any] | None) -> bytes:
+    """The payload as the bytes written to the judge's stdin: 2-space JSON, as AgentV wrote it."""
+    payload = build_payload(context, config)
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False, default=str, indent=2).encode("utf-8")
+
+
+def _proxy_judge(config: CodeJudgeConfig, context: EvalContext) -> tuple[ChatClient | None, str | None]:
+    """The judge target a code judge's `target:` proxy calls: (client, None) or (None, why not)."""
+    assert config.target is not None
+    name = config.target.name or context.default_judge
+    if name is None:
+        return None, (
+            "target: needs a judge target: set target: {name: NAME} on the evaluator, "
+            "execution.judge_target in the dataset, or judge_target on the eval target"
+        )
+    client = context.judges.get(name)
+    if client is None:
+        return None, f"judge target '{name}' is not available in this run"
+    return client, None
+
+
 def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> EvaluatorResult:
     cwd = working_dir(context.dataset_dir, config.cwd)
-    payload = json.dumps(build_payload(config, context), ensure_ascii=False, allow_nan=False, default=str)
-    result = run_process(
-        script_argv(config.script),
-        timeout=config.timeout_seconds,
-        stdin=payload.encode("utf-8"),
-        cwd=cwd,
-        env=judge_env(),
-        registry=context.processes,
-    )
-    return judge_result(config, result)
+    stdin = payload_text(context, config.config)
+    env = judge_env()
+    env.pop(PROXY_URL_ENV, None)  # a proxy of an agentv this one runs under is not this judge's
+    env.pop(PROXY_TOKEN_ENV, None)
+
+    def run(env: dict[str, str]) -> ProcResult:
+        argv = script_argv(config.script)
+        return run_process(
+            argv, timeout=config.timeout_seconds, stdin=stdin, cwd=cwd, env=env, registry=context.processes
+        )
+
+    if config.target is None:
+        return judge_result(config, run(env))
+    client, problem = _proxy_judge(config, context)
+    if client is None:
+        return _error(config, problem or "no judge target")
+    with TargetProxy(client, config.target.max_calls, context.judges) as proxy:
+        result = run({**env, **proxy.env()})
+    return _with_proxy_usage(config, judge_result(config, result), proxy.usage())
 
 
-def _error(config: CodeJudgeConfig, problem: str, result: ProcResult | None = None) -> EvaluatorResult:
+PROXY_DETAILS_KEY = "agentv"  # details[agentv][target_proxy]: agentv's record, apart from the judge's own
+
+
+def _with_proxy_usage(config: CodeJudgeConfig, result: EvaluatorResult, usage: dict[str, Any]) -> EvaluatorResult:
+    """The result with the proxy's record under details.agentv.target_proxy; a judge whose own
+    details use that reserved key gets an error (its value is never overwritten)."""
+    if PROXY_DETAILS_KEY in result.details and result.status != "error":
+        return _error(
+            config,
+            f"details.{PROXY_DETAILS_KEY} is reserved for agentv's record of the target proxy; "
+            "use another key in the judge's details",
+            details={PROXY_DETAILS_KEY: {"target_proxy": usage}},
+        )
+    details = {**result.details, PROXY_DETAILS_KEY: {"target_proxy": usage}}
+    return result.model_copy(update={"details": details})
+
+
+def _error(
+    config: CodeJudgeConfig,
+    problem: str,
+    result: ProcResult | None = None,
+    details: dict[str, Any] | None = None,
+) -> EvaluatorResult:
     tail = result.stderr_tail() if result is not None else ""
     message = f"code_judge '{config.display_name}': {problem}" + (f" (stderr: {tail})" if tail else "")
-    return error_result(name=config.display_name, type=config.type, weight=config.weight, message=message)
+    return error_result(
+        name=config.display_name, type=config.type, weight=config.weight, message=message, details=details
+    )
 
 
 def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult:
@@ -230,3 +336,41 @@ def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, re
         details=details,
         passed=passed,
     )
+
+
+PROMPT_OUTPUT_CAP = 1024 * 1024  # a judge prompt longer than this is a bug in the script
+
+
+def run_prompt_script(script: PromptScript, context: EvalContext) -> tuple[str | None, str | None]:
+    """An llm_judge's `prompt: {script: [...]}` (AgentV's definePromptTemplate): the script reads
+    the code-judge payload (its `config` = `prompt.config`) and prints the judge's user prompt.
+    (prompt, None) with stdout trimmed, as AgentV did; or (None, why not): the script could not
+    start, timed out, exited non-zero, printed more than PROMPT_OUTPUT_CAP, not UTF-8 or nothing,
+    with the tail of its stderr."""
+    env = judge_env()
+    env.pop(PROXY_URL_ENV, None)
+    env.pop(PROXY_TOKEN_ENV, None)
+    result = run_process(
+        script_argv(script.script),
+        timeout=script.timeout_seconds,
+        stdin=payload_text(context, script.config),
+        cwd=working_dir(context.dataset_dir, script.cwd),
+        env=env,
+        output_cap=PROMPT_OUTPUT_CAP,
+        registry=context.processes,
+    )
+    problem = result.abnormal_end(script.timeout_seconds, PROMPT_OUTPUT_CAP)
+    text = ""
+    if problem is None and result.returncode != 0:
+        problem = result.killed_by_signal() or f"exited with code {result.returncode}"
+    if problem is None:
+        try:
+            text = result.stdout.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            problem = f"stdout is not valid UTF-8 (byte offset {exc.start})"
+    if problem is None and not text:
+        problem = "printed nothing on stdout (the judge's prompt expected)"
+    if problem is None:
+        return text, None
+    tail = result.stderr_tail()
+    return None, f"prompt script {problem}" + (f" (stderr: {tail})" if tail else "")

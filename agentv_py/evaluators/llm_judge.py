@@ -15,6 +15,7 @@ from typing import Any
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result
+from agentv_py.evaluators.code_judge import run_prompt_script
 from agentv_py.media import image_references
 from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
 from agentv_py.models.results import EvaluatorResult
@@ -84,7 +85,7 @@ def template_values(context: EvalContext) -> dict[str, str]:
     }
 
 
-def _system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) -> str:
+def system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) -> str:
     seeing = " and the attached images" if has_images else ""
     return (
         "You are a careful, impartial evaluator. Judge only from the information given"
@@ -96,7 +97,7 @@ def _system_prompt(schema: dict[str, Any], instructions: str, has_images: bool) 
     )
 
 
-def _score_instructions(config: LlmJudgeConfig) -> str:
+def score_instructions(config: LlmJudgeConfig) -> str:
     if not config.dimensions:
         return (
             "Give `score` from 0.0 (wrong or useless) to 1.0 (fully correct), with short `hits` and "
@@ -111,7 +112,7 @@ def _score_instructions(config: LlmJudgeConfig) -> str:
 
 
 @dataclass
-class _Exchange:
+class Exchange:
     """One judge conversation: the replies it took and what they cost."""
 
     client: ChatClient
@@ -133,7 +134,7 @@ class _Exchange:
         return {k: v for k, v in data.items() if v is not None}
 
 
-def _judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -> tuple[ChatClient | None, str | None]:
+def judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -> tuple[ChatClient | None, str | None]:
     name = config.target or context.default_judge
     if name is None:
         return None, (
@@ -148,7 +149,7 @@ def _judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) -
     return client, None
 
 
-def _converse(exchange: _Exchange, validate: Callable[[Any], str | None]) -> tuple[Any, str | None]:
+def converse(exchange: Exchange, validate: Callable[[Any], str | None]) -> tuple[Any, str | None]:
     """Ask until a reply validates (REPLY_ATTEMPTS at most). Returns (value, None) or (None, error)."""
     problem = "no reply"
     for _ in range(REPLY_ATTEMPTS):
@@ -178,16 +179,20 @@ def _converse(exchange: _Exchange, validate: Callable[[Any], str | None]) -> tup
     )
 
 
-def _start(config: LlmJudgeConfig | RubricConfig, context: EvalContext, template: str, system: str) -> _Exchange | str:
-    client, problem = _judge_client(config, context)
+def _start(
+    config: LlmJudgeConfig | RubricConfig, context: EvalContext, template: str, system: str, render: bool = True
+) -> Exchange | str:
+    """The judge conversation: system prompt, then the user prompt (`template` rendered, or, from
+    a prompt script, as it is) with the case's images."""
+    client, problem = judge_client(config, context)
     if client is None:
         return problem or "no judge"
-    prompt = render_template(template, template_values(context))
+    prompt = render_template(template, template_values(context)) if render else template
     user = ChatMessage("user", [prompt, *context.images])
-    return _Exchange(client, [ChatMessage("system", [system]), user])
+    return Exchange(client, [ChatMessage("system", [system]), user])
 
 
-def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Exchange | None = None) -> EvaluatorResult:
+def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: Exchange | None = None) -> EvaluatorResult:
     details = {"judge": exchange.metadata()} if exchange and exchange.replies else None
     return error_result(
         name=config.display_name,
@@ -201,17 +206,24 @@ def _error(config: LlmJudgeConfig | RubricConfig, message: str, exchange: _Excha
 def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> EvaluatorResult:
     """`type: llm_judge`. Options: `prompt` (a template file or inline template with `{{input}}`,
     `{{output}}`, `{{expected_output}}`, `{{expected_outcome}}`, `{{image_reference(s)}}`;
+    or `{script: [...], config?, cwd?, timeout_seconds?}`, a program printing the user prompt;
     default: a built-in prompt), `dimensions` (name -> weight; the score is their weighted
     mean), `target` (the judge target), `name`, `weight`. Replies are schema-checked (3 tries)."""
     schema = dimensions_schema(config.dimensions) if config.dimensions else score_schema()
-    system = _system_prompt(schema, _score_instructions(config), bool(context.images))
-    template, problem = _template(config, context)
-    if problem:
-        return _error(config, problem)
-    exchange = _start(config, context, template, system)
+    system = system_prompt(schema, score_instructions(config), bool(context.images))
+    if config.prompt_script is not None:  # the script's output is the user prompt, never rendered
+        prompt, problem = run_prompt_script(config.prompt_script, context)
+        if prompt is None:
+            return _error(config, problem or "prompt script failed")
+        exchange = _start(config, context, prompt, system, render=False)
+    else:
+        template, problem = _template(config, context)
+        if problem:
+            return _error(config, problem)
+        exchange = _start(config, context, template, system)
     if isinstance(exchange, str):
         return _error(config, exchange)
-    value, problem = _converse(exchange, lambda v: schema_problem(v, schema))
+    value, problem = converse(exchange, lambda v: schema_problem(v, schema))
     if problem:
         return _error(config, problem, exchange)
     details = dict(value.get("details") or {})  # the judge's own findings, verbatim
@@ -248,11 +260,11 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         "Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
         "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed
     )
-    system = _system_prompt(schema, instructions, bool(context.images))
+    system = system_prompt(schema, instructions, bool(context.images))
     exchange = _start(config, context, RUBRIC_PROMPT, system)
     if isinstance(exchange, str):
         return _error(config, exchange)
-    value, problem = _converse(
+    value, problem = converse(
         exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
     )
     if problem:

@@ -1,5 +1,6 @@
 """File and image resolution for a dataset's cases: every `type: file` and `type: image` item
-found (SPEC §1 search order, `agentv_py.locate`) and every image checked, at load time.
+found (SPEC §1 search order, `agentv_py.locate`) and every image checked, at load time. A file
+given by http(s) URL is kept as its URL (its form checked): the run fetches it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from agentv_py.errors import Problem
 from agentv_py.loading.source import Source
 from agentv_py.locate import not_found, repo_root, resolve_file, search_dirs
 from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
+from agentv_py.process.fetch import url_problem
 
 
 def raw_cases(raw: Any) -> list[Any]:
@@ -38,7 +40,8 @@ def _content_items(case: dict[str, Any]) -> Iterable[tuple[list[str | int], dict
 def resolve_case_files(
     source: Source, raw: Any, base_dir: Path
 ) -> tuple[dict[tuple[int, str], list[Any]], list[Problem]]:
-    """Input files as absolute paths and images as checked ImageRefs, per case, in order."""
+    """Input files as absolute paths (or http(s) URLs) and images as checked ImageRefs, per case,
+    in order."""
     resolved: dict[tuple[int, str], list[Any]] = {}
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
@@ -52,6 +55,15 @@ def resolve_case_files(
                 continue
             where = ["evalcases", i, *location, "value"]
             label = f"case '{case.get('id')}'"
+            if kind == "file" and is_url(value):
+                # Fetched once per run (`agentv_py.process.fetch`); here only its form is
+                # checked: loading and `validate` need no network.
+                problem = url_problem(value)
+                if problem is not None:
+                    problems.append(source.problem(where, f"{problem} ({label})"))
+                else:
+                    resolved.setdefault((i, "file"), []).append(value)
+                continue
             if kind == "file":
                 found, tried = resolve_file(value, base_dir, dirs)
                 refused = None if found is None else project.refuse("file", value, found, label)
@@ -120,6 +132,9 @@ def _image(
             return None, f"{problem} ({label})"
         return ImageRef("data", value, media_type, detail), None
     if is_url(value):
+        problem = url_problem(value)
+        if problem is not None:
+            return None, f"{problem} ({label})"
         return ImageRef("url", value, None, detail), None
     if kind == "image_url":
         return None, f"image_url needs an http(s) URL or a data URI, got {value!r}; use type: image for a local file"

@@ -1,5 +1,7 @@
-"""Dataset loading (SPEC §1): validation, semantic checks (duplicate ids, cases without
-evaluators, code judges that cannot run, prompt templates), warnings, and the prepared cases.
+"""Dataset loading (SPEC §1): validation, semantic checks (duplicate ids, code judges that cannot
+run, prompt templates), warnings, and the prepared cases — with AgentV's defaults: a case's
+`rubrics:` become a `rubric` evaluator placed first, and a case left without evaluators gets
+AgentV's default `llm_judge`.
 
 `load_dataset` is exactly what `agentv validate` runs: it collects every problem in the file
 (structure, types, unknown keys, duplicate ids, missing files, evaluator config) before raising.
@@ -20,10 +22,18 @@ from agentv_py.loading.ground_truth import (
     ground_truth_warnings,
     read_ground_truth,
 )
+from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, validate
-from agentv_py.locate import search_dirs, working_dir
+from agentv_py.locate import not_found, resolve_file, search_dirs, working_dir
 from agentv_py.models.dataset import Dataset
-from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig, FieldAccuracyConfig, LlmJudgeConfig
+from agentv_py.models.evaluators import (
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    FieldAccuracyConfig,
+    LlmJudgeConfig,
+    aggregator_template_problem,
+)
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem
@@ -32,9 +42,11 @@ from agentv_py.scoring.paths import path_problem
 
 
 def load_dataset(path: str | Path) -> LoadedDataset:
-    """Load and validate a dataset file; raise ConfigError listing every problem found."""
+    """Load and validate a dataset file (YAML, or JSONL with its sidecar); raise ConfigError
+    listing every problem found."""
     dataset_path = Path(path).resolve() if Path(path).exists() else Path(path)
-    source, raw = read_yaml(Path(path))
+    # A YAML file, or a JSONL file (+ sidecar) read into the same structure: one set of checks.
+    source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path))
     model, problems = validate(source, raw, Dataset)
     problems.extend(_semantic_problems(source, raw))
     # File resolution needs the raw case list even when the model failed, so every problem shows.
@@ -54,9 +66,12 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     suite = evaluators[("execution",)]
     name = model.dataset or dataset_path.stem
     warnings = sorted(
-        _path_warnings(source, model) + ground_truth_warnings(source, model, truths),
+        _path_warnings(source, model) + ground_truth_warnings(source, model, truths) + _ignored_keys(source, model),
         key=lambda p: (p.line or 0, p.location),
     )
+    added: dict[int, list[EvaluatorConfig]] = {}  # the rubric evaluator first, or the default judge alone
+    for i, _, config in added_evaluators(model):
+        added.setdefault(i, []).append(config)
     cases = [
         PreparedCase(
             case=case,
@@ -65,7 +80,7 @@ def load_dataset(path: str | Path) -> LoadedDataset:
             images=resolved.get((i, "image"), []),
             expected=truths[i],
             question=case.question,
-            evaluators=evaluators.get(("evalcases", i), suite),
+            evaluators=[*added.get(i, []), *evaluators.get(("evalcases", i), suite)],
         )
         for i, case in enumerate(model.evalcases)
     ]
@@ -91,8 +106,6 @@ def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any],
 def _semantic_problems(source: Source, raw: Any) -> list[Problem]:
     problems: list[Problem] = []
     first_seen: dict[str, int] = {}
-    suite = raw.get("execution") if isinstance(raw, dict) else None
-    has_suite_evaluators = isinstance(suite, dict) and bool(suite.get("evaluators"))
     for i, case in enumerate(raw_cases(raw)):
         if not isinstance(case, dict):
             continue
@@ -108,17 +121,48 @@ def _semantic_problems(source: Source, raw: Any) -> list[Problem]:
                 )
             else:
                 first_seen[case_id] = i
-        execution = case.get("execution")
-        case_evaluators = case.get("evaluators", execution.get("evaluators") if isinstance(execution, dict) else None)
-        if not has_suite_evaluators and not case_evaluators:
-            problems.append(
+    return problems
+
+
+DEFAULT_JUDGE = LlmJudgeConfig(type="llm_judge", name="llm_judge")
+"""AgentV's default evaluator for a case without any: an `llm_judge` with the default prompt."""
+
+
+def added_evaluators(model: Dataset) -> Iterable[tuple[int, list[str | int], EvaluatorConfig]]:
+    """Evaluators a case gets that no evaluator list names, as AgentV gave them, with the case
+    index and where they come from: the case's `rubrics:` (a `rubric` evaluator, placed before its
+    other evaluators) and, for a case left with no evaluator at all (none of its own, none in the
+    suite, no rubrics), `DEFAULT_JUDGE`."""
+    for i, case in enumerate(model.evalcases):
+        rubric = case.rubric_evaluator()
+        own = case.case_evaluators
+        if rubric is not None:
+            yield i, ["evalcases", i, "rubrics"], rubric
+        elif not (own if own is not None else model.execution.evaluators):
+            yield i, ["evalcases", i], DEFAULT_JUDGE
+
+
+def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
+    """Case keys AgentV accepted and ignored: accepted here too, with a warning saying so."""
+    warnings: list[Problem] = []
+    for i, case in enumerate(model.evalcases):
+        if case.execution is not None and case.execution.target is not None:
+            warnings.append(
                 source.problem(
-                    ["evalcases", i],
-                    f"case '{case_id}' has no evaluators: add execution.evaluators to the dataset "
-                    "or evaluators to the case",
+                    ["evalcases", i, "execution", "target"],
+                    f"ignored: every case runs on the eval's one target (--target, else the dataset's "
+                    f"execution.target), as in AgentV, which ignored a case's target too ('{case.execution.target}')",
                 )
             )
-    return problems
+        if "reference_answer" in case.model_fields_set:
+            warnings.append(
+                source.problem(
+                    ["evalcases", i, "reference_answer"],
+                    "ignored, as AgentV ignored it: judges get the last expected message as the reference "
+                    "answer; give it as expected_output",
+                )
+            )
+    return warnings
 
 
 def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[EvaluatorConfig]]]:
@@ -131,34 +175,57 @@ def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[
             yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
 
 
+def walk_evaluators(model: Dataset) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
+    """Every evaluator config in the dataset's evaluator lists with its location, composite
+    members included (each after its composite, at `[..., e, "evaluators", m]`), so that checks
+    reach them and their problems point at the member's line."""
+    for base, evaluators in evaluator_lists(model):
+        for e, config in enumerate(evaluators):
+            yield from _walk([*base, e], config)
+
+
+def _walk(where: list[str | int], config: EvaluatorConfig) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
+    yield where, config
+    if isinstance(config, CompositeConfig):
+        for m, member in enumerate(config.evaluators):
+            yield from _walk([*where, "evaluators", m], member)
+
+
 _SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php", ".r", ".jl", ".lua")
 
 
 def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
-    """Code judges that cannot possibly run: caught when the dataset loads, not mid-run."""
+    """Code judges and llm_judge prompt scripts that cannot possibly run: caught when the dataset
+    loads, not mid-run."""
 
     problems: list[Problem] = []
-    for base, evaluators in evaluator_lists(model):
-        for e, config in enumerate(evaluators):
-            if not isinstance(config, CodeJudgeConfig):
-                continue
-            where = [*base, e]
-            cwd = working_dir(dataset_dir, config.cwd)
-            if not cwd.is_dir():
-                problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
-                continue
-            if isinstance(config.script, str) and needs_shell(config.script):
-                continue  # shell syntax: the shell resolves it at run time
-            argv = script_argv(config.script)
-            problem = program_problem(argv[0], cwd, noun="script", as_script=True)
-            if problem:
-                problems.append(source.problem([*where, "script"], problem))
-            for arg in argv[1:]:
-                looks_like_file = arg.lower().endswith(_SCRIPT_SUFFIXES) and not arg.startswith("-")
-                if looks_like_file and not (cwd / arg).is_file():
-                    problems.append(
-                        source.problem([*where, "script"], f"script file not found: {arg} (relative to {cwd})")
-                    )
+    for where, config in walk_evaluators(model):
+        script_key = "script"
+        if isinstance(config, CodeJudgeConfig):
+            script, cwd_value = config.script, config.cwd
+        elif isinstance(config, LlmJudgeConfig) and config.prompt_script is not None:
+            where, script, cwd_value = [*where, "prompt"], config.prompt_script.script, config.prompt_script.cwd
+        elif isinstance(config, CompositeConfig) and config.aggregator.path is not None:
+            where, script, cwd_value = [*where, "aggregator"], config.aggregator.path, config.aggregator.cwd
+            script_key = "path"
+        else:
+            continue
+        cwd = working_dir(dataset_dir, cwd_value)
+        if not cwd.is_dir():
+            problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
+            continue
+        if isinstance(script, str) and needs_shell(script):
+            continue  # shell syntax: the shell resolves it at run time
+        argv = script_argv(script)
+        problem = program_problem(argv[0], cwd, noun="script", as_script=True)
+        if problem:
+            problems.append(source.problem([*where, script_key], problem))
+        for arg in argv[1:]:
+            looks_like_file = arg.lower().endswith(_SCRIPT_SUFFIXES) and not arg.startswith("-")
+            if looks_like_file and not (cwd / arg).is_file():
+                problems.append(
+                    source.problem([*where, script_key], f"script file not found: {arg} (relative to {cwd})")
+                )
     return problems
 
 
@@ -170,37 +237,71 @@ def _resolve_prompts(
 ) -> tuple[dict[ListKey, list[EvaluatorConfig]], list[Problem]]:
     """Every evaluator list with prompt-file templates read: an `llm_judge` whose prompt names a
     file is replaced by a new config holding the template (`with_template`), so a run reads each
-    template once and no validated config is changed afterwards. Missing, unreadable and invalid
-    templates are problems."""
+    template once and no validated config is changed afterwards; a composite is replaced by one
+    with its members and its llm_judge aggregator resolved the same way. Missing, unreadable and
+    invalid templates are problems."""
     problems: list[Problem] = []
     lists: dict[ListKey, list[EvaluatorConfig]] = {}
     dirs = search_dirs(dataset_dir)
+
+    def resolved(config: EvaluatorConfig, where: list[str | int]) -> EvaluatorConfig:
+        if isinstance(config, CompositeConfig):
+            members = [resolved(member, [*where, "evaluators", m]) for m, member in enumerate(config.evaluators)]
+            aggregator = config.aggregator
+            if aggregator.prompt_file is not None:
+                text, problem = _read_aggregator_prompt(aggregator.prompt_file, dataset_dir, dirs)
+                if problem is not None:
+                    problems.append(source.problem([*where, "aggregator", "prompt"], problem))
+                elif text is not None:
+                    aggregator = aggregator.with_template(text)
+            return config.with_parts(members, aggregator)
+        if not isinstance(config, LlmJudgeConfig) or config.prompt_file is None:
+            return config
+        text, problem = read_prompt_template(config.prompt_file, dataset_dir, dirs)
+        if problem is not None:
+            problems.append(source.problem([*where, "prompt"], problem))
+        return config.with_template(text) if text is not None else config
+
     for base, evaluators in evaluator_lists(model):
         key: ListKey = ("execution",) if base[0] == "execution" else ("evalcases", int(base[1]))
-        resolved: list[EvaluatorConfig] = list(evaluators)
-        for e, config in enumerate(evaluators):
-            if not isinstance(config, LlmJudgeConfig) or config.prompt_file is None:
-                continue
-            text, problem = read_prompt_template(config.prompt_file, dataset_dir, dirs)
-            if problem is not None:
-                problems.append(source.problem([*base, e, "prompt"], problem))
-            elif text is not None:
-                resolved[e] = config.with_template(text)
-        lists[key] = resolved
+        lists[key] = [resolved(config, [*base, e]) for e, config in enumerate(evaluators)]
     return lists, problems
 
 
+def _read_aggregator_prompt(value: str, base_dir: Path, dirs: list[Path]) -> tuple[str | None, str | None]:
+    """An llm_judge aggregator's prompt file, found like every dataset file (AgentV used the
+    path itself as the prompt): (text, None), or (None, why not)."""
+    found, tried = resolve_file(value, base_dir, dirs)
+    if found is None:
+        return None, not_found("prompt file", value, tried)
+    try:
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"prompt file {value} is unreadable: {exc}"
+    problem = aggregator_template_problem(text)
+    return (None, f"prompt file {value}: {problem}") if problem else (text, None)
+
+
 def _path_warnings(source: Source, model: Dataset) -> list[Problem]:
-    """Malformed field paths resolve to "missing" at run time; say so once, at load time."""
+    """Malformed field paths resolve to "missing" at run time; say so once, at load time. Also
+    the `weight` of a composite member, which its composite ignores (as AgentV did)."""
     warnings = []
-    for base, evaluators in evaluator_lists(model):
-        for e, evaluator in enumerate(evaluators):
-            if not isinstance(evaluator, FieldAccuracyConfig):
-                continue
-            for f, spec in enumerate(evaluator.fields):
-                reason = path_problem(spec.path)
-                if reason:
+    for where, evaluator in walk_evaluators(model):
+        if isinstance(evaluator, CompositeConfig):
+            for m, member in enumerate(evaluator.evaluators):
+                if "weight" in member.model_fields_set:
                     warnings.append(
-                        source.problem([*base, e, "fields", f, "path"], f"{reason}; the field will always be missing")
+                        source.problem(
+                            [*where, "evaluators", m, "weight"],
+                            "ignored: a composite weighs its members by aggregator.weights (default 1), as AgentV did",
+                        )
                     )
+        if not isinstance(evaluator, FieldAccuracyConfig):
+            continue
+        for f, spec in enumerate(evaluator.fields):
+            reason = path_problem(spec.path)
+            if reason:
+                warnings.append(
+                    source.problem([*where, "fields", f, "path"], f"{reason}; the field will always be missing")
+                )
     return warnings

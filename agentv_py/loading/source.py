@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -377,13 +377,19 @@ class _LineIndex:
         return line
 
 
+class LineLookup(Protocol):
+    """Line numbers for data locations of a loaded file (YAML nodes, JSONL lines)."""
+
+    def line(self, parts: Iterable[str | int]) -> int | None: ...
+
+
 @dataclass
 class Source:
     """A loaded YAML file: where it is, how it is shown, and line numbers for its locations."""
 
     path: Path
     display: str
-    lines: _LineIndex
+    lines: LineLookup
 
     def problem(self, parts: Iterable[str | int], message: str) -> Problem:
         parts = list(parts)

@@ -11,13 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem, TargetError
-from agentv_py.loading.dataset import evaluator_lists
+from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.source import Source, display_path, read_yaml, validate
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Dataset
-from agentv_py.models.evaluators import calls_judge
+from agentv_py.models.evaluators import (
+    CodeJudgeConfig,
+    CompositeConfig,
+    EvaluatorConfig,
+    calls_judge,
+    judge_target_name,
+)
 from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
-from agentv_py.prepared import LoadedDataset
+from agentv_py.prepared import LoadedDataset, PreparedCase
 
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -159,65 +165,93 @@ def select_target_name(
 def judge_target_problems(
     dataset: LoadedDataset, targets: LoadedTargets, default_judge: str | None, default_origin: str
 ) -> tuple[list[Problem], list[str]]:
-    """Judge targets of LLM evaluators: each resolvable, defined, and (for cases with images)
-    marked `vision: true`. Returns the problems and the judge target names the run needs."""
+    """Judge targets of LLM evaluators — those of the evaluator lists and those AgentV added to a
+    case (its `rubrics:`, the default `llm_judge`): each resolvable, defined, able to judge, and (for
+    cases with images) marked `vision: true`. `default_origin` says where `default_judge` came from,
+    or, when there is none, why. Returns the problems and the judge target names the run needs."""
     source = dataset.source
     assert source is not None
     problems: list[Problem] = []
     needed: list[str] = []
-    for base, evaluators in evaluator_lists(dataset.model):
+
+    def check(where: list[str | int], config: EvaluatorConfig, judged: list[PreparedCase], no_judge: str) -> None:
+        label = f"{config.type} '{config.display_name}'"
+        explicit = judge_target_name(config)
+        name = explicit or default_judge
+        if name is None:
+            problems.append(source.problem(where, no_judge))
+            return
+        origin = "target" if explicit else default_origin
+        at = [*where, "target"] if origin == "target" else where
+        judge = targets.get(name)
+        if judge is None:
+            available = ", ".join(targets.names) or "(none)"
+            problems.append(
+                source.problem(
+                    at,
+                    f"{label}: judge target '{name}' (from {origin}) is not defined in "
+                    f"{display_path(targets.path)}. Available targets: {available}",
+                )
+            )
+            return
+        if isinstance(judge, OpaqueTarget):
+            problems.append(
+                source.problem(
+                    at, f"{label}: judge target '{name}' (from {origin}) cannot judge: {not_runnable_message(judge)}"
+                )
+            )
+            return
+        if name not in needed:
+            needed.append(name)
+        with_images = [c for c in judged if c.images] if not isinstance(config, CodeJudgeConfig) else []
+        if with_images and not judge.vision:
+            more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
+            problems.append(
+                source.problem(
+                    where,
+                    f"{label}: judge target '{name}' is not marked vision: true, "
+                    f"but case '{with_images[0].case.id}'{more} has images; "
+                    f"set vision: true on '{name}' if its model accepts images, "
+                    "or choose a vision judge with target: NAME",
+                )
+            )
+
+    why = f" ({default_origin})" if default_judge is None else ""
+    suite_judged = [c for c in dataset.cases if c.case.case_evaluators is None]
+    for where, config in walk_evaluators(dataset.model):  # composite members included
         # The cases these evaluators judge: the suite's go to every case without its own list.
-        if base == ["execution", "evaluators"]:
-            judged = [c for c in dataset.cases if c.case.case_evaluators is None]
+        judged = suite_judged if where[0] == "execution" else [dataset.cases[int(where[1])]]
+        if isinstance(config, CompositeConfig):
+            if config.aggregator.type == "llm_judge":  # it reads the members' results, never images
+                judge = config.aggregator_judge()
+                check(
+                    [*where, "aggregator"],
+                    judge,
+                    [],
+                    f"{judge.type} '{judge.display_name}' needs a judge target: set target: NAME on the "
+                    f"aggregator, execution.judge_target in the dataset, or judge_target on the eval target{why}",
+                )
+            continue  # its members are walked next
+        if calls_judge(config):
+            check(
+                where,
+                config,
+                judged,
+                f"{config.type} '{config.display_name}' needs a judge target: set target: NAME on it, "
+                f"execution.judge_target in the dataset, or judge_target on the eval target{why}",
+            )
+    for i, where, config in added_evaluators(dataset.model):
+        case = dataset.cases[i]
+        if where[-1] == "rubrics":
+            no_judge = (
+                f"case '{case.case.id}': its rubrics need a judge target: set execution.judge_target in the "
+                f"dataset or judge_target on the eval target, or pass --judge-target NAME{why}"
+            )
         else:
-            judged = [dataset.cases[int(base[1])]]
-        with_images = [c for c in judged if c.images]
-        for e, config in enumerate(evaluators):
-            if not calls_judge(config):
-                continue
-            label = f"{config.type} '{config.display_name}'"
-            explicit = getattr(config, "target", None)
-            name = explicit or default_judge
-            if name is None:
-                problems.append(
-                    source.problem(
-                        [*base, e],
-                        f"{label} needs a judge target: set target: NAME on it, execution.judge_target in the "
-                        f"dataset, or judge_target on the eval target",
-                    )
-                )
-                continue
-            origin = "target" if explicit else default_origin
-            judge = targets.get(name)
-            if judge is None:
-                available = ", ".join(targets.names) or "(none)"
-                problems.append(
-                    source.problem(
-                        [*base, e, "target"] if origin == "target" else [*base, e],
-                        f"{label}: judge target '{name}' (from {origin}) is not defined in "
-                        f"{display_path(targets.path)}. Available targets: {available}",
-                    )
-                )
-                continue
-            if isinstance(judge, OpaqueTarget):
-                problems.append(
-                    source.problem(
-                        [*base, e, "target"] if origin == "target" else [*base, e],
-                        f"{label}: judge target '{name}' (from {origin}) cannot judge: {not_runnable_message(judge)}",
-                    )
-                )
-                continue
-            if name not in needed:
-                needed.append(name)
-            if with_images and not judge.vision:
-                more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
-                problems.append(
-                    source.problem(
-                        [*base, e],
-                        f"{label}: judge target '{name}' is not marked vision: true, "
-                        f"but case '{with_images[0].case.id}'{more} has images; "
-                        f"set vision: true on '{name}' if its model accepts images, "
-                        "or choose a vision judge with target: NAME",
-                    )
-                )
+            no_judge = (
+                f"case '{case.case.id}' has no evaluators, so AgentV's default llm_judge scores it, and it needs "
+                f"a judge target: set execution.judge_target in the dataset or judge_target on the eval target, "
+                f"pass --judge-target NAME, or give the case evaluators{why}"
+            )
+        check(where, config, [case], no_judge)
     return problems, needed

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel
-from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.evaluators import EvaluatorConfig, RubricConfig, RubricItem
 
 Role = Literal["system", "user", "assistant", "tool"]
 ContentType = Literal["text", "file", "image", "image_url"]
@@ -52,9 +53,48 @@ MessageContent = Annotated[
 ]
 
 
+class ToolCall(StrictModel):
+    """One tool call of a message, in AgentV's shape (`{tool, input?, output?, id?, timestamp?}`)."""
+
+    tool: str
+    input: Any = None
+    output: Any = None
+    id: str | None = None
+    timestamp: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agentv_shape(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and "function" in data and "tool" not in data:
+            raise PydanticCustomError(
+                "invalid_option",
+                "write a tool call as {tool: <name>, input: <arguments>} (AgentV's shape), "
+                "not in the chat API's {type: function, function: {name, arguments}}",
+                {},
+            )
+        return cls.strip_unknown_keys(data, info)
+
+    @field_validator("tool")
+    @classmethod
+    def _non_empty_tool(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("tool must not be empty")
+        return value
+
+
 class Message(StrictModel):
+    """A chat message: `content`, or (AgentV: expected tool use) only a non-empty `tool_calls`."""
+
     role: Role
-    content: MessageContent
+    content: MessageContent | None = None
+    name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+
+    @model_validator(mode="after")
+    def _content_or_tool_calls(self) -> Message:
+        if self.content is None and not self.tool_calls:
+            raise ValueError("a message needs 'content' (or, for tool use, a non-empty 'tool_calls')")
+        return self
 
     @property
     def items(self) -> list[ContentItem]:
@@ -62,6 +102,18 @@ class Message(StrictModel):
         if isinstance(content, list) and content and all(isinstance(i, ContentItem) for i in content):
             return content
         return []
+
+    @property
+    def tool_calls_value(self) -> list[dict[str, Any]]:
+        """The tool calls as plain JSON values (what judges and the reference answer see)."""
+        return [call.model_dump(exclude_none=True) for call in self.tool_calls or []]
+
+    @property
+    def value(self) -> Any:
+        """The message's answer: its content, else (a tool-use-only message) its tool calls."""
+        if self.content is None and self.tool_calls:
+            return self.tool_calls_value
+        return self.content
 
 
 def _both_given(data: dict[str, Any], *keys: str) -> None:
@@ -75,7 +127,87 @@ def _both_given(data: dict[str, Any], *keys: str) -> None:
 
 
 class CaseExecution(StrictModel):
+    # AgentV's schema documented a per-case target, but its loader ignored it (one target per file):
+    # accepted, and the loader warns that it is ignored.
+    target: str | None = None
     evaluators: list[EvaluatorConfig] | None = None
+
+
+class CaseRubric(StrictModel):
+    """One item of a case's `rubrics:` (AgentV's inline rubrics). `expected_outcome` is AgentV's other
+    spelling of `description`; an item without an `id` gets AgentV's `rubric-N` (N = its position)."""
+
+    id: str | None = None
+    description: str | None = Field(default=None, validation_alias=AliasChoices("description", "expected_outcome"))
+    weight: float = 1.0
+    required: bool = True
+    # AgentV's analytic rubrics (0-10 score ranges): named so the error below can say so.
+    score_ranges: Any = None
+    required_min_score: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any, info: ValidationInfo) -> Any:
+        data = cls.strip_unknown_keys(data, info)
+        if isinstance(data, dict):
+            _both_given(data, "description", "expected_outcome")
+        return data
+
+    @field_validator("id", "description")
+    @classmethod
+    def _non_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: float) -> float:
+        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"weight must be a number >= 0, got {value!r}")
+        return float(value)
+
+    @model_validator(mode="after")
+    def _checklist_item(self) -> CaseRubric:
+        if self.score_ranges is not None or self.required_min_score is not None:
+            raise PydanticCustomError(
+                "invalid_option",
+                "score_ranges rubrics (AgentV's 0-10 analytic scoring) are not supported: give the item a "
+                "description and it is checked as satisfied or not",
+                {"agentv_key": "score_ranges" if self.score_ranges is not None else "required_min_score"},
+            )
+        if self.description is None:
+            raise ValueError("a rubric item needs a description (AgentV also spells it expected_outcome)")
+        return self
+
+
+def _rubric_kind(value: Any) -> str:
+    return "text" if isinstance(value, str) else "object"  # tags the loader drops from error locations
+
+
+RubricEntry = Annotated[
+    Annotated[str, Tag("text")] | Annotated[CaseRubric, Tag("object")],
+    Discriminator(_rubric_kind),
+]
+
+
+def _rubric_items(entries: list[str | CaseRubric]) -> list[RubricItem]:
+    """The case's rubric items with AgentV's ids: an item's own, else `rubric-<position>`."""
+    items: list[RubricItem] = []
+    for position, entry in enumerate(entries, 1):
+        if isinstance(entry, str):
+            items.append(RubricItem(id=f"rubric-{position}", description=entry))
+        else:
+            assert entry.description is not None  # checked by CaseRubric
+            items.append(
+                RubricItem(
+                    id=entry.id or f"rubric-{position}",
+                    description=entry.description,
+                    weight=entry.weight,
+                    required=entry.required,
+                )
+            )
+    return items
 
 
 class EvalCase(StrictModel):
@@ -90,6 +222,10 @@ class EvalCase(StrictModel):
     )
     evaluators: list[EvaluatorConfig] | None = None
     execution: CaseExecution | None = None
+    rubrics: list[RubricEntry] | None = None  # AgentV's inline rubrics: a `rubric` evaluator, first
+    description: str | None = None  # documentation only, as in AgentV
+    note: str | None = None  # documentation only, as in AgentV
+    reference_answer: Any = None  # in AgentV's examples, ignored by its loader: accepted, with a warning
 
     @model_validator(mode="before")
     @classmethod
@@ -122,6 +258,31 @@ class EvalCase(StrictModel):
             raise ValueError("id must not be empty")
         return value
 
+    @field_validator("rubrics")
+    @classmethod
+    def _rubric_set(cls, value: list[str | CaseRubric] | None) -> list[str | CaseRubric] | None:
+        if not value:
+            return value  # `rubrics: []` adds no evaluator, as in AgentV
+        for entry in value:
+            if isinstance(entry, str) and not entry.strip():
+                raise ValueError("a rubric must not be empty")
+        items = _rubric_items(value)
+        seen: set[str] = set()
+        for item in items:
+            if item.id in seen:
+                raise ValueError(f"duplicate rubric id '{item.id}'")
+            seen.add(item.id)
+        if sum(item.weight for item in items) <= 0:
+            raise ValueError("the rubric weights add up to 0; give at least one a weight > 0")
+        return value
+
+    def rubric_evaluator(self) -> RubricConfig | None:
+        """AgentV's evaluator for the case's `rubrics:` — named `rubric`, judged by the default
+        judge; string items get ids `rubric-1`, `rubric-2`, ... (None: the case has no rubrics)."""
+        if not self.rubrics:
+            return None
+        return RubricConfig(type="rubric", name="rubric", rubrics=_rubric_items(self.rubrics))
+
     @property
     def case_evaluators(self) -> list[EvaluatorConfig] | None:
         """Evaluators given on the case (either spelling); None means "use the suite's"."""
@@ -136,7 +297,7 @@ class EvalCase(StrictModel):
         """Ground truth: content of the last assistant message in expected_messages (SPEC §1)."""
         for message in reversed(self.expected_messages):
             if message.role == "assistant":
-                return message.content
+                return message.value
         return None
 
     def input_items(self, *kinds: str) -> list[ContentItem]:
@@ -169,7 +330,20 @@ class Dataset(StrictModel):
     description: str | None = None
     dataset: str | None = None
     execution: SuiteExecution = Field(default_factory=SuiteExecution)
+    # AgentV's legacy default evaluator kind (its basic-jsonl sidecar writes `evaluator: llm_judge`):
+    # a case without evaluators gets the default llm_judge, which is the only kind it can name.
+    evaluator: str | None = None
     evalcases: list[EvalCase]
+
+    @field_validator("evaluator")
+    @classmethod
+    def _legacy_evaluator(cls, value: str | None) -> str | None:
+        if value is not None and value != "llm_judge":
+            raise ValueError(
+                f"the legacy 'evaluator' key names the default evaluator kind, and only llm_judge can be one "
+                f"(got {value!r}); list evaluators under execution.evaluators"
+            )
+        return value
 
     @field_validator("evalcases")
     @classmethod

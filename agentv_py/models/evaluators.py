@@ -6,7 +6,16 @@ import math
 import re
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, one_of, positive_timeout, suggest, tag_checker
@@ -159,11 +168,65 @@ class FieldAccuracyConfig(EvaluatorBase):
         return value
 
 
+def _script_problem(value: list[str] | str) -> list[str] | str:
+    """A judge or prompt script: a non-empty argv list whose first item names a program, or a
+    non-empty command string."""
+    if (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value):
+        raise ValueError("script must not be empty: give an argv list such as [uv, run, judge.py]")
+    if isinstance(value, list) and not value[0].strip():
+        raise ValueError("script[0] must name a program")
+    return value
+
+
+DEFAULT_PROXY_MAX_CALLS = 50  # AgentV's default for a code judge's `target: {max_calls}`
+
+
+class TargetAccess(StrictModel):
+    """`target:` of a code_judge (AgentV, 2026-01-08): the judge may call a judge target through
+    agentv's loopback proxy, at most `max_calls` times per judge run. `name` picks the judge
+    target (default: the evaluator's default judge, as for llm_judge)."""
+
+    max_calls: int = DEFAULT_PROXY_MAX_CALLS
+    name: str | None = None
+
+    @field_validator("max_calls")
+    @classmethod
+    def _max_calls(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"max_calls must be a number >= 0, got {value!r}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("name must not be empty (omit it to use the default judge target)")
+        return value
+
+
+def _target_access(value: Any) -> Any:
+    """`target: true` (defaults), `target: false` (off), `target: NAME` (a judge target), or a mapping."""
+    if value is True:
+        return {}
+    if value is False:
+        return None
+    if isinstance(value, str):
+        return {"name": value}
+    if value is None or isinstance(value, dict | TargetAccess):
+        return value
+    raise PydanticCustomError(
+        "invalid_option",
+        "target must be true, a judge target name, or {max_calls: N, name: NAME}",
+        {"agentv_key": "target"},
+    )
+
+
 class CodeJudgeConfig(EvaluatorBase):
     """`code_judge`: a user script fed a JSON payload on stdin, printing one JSON result.
 
-    `script` is an argv list, or a string run through the shell when it needs one. Every key
-    other than the ones declared here is passed through verbatim to the judge as `config`.
+    `script` is an argv list, or a string run through the shell when it needs one. `target`
+    lets the script call a judge target through agentv's proxy. Every key other than the ones
+    declared here is passed through verbatim to the judge as `config`.
     """
 
     model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
@@ -172,6 +235,7 @@ class CodeJudgeConfig(EvaluatorBase):
     script: list[str] | str
     cwd: str | None = None
     timeout_seconds: float = 30.0
+    target: Annotated[TargetAccess | None, BeforeValidator(_target_access)] = None
 
     @classmethod
     def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
@@ -180,11 +244,7 @@ class CodeJudgeConfig(EvaluatorBase):
     @field_validator("script")
     @classmethod
     def _script(cls, value: list[str] | str) -> list[str] | str:
-        if (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value):
-            raise ValueError("script must not be empty: give an argv list such as [uv, run, judge.py]")
-        if isinstance(value, list) and not value[0].strip():
-            raise ValueError("script[0] must name a program")
-        return value
+        return _script_problem(value)
 
     @field_validator("timeout_seconds")
     @classmethod
@@ -278,11 +338,32 @@ class _JudgeBase(EvaluatorBase):
     target: str | None = None  # the judge target; default: execution.judge_target, then the target's
 
 
+class PromptScript(StrictModel):
+    """`prompt: {script: [...]}` of an llm_judge (AgentV's definePromptTemplate, 2026-01-28): a
+    program that reads the code-judge payload on stdin and prints the judge's user prompt."""
+
+    script: list[str] | str
+    cwd: str | None = None  # default: the dataset's directory, as for code judges
+    config: dict[str, Any] | None = None  # the payload's `config`
+    timeout_seconds: float = 30.0
+
+    @field_validator("script")
+    @classmethod
+    def _script(cls, value: list[str] | str) -> list[str] | str:
+        return _script_problem(value)
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return positive_timeout(value)
+
+
 class LlmJudgeConfig(_JudgeBase):
     """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
 
     type: Literal["llm_judge"]
-    prompt: str | None = None  # a template file (resolved like other files) or the template itself
+    # a template file (resolved like other files), the template itself, or a script printing the prompt
+    prompt: str | PromptScript | None = None
     dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
 
     _template: str | None = PrivateAttr(default=None)
@@ -315,7 +396,7 @@ class LlmJudgeConfig(_JudgeBase):
 
     @model_validator(mode="after")
     def _inline_template(self) -> LlmJudgeConfig:
-        if self.prompt is not None:
+        if isinstance(self.prompt, str):
             if not self.prompt.strip():
                 raise ValueError("prompt must not be empty (omit it to use the default prompt)")
             if not is_prompt_file(self.prompt):
@@ -328,9 +409,14 @@ class LlmJudgeConfig(_JudgeBase):
     @property
     def prompt_file(self) -> str | None:
         """The prompt template file this judge names (None for an inline or the default prompt)."""
-        if self.prompt is None or not is_prompt_file(self.prompt):
+        if not isinstance(self.prompt, str) or not is_prompt_file(self.prompt):
             return None
         return self.prompt.strip()
+
+    @property
+    def prompt_script(self) -> PromptScript | None:
+        """The script printing this judge's user prompt (`prompt: {script: [...]}`), if any."""
+        return self.prompt if isinstance(self.prompt, PromptScript) else None
 
 
 class RubricItem(StrictModel):
@@ -384,10 +470,360 @@ class RubricConfig(_JudgeBase):
         return value
 
 
+AGGREGATOR_TYPES: tuple[str, ...] = ("weighted_average", "code_judge", "llm_judge")
+_AGGREGATOR_OPTIONS: dict[str, tuple[str, ...]] = {
+    "weighted_average": ("weights",),
+    "code_judge": ("path", "cwd", "timeout_seconds"),
+    "llm_judge": ("prompt", "target"),
+}
+RESULTS_VARIABLE = "EVALUATOR_RESULTS_JSON"
+"""The `{{ variable }}` of an llm_judge aggregator's prompt that the members' results replace."""
+
+
+def aggregator_template_problem(text: str) -> str | None:
+    """Why an llm_judge aggregator prompt cannot be used, or None: it must hold
+    `{{EVALUATOR_RESULTS_JSON}}`; any other variable must be a judge template variable."""
+    if RESULTS_VARIABLE not in TEMPLATE_VARIABLE_RE.findall(text):
+        return f"the aggregator prompt must contain {{{{{RESULTS_VARIABLE}}}}} (where the members' results go)"
+    others = TEMPLATE_VARIABLE_RE.sub(lambda m: "" if m.group(1) == RESULTS_VARIABLE else m.group(0), text)
+    problem = template_problem(others)
+    return f"{problem}, {{{{{RESULTS_VARIABLE}}}}}" if problem else None
+
+
+class CompositeAggregator(StrictModel):
+    """How a `composite` turns its members' results into one: `weighted_average` (`weights` by
+    member name, default 1), `code_judge` (`path`: a command reading the results on stdin and
+    printing one code-judge result), or `llm_judge` (`prompt`: a template file or text with
+    `{{EVALUATOR_RESULTS_JSON}}`; `target`: the judge target)."""
+
+    type: Literal["weighted_average", "code_judge", "llm_judge"]
+    weights: dict[str, float] | None = None
+    path: list[str] | str | None = None
+    cwd: str | None = None  # default: the dataset's directory, as for code judges
+    timeout_seconds: float = 30.0
+    prompt: str | None = None
+    target: str | None = None  # default: the evaluator's default judge, as for llm_judge
+
+    _template: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_fit_type(cls, data: Any, info: ValidationInfo) -> Any:
+        data = cls.strip_unknown_keys(data, info)
+        if not isinstance(data, dict) or data.get("type") not in _AGGREGATOR_OPTIONS:
+            return data  # the type check reports it
+        kind = data["type"]
+        options = _AGGREGATOR_OPTIONS[kind]
+        foreign = [key for key in data if key != "type" and key not in options]
+        if foreign:
+            raise PydanticCustomError(
+                "invalid_option",
+                f"option '{foreign[0]}' does not apply to aggregator type '{kind}' "
+                f"(options for '{kind}': {', '.join(options)})",
+                {"agentv_key": foreign[0]},
+            )
+        if kind == "code_judge" and "path" not in data:
+            raise PydanticCustomError(
+                "invalid_option",
+                "a code_judge aggregator needs 'path': the command that reads the members' results on stdin "
+                "and prints one JSON result",
+                {},
+            )
+        return data
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        return {name: _finite_non_negative(weight, f"weight of '{name}'") for name, weight in value.items()}
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: list[str] | str | None) -> list[str] | str | None:
+        return None if value is None else _script_problem(value)
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return positive_timeout(value)
+
+    @model_validator(mode="after")
+    def _inline_template(self) -> CompositeAggregator:
+        if self.prompt is not None:
+            if not self.prompt.strip():
+                raise ValueError("prompt must not be empty (omit it to use the default prompt)")
+            if not is_prompt_file(self.prompt):
+                problem = aggregator_template_problem(self.prompt)
+                if problem:
+                    raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
+                self._template = self.prompt
+        return self
+
+    @property
+    def prompt_file(self) -> str | None:
+        """The prompt template file of an llm_judge aggregator (None for inline or default)."""
+        if self.prompt is None or not is_prompt_file(self.prompt):
+            return None
+        return self.prompt.strip()
+
+    @property
+    def template(self) -> str | None:
+        """The llm_judge aggregator's template: inline, or read from its file (`with_template`)."""
+        return self._template
+
+    def with_template(self, text: str) -> Self:
+        """A new aggregator whose prompt file has been read: `text` is its template."""
+        resolved = self.model_copy()
+        resolved._template = text
+        return resolved
+
+
+_check_aggregator_tag = tag_checker(
+    "type", AGGREGATOR_TYPES, owner="aggregator", label="aggregator type", plural="types"
+)
+
+
+class CompositeConfig(EvaluatorBase):
+    """`composite`: member evaluators (any type, composites included) run on the same case;
+    `aggregator` makes one result of theirs. Members are known by name, so names are unique."""
+
+    type: Literal["composite"]
+    evaluators: list[EvaluatorConfig]
+    aggregator: Annotated[CompositeAggregator, BeforeValidator(_check_aggregator_tag)]
+
+    @field_validator("evaluators")
+    @classmethod
+    def _members(cls, value: list[EvaluatorBase]) -> list[EvaluatorBase]:
+        if not value:
+            raise ValueError("evaluators must list at least one member evaluator")
+        first: dict[str, int] = {}
+        for m, member in enumerate(value):
+            name = member.display_name
+            if name in first:
+                raise PydanticCustomError(
+                    "invalid_option",
+                    f"duplicate member name '{name}' (first used by evaluators[{first[name]}]); the aggregator "
+                    "knows members by name: give each a distinct name",
+                    {"agentv_key": m},
+                )
+            first[name] = m
+        return value
+
+    @field_validator("aggregator")
+    @classmethod
+    def _weights_name_members(cls, value: CompositeAggregator, info: ValidationInfo) -> CompositeAggregator:
+        members = [member.display_name for member in info.data.get("evaluators") or []]
+        for name in value.weights or {}:
+            if members and name not in members:
+                close = suggest(name, members)
+                hint = f" (did you mean '{close}'?)" if close else ""
+                raise PydanticCustomError(
+                    "invalid_option",
+                    f"weights names '{name}', which is not a member{hint}. Members: {', '.join(members)}",
+                    {"agentv_key": "weights"},
+                )
+        return value
+
+    def aggregator_judge(self) -> LlmJudgeConfig:
+        """The llm_judge an llm_judge aggregator asks as: its `target`, the default judge otherwise."""
+        return LlmJudgeConfig(type="llm_judge", name=f"{self.display_name} aggregator", target=self.aggregator.target)
+
+    def with_parts(self, evaluators: list[EvaluatorConfig], aggregator: CompositeAggregator) -> Self:
+        """A new composite with these (resolved) members and aggregator; this one is unchanged."""
+        return self.model_copy(update={"evaluators": evaluators, "aggregator": aggregator})
+
+
+TRAJECTORY_MODES: tuple[str, ...] = ("any_order", "in_order", "exact")
+
+
+class ExpectedToolCall(StrictModel):
+    """One step of a `tool_trajectory` sequence: a tool, optionally its arguments (`any`, or a
+    mapping checked key by key) and a latency limit. `input` and `output` are accepted and
+    ignored, as AgentV ignored them (its tool-trajectory-advanced example gives them)."""
+
+    tool: str
+    args: Any = None
+    max_duration_ms: float | None = Field(
+        default=None, validation_alias=AliasChoices("max_duration_ms", "maxDurationMs")
+    )
+    input: Any = None
+    output: Any = None
+
+    @field_validator("tool")
+    @classmethod
+    def _tool(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("tool must name a tool")
+        return value
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, value: Any) -> Any:
+        if value is None or value == "any" or isinstance(value, dict):
+            return value
+        raise ValueError(f"args must be 'any' or a mapping of argument names to expected values, got {value!r}")
+
+    @field_validator("max_duration_ms")
+    @classmethod
+    def _max_duration(cls, value: float | None) -> float | None:
+        return None if value is None else _finite_non_negative(value, "max_duration_ms")
+
+
+class ToolTrajectoryConfig(EvaluatorBase):
+    """`tool_trajectory`: the target's tool calls (from its `output_messages`) against minimum
+    counts (`any_order`) or an expected sequence (`in_order`, `exact`)."""
+
+    type: Literal["tool_trajectory"]
+    mode: str
+    minimums: dict[str, float] | None = None
+    expected: list[ExpectedToolCall] | None = None
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        return one_of(value, TRAJECTORY_MODES, "mode", "modes")
+
+    @field_validator("minimums")
+    @classmethod
+    def _minimums(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("minimums must name at least one tool")
+        return {tool: _finite_non_negative(count, f"minimums['{tool}']") for tool, count in value.items()}
+
+    @field_validator("expected")
+    @classmethod
+    def _expected(cls, value: list[ExpectedToolCall] | None) -> list[ExpectedToolCall] | None:
+        if value is not None and not value:
+            raise ValueError("expected must list at least one tool call")
+        return value
+
+    @model_validator(mode="after")
+    def _fits_mode(self) -> ToolTrajectoryConfig:
+        if self.mode == "any_order":
+            if self.expected is not None:
+                raise ValueError("'expected' does not apply to mode any_order (it checks 'minimums')")
+            if self.minimums is None:
+                raise ValueError("mode any_order needs 'minimums' (tool name: minimum number of calls)")
+        elif self.mode in TRAJECTORY_MODES:
+            if self.minimums is not None:
+                raise ValueError(f"'minimums' does not apply to mode {self.mode} (it checks 'expected')")
+            if self.expected is None:
+                raise ValueError(f"mode {self.mode} needs 'expected' (the list of expected tool calls)")
+        return self
+
+
+class LatencyConfig(EvaluatorBase):
+    """`latency`: the target call's duration (ms) at most `threshold`."""
+
+    type: Literal["latency"]
+    threshold: float
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return _finite_non_negative(value, "threshold")
+
+
+class CostConfig(EvaluatorBase):
+    """`cost`: the target-reported cost (USD) at most `budget`."""
+
+    type: Literal["cost"]
+    budget: float
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: float) -> float:
+        return _finite_non_negative(value, "budget")
+
+
+def _alias(snake: str, camel: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(snake, camel))
+
+
+class TokenUsageConfig(EvaluatorBase):
+    """`token_usage`: the target-reported input, output and total tokens within limits."""
+
+    type: Literal["token_usage"]
+    max_total: float | None = _alias("max_total", "maxTotal")
+    max_input: float | None = _alias("max_input", "maxInput")
+    max_output: float | None = _alias("max_output", "maxOutput")
+
+    @field_validator("max_total", "max_input", "max_output")
+    @classmethod
+    def _limit(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return None if value is None else _finite_non_negative(value, str(info.field_name))
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> TokenUsageConfig:
+        if self.max_total is None and self.max_input is None and self.max_output is None:
+            raise ValueError("token_usage needs at least one of max_total, max_input, max_output")
+        return self
+
+
+class ExecutionMetricsConfig(EvaluatorBase):
+    """`execution_metrics`: tool calls, LLM calls, tokens, cost, duration and exploration ratio
+    against thresholds; each threshold given is one check."""
+
+    type: Literal["execution_metrics"]
+    max_tool_calls: float | None = _alias("max_tool_calls", "maxToolCalls")
+    max_llm_calls: float | None = _alias("max_llm_calls", "maxLlmCalls")
+    max_tokens: float | None = _alias("max_tokens", "maxTokens")
+    max_cost_usd: float | None = _alias("max_cost_usd", "maxCostUsd")
+    max_duration_ms: float | None = _alias("max_duration_ms", "maxDurationMs")
+    target_exploration_ratio: float | None = _alias("target_exploration_ratio", "targetExplorationRatio")
+    exploration_tolerance: float | None = _alias("exploration_tolerance", "explorationTolerance")
+
+    @field_validator(
+        "max_tool_calls",
+        "max_llm_calls",
+        "max_tokens",
+        "max_cost_usd",
+        "max_duration_ms",
+        "target_exploration_ratio",
+        "exploration_tolerance",
+    )
+    @classmethod
+    def _threshold(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return None if value is None else _finite_non_negative(value, str(info.field_name))
+
+    @model_validator(mode="after")
+    def _some_threshold(self) -> ExecutionMetricsConfig:
+        checks = (
+            self.max_tool_calls,
+            self.max_llm_calls,
+            self.max_tokens,
+            self.max_cost_usd,
+            self.max_duration_ms,
+            self.target_exploration_ratio,
+        )
+        if all(value is None for value in checks):
+            raise ValueError(
+                "execution_metrics needs at least one threshold: max_tool_calls, max_llm_calls, max_tokens, "
+                "max_cost_usd, max_duration_ms or target_exploration_ratio"
+            )
+        if self.exploration_tolerance is not None and self.target_exploration_ratio is None:
+            raise ValueError("exploration_tolerance applies only with target_exploration_ratio")
+        return self
+
+
 # The closed set of evaluator configs, written once as a union. Add a member here AND register its
 # evaluator in agentv_py.evaluators; a test checks the two sets are equal.
 AnyEvaluatorConfig = (
-    FieldAccuracyConfig | CodeJudgeConfig | IouScoreConfig | CoordinateDistanceConfig | LlmJudgeConfig | RubricConfig
+    FieldAccuracyConfig
+    | CodeJudgeConfig
+    | IouScoreConfig
+    | CoordinateDistanceConfig
+    | LlmJudgeConfig
+    | RubricConfig
+    | CompositeConfig
+    | ToolTrajectoryConfig
+    | LatencyConfig
+    | CostConfig
+    | TokenUsageConfig
+    | ExecutionMetricsConfig
 )
 EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = get_args(AnyEvaluatorConfig)
 JUDGE_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (LlmJudgeConfig, RubricConfig)  # they call a judge target
@@ -399,7 +835,20 @@ EVALUATOR_TYPE_NAMES: tuple[str, ...] = tuple(
 def calls_judge(config: EvaluatorBase) -> bool:
     """Does this evaluator call a judge target (a model) when it runs? The one question the
     judge-target checks ask of an evaluator config; extend it when an evaluator gains a judge."""
+    if isinstance(config, CodeJudgeConfig):
+        return config.target is not None  # the judge calls one through agentv's target proxy
+    if isinstance(config, CompositeConfig):  # a member, or an llm_judge aggregator
+        return config.aggregator.type == "llm_judge" or any(calls_judge(member) for member in config.evaluators)
     return isinstance(config, JUDGE_CONFIG_TYPES)
+
+
+def judge_target_name(config: EvaluatorBase) -> str | None:
+    """The judge target an evaluator names itself (None: the default judge): `target: NAME` of
+    llm_judge and rubric, `target: {name: NAME}` of a code_judge."""
+    if isinstance(config, CodeJudgeConfig):
+        return config.target.name if config.target is not None else None
+    target = getattr(config, "target", None)
+    return target if isinstance(target, str) else None
 
 
 _check_type_tag = tag_checker("type", EVALUATOR_TYPE_NAMES, owner="evaluator", label="evaluator type", plural="types")
@@ -409,3 +858,5 @@ EvaluatorConfig = Annotated[
 ]
 """An evaluator config as a dataset gives it: one precise error for a missing or unknown `type`,
 then the member named by `type`."""
+
+CompositeConfig.model_rebuild()  # its members are EvaluatorConfig, defined just above

@@ -31,6 +31,15 @@ class EvaluatorResult(_Result):
     misses: list[str] = Field(default_factory=list)
     reasoning: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
+    evaluator_results: list[EvaluatorResult] = Field(default_factory=list)  # a composite's members, nested
+
+
+def _without_empty_children(result: dict[str, Any]) -> dict[str, Any]:
+    """An evaluator result as written: `evaluator_results` only where there are any (a composite's)."""
+    children = result.pop("evaluator_results", None)
+    if children:
+        result["evaluator_results"] = [_without_empty_children(child) for child in children]
+    return result
 
 
 class Trace(_Result):
@@ -68,9 +77,11 @@ class ResultRow(_Result):
     trace: Trace = Field(default_factory=Trace)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The row as written to JSONL (`error` only present on error rows)."""
+        """The row as written to JSONL (`error` only present on error rows, an evaluator result's
+        `evaluator_results` only on a composite's)."""
         data = self.model_dump()
         if data["error"] is None:
             del data["error"]
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}
+        data["evaluator_results"] = [_without_empty_children(result) for result in data["evaluator_results"]]
         return data

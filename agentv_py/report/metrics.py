@@ -2,7 +2,8 @@
 
 Rows are streamed (memory does not grow with the file: a line over `MAX_LINE_BYTES` is skipped
 unread, and only the first `PROBLEMS_KEPT` skipped lines are described); evaluator results are
-walked including nested ones (`details.evaluator_results`), optionally only those with a given name.
+walked including nested ones (a composite's members, `details.evaluator_results`), optionally only those
+with a given name.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ class MetricsReport:
 
 
 def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(evaluator name, details) for every evaluator result (models, or dicts when nested in a
-    composite's `details.evaluator_results`), nested ones included."""
+    """(evaluator name, details) for every evaluator result, nested ones included: a composite's
+    members (`evaluator_results`), and dicts a code judge nests in `details.evaluator_results`."""
     for result in results:
         if isinstance(result, EvaluatorResult):
             name, details = result.name, result.details
@@ -85,6 +86,8 @@ def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         else:
             continue
         yield name, details
+        if isinstance(result, EvaluatorResult):
+            yield from _walk(list(result.evaluator_results))
         nested = details.get("evaluator_results")
         if isinstance(nested, list):
             yield from _walk(nested)

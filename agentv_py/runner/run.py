@@ -14,6 +14,7 @@ downstream can leak one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import queue
 import shutil
 import signal
@@ -27,13 +28,14 @@ from typing import Any
 
 from agentv_py.chat import ChatClient
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import OpenAITarget, TargetConfig
+from agentv_py.models.targets import TargetConfig, is_model_target
 from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
-from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case
+from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.llm import NO_KEY, api_key
-from agentv_py.runner.targets import TargetRunner, make_runner
+from agentv_py.runner.targets import TargetOutcome, TargetRunner, make_runner
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
 _POLL_SECONDS = 0.1
@@ -77,7 +79,7 @@ class Run:
         try:
             # the `${{ VAR }}` values, and every API key the run sends (a literal `api_key` or
             # $OPENAI_API_KEY included): masked in every row and message
-            all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()])]
+            all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *_url_secrets(self.cases)]
             self.redact = Redactor(all_secrets)
             self.runner: TargetRunner = self._make_runner(target, all_secrets)
             clients: dict[str, ChatClient] = {
@@ -88,6 +90,7 @@ class Run:
             shutil.rmtree(self.work_dir, ignore_errors=True)
             raise
         self.judging = Judging(clients, default_judge)
+        self.remote = RemoteFiles(self.work_dir / "fetched")  # files given by URL: fetched once per run
 
     def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
         return make_runner(
@@ -126,15 +129,28 @@ class Run:
                         prepared = next(pending, None)
                     if prepared is None:
                         return
-                    row = run_case(
-                        prepared,
-                        self.dataset,
-                        self.runner,
-                        self.options,
-                        judging=self.judging,
-                        processes=self.processes,
-                        stopped=self._stop.is_set,
-                    )
+                    try:
+                        prepared = self._fetched(prepared)
+                    except FetchError as exc:  # the case cannot run: an error row, the run goes on
+                        row = score_case(
+                            prepared,
+                            [],
+                            TargetOutcome(None, str(exc)),
+                            dataset=self.dataset,
+                            target=self.runner.name,
+                            attempts=0,
+                            duration_ms=0.0,
+                        )
+                    else:
+                        row = run_case(
+                            prepared,
+                            self.dataset,
+                            self.runner,
+                            self.options,
+                            judging=self.judging,
+                            processes=self.processes,
+                            stopped=self._stop.is_set,
+                        )
                     hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
@@ -172,6 +188,14 @@ class Run:
             except BaseException:
                 self.stop()
                 raise
+
+    def _fetched(self, prepared: PreparedCase) -> PreparedCase:
+        """The case with its URL files replaced by their fetched copies (FetchError if one
+        cannot be fetched): targets, judges and `{FILES}` see local files only."""
+        if not any(is_url(path) for path in prepared.files):
+            return prepared
+        files = [self.remote.local(path) if is_url(path) else path for path in prepared.files]
+        return dataclasses.replace(prepared, files=files)
 
     def redacted(self, row: ResultRow) -> ResultRow:
         """`row` with every secret masked in every string, at any depth, and in the keys of its
@@ -224,10 +248,15 @@ class Run:
         self.close()
 
 
+def _url_secrets(cases: Sequence[PreparedCase]) -> list[str]:
+    """Credentials written in the cases' file URLs (`https://user:pass@...`): masked like keys."""
+    return [secret for case in cases for path in case.files if is_url(path) for secret in url_secrets(path)]
+
+
 def sent_keys(configs: Sequence[TargetConfig]) -> list[str]:
     """The API keys the run sends to model targets and judges (not the placeholder sent to servers
     that need none)."""
-    keys = (api_key(config) for config in configs if isinstance(config, OpenAITarget))
+    keys = (api_key(config) for config in configs if is_model_target(config))
     return [key for key in keys if key != NO_KEY]
 
 

@@ -16,10 +16,13 @@ from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
 from agentv_py.models.targets import (
+    AnthropicTarget,
+    AzureTarget,
     CliTarget,
+    GeminiTarget,
     MockTarget,
+    ModelTarget,
     OpaqueTarget,
-    OpenAITarget,
     TargetConfig,
     not_runnable_message,
 )
@@ -34,7 +37,10 @@ from agentv_py.process.command import (
 from agentv_py.process.programs import program_problem
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
-from agentv_py.runner.llm import OpenAIClient, case_messages
+from agentv_py.runner.anthropic import AnthropicClient
+from agentv_py.runner.azure import AzureClient
+from agentv_py.runner.gemini import GeminiClient
+from agentv_py.runner.llm import ModelClient, OpenAIClient, case_messages
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import dumps, loads
 
@@ -285,13 +291,14 @@ class MockRunner:
         return TargetOutcome(dumps(value), parsed=value)
 
 
-class OpenAIRunner:
-    """A chat-completions model as the eval target: the case's messages in, the reply's text out."""
+class ModelRunner:
+    """A model provider's target (openai, azure, anthropic, gemini) as the eval target: the case's
+    messages in, the reply's text out; as a judge, `complete`."""
 
-    def __init__(self, config: OpenAITarget, secrets: list[str]) -> None:
+    def __init__(self, config: ModelTarget, secrets: list[str]) -> None:
         self.name = config.name
         self.vision = config.vision
-        self.client = OpenAIClient(config, secrets)
+        self.client = model_client(config, secrets)
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         return self.client.complete(messages)
@@ -314,6 +321,20 @@ class OpenAIRunner:
         return outcome
 
 
+OpenAIRunner = ModelRunner  # its name from when openai was the only model provider
+
+
+def model_client(config: ModelTarget, secrets: list[str] | None = None) -> ModelClient:
+    """The client of a model provider's target; its SDK is imported on the first call."""
+    if isinstance(config, AzureTarget):
+        return AzureClient(config, secrets)
+    if isinstance(config, AnthropicTarget):
+        return AnthropicClient(config, secrets)
+    if isinstance(config, GeminiTarget):
+        return GeminiClient(config, secrets)
+    return OpenAIClient(config, secrets)
+
+
 DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
 
 
@@ -329,11 +350,11 @@ def make_runner(
     Commands it starts are tracked in `processes` (the run's registry)."""
     if isinstance(config, CliTarget):
         return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
-    if isinstance(config, OpenAITarget):
-        return OpenAIRunner(config, secrets)
+    if isinstance(config, MockTarget):
+        return MockRunner(config)
     if isinstance(config, OpaqueTarget):  # refused by `plan_eval` before a run starts; never run
         raise TargetError(not_runnable_message(config))
-    return MockRunner(config)
+    return ModelRunner(config, secrets)  # openai, azure, anthropic, gemini
 
 
 def target_env(config: CliTarget) -> dict[str, str] | None:

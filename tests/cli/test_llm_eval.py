@@ -163,7 +163,8 @@ def test_no_judge_target_anywhere(ws, chat_server, env_key):
     assert result.exit_code == 2
     assert (
         "dataset.yaml:5: execution.evaluators[0]: llm_judge 'quality' needs a judge target: set target: NAME on "
-        "it, execution.judge_target in the dataset, or judge_target on the eval target"
+        "it, execution.judge_target in the dataset, or judge_target on the eval target (target 't' is a mock "
+        "target; only a model target judges itself)"
     ) in result.output
 
 

@@ -261,3 +261,45 @@ def test_a_top_level_schema_key_is_allowed_and_must_be_a_string(kind, document):
 def test_the_dialect_is_draft_2020_12():
     for kind in SCHEMA_KINDS:
         assert json_schema(kind)["$schema"] == JSON_SCHEMA_DIALECT
+
+
+def target(**fields: Any) -> dict[str, Any]:
+    return {"targets": [{"name": "t", **fields}]}
+
+
+PROVIDER_TARGETS = [
+    ("azure", {"provider": "azure", "endpoint": "https://r.openai.azure.com", "deployment": "d"}),
+    ("azure-openai-camel", {"provider": "azure-openai", "resourceName": "r", "deploymentName": "d", "maxTokens": 9}),
+    ("azure-model-alias", {"provider": "azure", "resource": "r", "model": "d", "api_version": "2024-10-21"}),
+    ("anthropic", {"provider": "anthropic", "model": "m", "thinking_budget": 2048, "retry_status_codes": [529]}),
+    ("anthropic-variant", {"provider": "anthropic", "variant": "m", "apiKey": "k", "thinkingBudget": 1024}),
+    ("gemini-defaults", {"provider": "gemini"}),
+    ("google", {"provider": "google", "model": "m", "retryInitialDelayMs": 5, "providerBatching": False}),
+    ("google-gemini", {"provider": "google-gemini", "max_output_tokens": 5, "system_prompt": "s", "vision": True}),
+]
+
+
+@pytest.mark.parametrize("fields", [p[1] for p in PROVIDER_TARGETS], ids=[p[0] for p in PROVIDER_TARGETS])
+def test_model_provider_targets_validate(fields):
+    assert errors("targets", target(**fields)) == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"provider": "azure", "deployment": "d"},  # no endpoint under any spelling
+        {"provider": "azure", "endpoint": "r"},  # no deployment
+        {"provider": "anthropic"},  # no model
+        {"provider": "gemini", "temperature": "hot"},
+        {"provider": "gemini", "max_retries": "3"},
+        {"provider": "anthropic", "model": "m", "nonsense": 1},  # closed, unlike an opaque target
+    ],
+    ids=["azure-endpoint", "azure-deployment", "anthropic-model", "temperature", "max-retries", "unknown-key"],
+)
+def test_model_provider_targets_are_checked(fields):
+    assert errors("targets", target(**fields))
+
+
+def test_providers_agentv_does_not_run_take_any_key():
+    assert errors("targets", target(provider="codex", executable="codex", anything=[1])) == []
+    assert errors("targets", target(provider="bedrock", model="m")) == []

@@ -12,14 +12,10 @@ def test_validate_reports_every_problem_in_every_file(ws):
     result = CliRunner().invoke(app, ["validate", "one.yaml", "two.yaml", "missing.yaml"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        "one.yaml:2: evalcases[0]: case 'a' has no evaluators: "
-        "add execution.evaluators to the dataset or evaluators to the case",
-        "one.yaml:3: evalcases[1]: case 'a' has no evaluators: "
-        "add execution.evaluators to the dataset or evaluators to the case",
         "one.yaml:3: evalcases[1].id: duplicate id 'a' (first used by evalcases[0]); ids must be unique",
         "two.yaml:1: evalcases: evalcases must be a non-empty list of cases",
         "missing.yaml: file not found",
-        "5 problems found",
+        "3 problems found",
     ]
 
 
@@ -82,7 +78,8 @@ def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_esc
     assert result.stderr.splitlines() == [
         f"dup.yaml:6: evalcases[0].expected_output.k{SHOWN}: duplicate key 'k{SHOWN}' (first at line 6)",
         f"unknown.yaml:2: execution.evaluators[0].type: Unknown evaluator type: bogus{SHOWN}. "
-        "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric",
+        "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
+        "tool_trajectory, latency, cost, token_usage, execution_metrics",
         f"warning: warn.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a{SHOWN}': "
         f"segment 'a{SHOWN}' is not a key optionally followed by [index]; the field will always be missing",
         "note: warn.yaml: target not checked: no targets file found",

@@ -64,8 +64,8 @@ def test_payload_has_every_key_with_its_value():
     assert result.details["payload"] == {
         "candidate_answer": '{"total": 5}',
         "output": '{"total": 5}',
-        "reference_answer": '{"total": 5}',
-        "expected_output": '{"total": 5}',
+        "reference_answer": '{\n  "total": 5\n}',  # pretty JSON, as AgentV derived it
+        "expected_output": '{\n  "total": 5\n}',
         "candidate": {"total": 5},
         "expected": {"total": 5},
         "question": "Extract.",

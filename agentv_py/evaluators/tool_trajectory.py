@@ -1,0 +1,63 @@
+"""`tool_trajectory` (agentv-reference §3.4): the target's tool calls, read from its
+`output_messages`, against minimum counts or an expected sequence; the matching is
+`agentv_py.scoring.trajectory`'s.
+
+A target that reported nothing (no output messages and no trace) gets AgentV's miss `No trace
+available for evaluation` with score 0: the evaluator ran and the target did not give what it
+checks, the same as an answer that is not JSON for `field_accuracy`. Tool calls that cannot be
+read (a `tool_calls` that is not a list, a tool name that is not a string) are a score-0 miss
+naming the first bad entry, never scored around.
+"""
+
+from __future__ import annotations
+
+from agentv_py.evaluators.base import EvalContext, processed_result
+from agentv_py.models.evaluators import ToolTrajectoryConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.trajectory import (
+    NO_TRACE,
+    ExpectedCall,
+    Outcome,
+    any_order,
+    exact,
+    in_order,
+    read_tool_calls,
+)
+
+
+def output_messages(context: EvalContext) -> list[object] | None:
+    """The target's output messages; a plain answer is one assistant message, as AgentV wrapped
+    it. None when the target reported nothing at all (no messages and no trace)."""
+    if context.output_messages is not None:
+        return context.output_messages
+    if context.trace is None:
+        return None
+    return [{"role": "assistant", "content": context.answer}]
+
+
+def evaluate_tool_trajectory(config: ToolTrajectoryConfig, context: EvalContext) -> EvaluatorResult:
+    """Score the target's tool calls against `minimums` (any_order) or `expected` (in_order, exact)."""
+    messages = output_messages(context)
+    if messages is None:
+        outcome = Outcome(0.0, misses=[NO_TRACE])
+    else:
+        calls = read_tool_calls(messages)
+        if calls.problem:
+            problem = f"Tool calls not readable: {calls.problem}"
+            outcome = Outcome(0.0, misses=[problem], reasoning=problem)
+        elif config.mode == "any_order":
+            outcome = any_order(config.minimums or {}, calls.calls)
+        else:
+            steps = [ExpectedCall(step.tool, step.args, step.max_duration_ms) for step in config.expected or []]
+            outcome = (in_order if config.mode == "in_order" else exact)(steps, calls.calls)
+        outcome.details.setdefault("tool_calls", [call.name for call in calls.calls])
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=outcome.score,
+        hits=outcome.hits,
+        misses=outcome.misses,
+        reasoning=outcome.reasoning,
+        details={"mode": config.mode, **outcome.details},
+    )

@@ -1,0 +1,239 @@
+"""Input files given by `http(s)` URL: the form checked at load (no network), the content fetched
+once per run, bounded in time and size, and the URL's credentials never shown.
+
+Only `http` and `https`, also after a redirect (at most `MAX_REDIRECTS`; a redirect to any other
+scheme, `file:` included, is refused). A `user:password@` in the URL is sent as basic
+authentication, never to another host a redirect leads to, and masked (`***@`) in every message.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from http.client import HTTPException
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+MAX_FILE_BYTES = 10 * 1024 * 1024  # as for a local file inlined into a message
+FETCH_TIMEOUT_SECONDS = 30.0  # for the whole fetch: connection, headers and body
+MAX_REDIRECTS = 5
+_CHUNK = 64 * 1024
+_SCHEMES = ("http", "https")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class FetchError(Exception):
+    """A URL that could not be fetched; the message names the URL with its credentials masked."""
+
+
+def is_url(value: str) -> bool:
+    """Is `value` an http(s) URL (rather than a path)?"""
+    return value.startswith(("http://", "https://"))
+
+
+def masked_url(url: str) -> str:
+    """The URL with any `user:password@` replaced by `***@`: what messages show."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//***@", url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials written in a URL (to mask wherever they might show up)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [unquote(p) for p in (parts.password, parts.username) if p]
+    if parts.password:
+        found.append(parts.password)  # as written (percent-encoded), too
+    return [s for s in dict.fromkeys(found) if len(s) >= 4]  # a 1-3 character "secret" would mask ordinary text
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be fetched, judged by its form alone (no network), else None."""
+    shown = masked_url(url)
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return f"URL {shown!r} holds spaces or control characters (percent-encode them)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"malformed URL {shown}: {exc}"
+    if parts.scheme not in _SCHEMES:
+        return f"URL {shown} is not http or https"
+    if not parts.hostname:
+        return f"URL {shown} names no host"
+    if port == 0:
+        return f"URL {shown} names port 0"
+    return None
+
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def _refused_redirect(code: int, location: str) -> str:
+    return f"redirected ({code}) to {masked_url(location)}: only http and https are followed"
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Redirects followed only to http(s), at most MAX_REDIRECTS; credentials only to the same host."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        scheme = urlsplit(newurl).scheme.lower()
+        if scheme not in _SCHEMES:
+            raise FetchError(_refused_redirect(code, newurl))
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urlsplit(newurl).netloc.lower() != urlsplit(req.full_url).netloc.lower():
+            new.remove_header("Authorization")
+        return new
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """http(s) only: no file, ftp or data handlers, whatever a URL or a redirect says."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.ProxyHandler(),
+        urllib.request.UnknownHandler(),
+        urllib.request.HTTPHandler(),
+        urllib.request.HTTPSHandler(),
+        urllib.request.HTTPDefaultErrorHandler(),
+        _Redirects(),
+        urllib.request.HTTPErrorProcessor(),
+    ):
+        opener.add_handler(handler)
+    return opener
+
+
+def fetch(url: str, *, max_bytes: int = MAX_FILE_BYTES, timeout: float = FETCH_TIMEOUT_SECONDS) -> bytes:
+    """The body of `url` (at most `max_bytes`, within `timeout` seconds in all), else FetchError
+    `could not fetch <masked url>: <why>`."""
+    shown = masked_url(url)
+    problem = url_problem(url)
+    if problem is not None:
+        raise FetchError(problem)
+    try:
+        return _fetch(url, max_bytes, timeout)
+    except FetchError as exc:
+        raise FetchError(f"could not fetch {shown}: {exc}") from None
+
+
+def _fetch(url: str, max_bytes: int, timeout: float) -> bytes:
+    parts = urlsplit(url)
+    headers = {"User-Agent": "agentv", "Accept-Encoding": "identity"}
+    if parts.username is not None or parts.password is not None:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        host = parts.netloc.rsplit("@", 1)[1]
+        url = urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+    deadline = time.monotonic() + timeout
+    limit = f"the {max_bytes / 1024 / 1024:g} MB limit for fetched files"
+    try:
+        with _opener().open(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
+            length = response.headers.get("Content-Length")
+            if length is not None and length.strip().isdigit() and int(length) > max_bytes:
+                raise FetchError(f"it is {int(length):,} bytes, over {limit}")
+            body = bytearray()
+            while True:
+                if time.monotonic() > deadline:
+                    raise FetchError(f"timed out after {timeout:g} s")
+                chunk = response.read1(_CHUNK) if hasattr(response, "read1") else response.read(_CHUNK)
+                if not chunk:
+                    return bytes(body)
+                body += chunk
+                if len(body) > max_bytes:
+                    raise FetchError(f"it is over {limit}")
+    except urllib.error.HTTPError as exc:
+        location = exc.headers.get("Location") or ""
+        scheme = urlsplit(location).scheme.lower()
+        if exc.code in _REDIRECTS and scheme not in ("", *_SCHEMES):  # refused by urllib itself
+            raise FetchError(_refused_redirect(exc.code, location)) from None
+        if exc.code in _REDIRECTS:  # the redirect limit; urllib's own words span lines
+            raise FetchError(f"too many redirects (at most {MAX_REDIRECTS} are followed, never in a loop)") from None
+        raise FetchError(f"HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, FetchError):
+            raise reason from None
+        if isinstance(reason, TimeoutError):
+            raise FetchError(f"timed out after {timeout:g} s") from None
+        text = getattr(reason, "strerror", None) or str(reason)
+        raise FetchError(str(text)) from None
+    except TimeoutError:
+        raise FetchError(f"timed out after {timeout:g} s") from None
+    except (OSError, HTTPException, ValueError) as exc:
+        raise FetchError(f"{type(exc).__name__}: {exc}") from None
+
+
+def local_name(url: str) -> str:
+    """A safe file name for a fetched URL: its last path segment (`data.json`), else `download`."""
+    tail = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+    name = _UNSAFE_NAME.sub("_", tail).lstrip(".")[:100]
+    return name or "download"
+
+
+@dataclass
+class _Entry:
+    lock: threading.Lock
+    number: int  # its folder: url-<number>
+    path: str | None = None
+    error: str | None = None
+
+
+class RemoteFiles:
+    """One run's fetched files: each URL fetched once (a failure is remembered too, so every case
+    naming it gets the same error without asking the server again), written under `directory`
+    with its own name, so commands see `{FILES}` like any local file."""
+
+    def __init__(
+        self, directory: Path, *, max_bytes: int = MAX_FILE_BYTES, timeout: float = FETCH_TIMEOUT_SECONDS
+    ) -> None:
+        self.directory = directory
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._entries: dict[str, _Entry] = {}
+
+    def local(self, url: str) -> str:
+        """The local path of `url`'s content, fetched on first use; FetchError if it cannot be."""
+        with self._lock:
+            entry = self._entries.get(url)
+            if entry is None:
+                entry = self._entries[url] = _Entry(threading.Lock(), len(self._entries) + 1)
+        with entry.lock:
+            if entry.path is None and entry.error is None:
+                try:
+                    data = fetch(url, max_bytes=self.max_bytes, timeout=self.timeout)
+                    folder = self.directory / f"url-{entry.number}"
+                    folder.mkdir(parents=True, exist_ok=True)
+                    path = folder / local_name(url)
+                    path.write_bytes(data)
+                    entry.path = str(path)
+                except FetchError as exc:
+                    entry.error = str(exc)
+                except OSError as exc:
+                    entry.error = f"could not store {masked_url(url)}: {exc.strerror or exc}"
+        if entry.error is not None:
+            raise FetchError(entry.error)
+        assert entry.path is not None
+        return entry.path
+
+    @property
+    def fetched(self) -> int:
+        """How many distinct URLs were asked for (each fetched at most once)."""
+        return len(self._entries)
