@@ -4,7 +4,7 @@ it (a `Run` writing rows and a summary). The layer between the CLI and loader/ru
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -248,6 +248,11 @@ def check_file(path: Path, request: EvalRequest | None = None) -> FileCheck:
         except ConfigError as exc:
             return FileCheck(path, "targets", problems=exc.problems)
         return FileCheck(path, "targets", count=len(targets.model.targets))
+    dataset_of = path.with_suffix(".jsonl")
+    if path.suffix == ".yaml" and dataset_of.is_file():  # the sidecar of a JSONL dataset: checked with it
+        check = check_file(dataset_of, request)
+        sidecar_note = f"the sidecar of {dataset_of.name}: checked as part of that dataset"
+        return replace(check, path=path, note=f"{sidecar_note}; {check.note}" if check.note else sidecar_note)
     try:
         dataset = load_dataset(path)
     except ConfigError as exc:

@@ -4,7 +4,6 @@ named by file and line (the case's line in the JSONL file, the key's line in the
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,6 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.errors import ConfigError
 from agentv_py.loading.dataset import load_dataset
-
-AGENTV_EXAMPLES = Path("/work/proof/agentv-cdf/examples/features")
 
 SIDECAR = """\
 description: suite defaults for the cases in data.jsonl
@@ -187,13 +184,13 @@ def test_validate_and_eval_accept_jsonl(ws) -> None:
     assert (row["eval_id"], row["dataset"], row["status"], row["verdict"]) == ("a", "from-sidecar", "ok", "pass")
 
 
-@pytest.mark.skipif(not AGENTV_EXAMPLES.is_dir(), reason="AgentV's examples are not on this machine")
-def test_agentv_basic_jsonl_example_validates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = tmp_path / "features"
-    for name in ("basic", "basic-jsonl"):
-        shutil.copytree(AGENTV_EXAMPLES / name, root / name)
-    shutil.copytree(AGENTV_EXAMPLES.parent / "features" / ".agentv", root / ".agentv", dirs_exist_ok=True)
-    (root / ".git").mkdir()
-    monkeypatch.chdir(root / "basic-jsonl")
-    result = invoke("validate", "evals/dataset.jsonl")
-    assert result.exit_code == 0, result.output
+def test_validate_checks_a_sidecar_with_its_dataset(ws) -> None:
+    """`agentv validate evals/*` meets the sidecar too: it is checked as part of its JSONL
+    dataset, never reported as a dataset without `evalcases`."""
+    ws.cli_target("sh {FILES}")
+    ws.file("data.yaml", SIDECAR)
+    ws.file("data.jsonl", case("a", expected_messages=[{"role": "assistant", "content": {"a": 1}}]) + "\n")
+    checked = invoke("validate", "data.yaml")
+    assert checked.exit_code == 0, checked.output
+    assert "ok: data.yaml (1 cases)" in checked.output
+    assert "note: data.yaml: the sidecar of data.jsonl: checked as part of that dataset" in checked.output

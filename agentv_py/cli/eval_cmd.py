@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 @app.command(name="eval", cls=EvalCommand, short_help="Run a dataset against a target and score every case.")
 @boundary
 def eval_command(
-    dataset: Path = typer.Argument(..., metavar="DATASET", help="Dataset YAML file.", show_default=False),
+    dataset: Path = typer.Argument(
+        ..., metavar="DATASET", help="Dataset file: YAML, or JSONL (one case per line).", show_default=False
+    ),
     target: str | None = typer.Option(
         None,
         "--target",

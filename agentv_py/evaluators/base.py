@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,24 @@ class EvalContext:
     def candidate(self) -> Any:
         """The answer parsed as JSON (NOT_JSON when it is not), parsed once per case."""
         return parse_answer_json(self.answer)
+
+
+def reference_answer(case: EvalCase | None, expected: Any) -> str:
+    """AgentV's `reference_answer` (a judge's `{{expected_output}}`): the last expected message's
+    content (text as is, anything else as 2-space JSON), or, for a message with only tool calls,
+    its tool calls as JSON. Without a case (a context built in code): the ground truth as text."""
+    if case is None:
+        if expected is None:
+            return ""
+        return expected if isinstance(expected, str) else json.dumps(expected, ensure_ascii=False, indent=2)
+    if not case.expected_messages:
+        return ""
+    last = case.expected_messages[-1].model_dump(exclude_none=True)
+    content, calls = last.get("content"), last.get("tool_calls")
+    if isinstance(content, str):
+        return content
+    value = content if content is not None else calls
+    return "" if value is None else json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
 class Evaluator(Protocol):

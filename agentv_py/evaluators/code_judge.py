@@ -22,10 +22,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentv_py.chat import ChatClient
-from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer, skipped_result
 from agentv_py.evaluators.target_proxy import PROXY_TOKEN_ENV, PROXY_URL_ENV, TargetProxy
 from agentv_py.locate import working_dir
-from agentv_py.models.dataset import EvalCase
 from agentv_py.models.evaluators import CodeJudgeConfig, PromptScript
 from agentv_py.models.results import EvaluatorResult, Trace
 from agentv_py.process.command import script_argv
@@ -59,12 +58,6 @@ def judge_env() -> dict[str, str]:
     env["PYTHONPATH"] = sdk_path() + (os.pathsep + existing if existing else "")
     env.setdefault("UV_PYTHON", sys.executable)
     return env
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _snake_key(key: str) -> str:
@@ -127,22 +120,6 @@ def trace_summary(messages: Sequence[Any], trace: Trace | None) -> dict[str, Any
         metrics = {"token_usage": trace.token_usage, "cost_usd": trace.cost_usd, "duration_ms": trace.duration_ms}
         summary.update({key: value for key, value in metrics.items() if value is not None})
     return summary
-
-
-def reference_answer(case: EvalCase | None, expected: Any) -> str:
-    """AgentV's `reference_answer`: the last expected message's content (text as is, anything
-    else as 2-space JSON), or, for a message with only tool calls, its tool calls as JSON. Without
-    a case: the ground truth as text."""
-    if case is None:
-        return _text(expected)
-    if not case.expected_messages:
-        return ""
-    last = case.expected_messages[-1].model_dump(exclude_none=True)
-    content, calls = last.get("content"), last.get("tool_calls")
-    if isinstance(content, str):
-        return content
-    value = content if content is not None else calls
-    return "" if value is None else json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
 def build_payload(context: EvalContext, config: dict[str, Any] | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
-from agentv_py.evaluators.base import EvalContext, error_result, processed_result
+from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer
 from agentv_py.evaluators.code_judge import run_prompt_script
 from agentv_py.media import image_references
 from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
@@ -66,19 +66,13 @@ def _template(config: LlmJudgeConfig, context: EvalContext) -> tuple[str, str | 
     return (text, None) if text is not None else ("", problem)
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
-
-
 def template_values(context: EvalContext) -> dict[str, str]:
     references = image_references(context.images)
     case = context.case
     return {
         "input": context.question,
         "output": context.answer,
-        "expected_output": _text(context.expected),
+        "expected_output": reference_answer(context.case, context.expected),
         "expected_outcome": (case.expected_outcome if case else None) or "",
         "image_reference": references[0] if references else "(no image)",
         "image_references": ", ".join(references) if references else "(no images)",

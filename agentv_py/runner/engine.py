@@ -162,15 +162,16 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
 
 
 def _trace(outcome: TargetOutcome) -> Trace:
-    """Target-reported metrics when they have the right types; else our own measurement."""
+    """Target-reported metrics when they have the right types (a negative duration or cost is
+    dropped, as AgentV dropped it); else our own measurement."""
     reported = outcome.trace
     duration = reported.get("duration_ms")
     cost = reported.get("cost_usd")
     usage = reported.get("token_usage")
     model, http_attempts = reported.get("model"), reported.get("http_attempts")
     return Trace(
-        duration_ms=float(duration) if _is_number(duration) else round(outcome.duration_ms, 3),
-        cost_usd=float(cost) if _is_number(cost) else None,
+        duration_ms=float(duration) if _is_number(duration) and duration >= 0 else round(outcome.duration_ms, 3),
+        cost_usd=float(cost) if _is_number(cost) and cost >= 0 else None,
         token_usage=usage if isinstance(usage, dict) else None,
         model=model if isinstance(model, str) else None,
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,

@@ -52,7 +52,7 @@ def test_no_type_tags_and_nothing_wider_than_the_terminal(args, columns):
 def test_options_read_with_their_metavars():
     text = help_text(["eval"])
     assert "Usage: agentv eval [OPTIONS] DATASET\n" in text
-    assert "\n  DATASET  Dataset YAML file." in text
+    assert "\n  DATASET  Dataset file: YAML, or JSONL (one case per line)." in text
     for name in (
         "-w, --workers N ",
         "-e, --eval-id GLOB ",

@@ -254,3 +254,22 @@ def test_metrics_report_what_they_compared(ws):
     assert result.hits == ["Cost $0.0500 <= $0.1000 budget"]
     assert result.reasoning == "Execution cost $0.0500 (budget: $0.1000)"
     assert result.details == {"budget": 0.1, "cost_usd": 0.05}
+
+
+@pytest.mark.parametrize(
+    ("reported", "expected_duration", "expected_cost"),
+    [
+        pytest.param({"duration_ms": 12.5, "cost_usd": 0.25}, 12.5, 0.25, id="reported-kept"),
+        pytest.param({"duration_ms": -5, "cost_usd": -0.1}, 7.0, None, id="negative-dropped-measured-used"),
+        pytest.param({"duration_ms": "5", "cost_usd": "0.1"}, 7.0, None, id="strings-dropped"),
+        pytest.param({"duration_ms": True, "cost_usd": False}, 7.0, None, id="booleans-dropped"),
+    ],
+)
+def test_target_reported_trace_values(reported: dict, expected_duration: float, expected_cost: float | None) -> None:
+    """A negative duration or cost from a target is dropped (AgentV dropped it): the row keeps
+    agentv's own measurement, and `latency`/`cost` never see a negative number."""
+    from agentv_py.runner.engine import _trace
+    from agentv_py.runner.targets import TargetOutcome
+
+    trace = _trace(TargetOutcome("answer", trace=reported, duration_ms=7.0))
+    assert (trace.duration_ms, trace.cost_usd) == (expected_duration, expected_cost)
