@@ -167,7 +167,7 @@ def test_eval_of_the_cli_target_runs(project):
 SELECTED = [
     (
         "bedrock_judge",
-        "error: target 'bedrock_judge' has provider 'bedrock', which AgentV ran but agentv does not; "
+        "error: target 'bedrock_judge' has provider 'bedrock', which agentv does not run; "
         "agentv runs cli, mock, openai, azure, anthropic and gemini targets\n"
         "hint: targets agentv can run in .agentv/targets.yaml: azure_base, copy_sh; select one with --target NAME\n",
     ),
@@ -233,7 +233,7 @@ def test_a_judge_target_agentv_does_not_run_is_a_located_problem(project):
     message = (
         "  dataset.yaml:5: execution.evaluators[0]: llm_judge 'llm_judge': judge target 'bedrock_judge' "
         "(from judge_target of target 'copy_sh') cannot judge: target 'bedrock_judge' has provider 'bedrock', "
-        "which AgentV ran but agentv does not; agentv runs cli, mock, openai, azure, anthropic and gemini targets"
+        "which agentv does not run; agentv runs cli, mock, openai, azure, anthropic and gemini targets"
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     assert result.exit_code == 2
@@ -269,7 +269,7 @@ def test_make_runner_refuses_an_opaque_target(tmp_path):
     with pytest.raises(TargetError) as caught:
         make_runner(config, dataset_dir=tmp_path, work_dir=tmp_path, secrets=[])
     assert caught.value.message == (
-        "target 'v' has provider 'vertex', which AgentV ran but agentv does not; "
+        "target 'v' has provider 'vertex', which agentv does not run; "
         "agentv runs cli, mock, openai, azure, anthropic and gemini targets"
     )
 

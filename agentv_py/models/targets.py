@@ -513,10 +513,9 @@ def _opaque_schema(schema: dict[str, Any]) -> None:
 
 def not_runnable_message(target: OpaqueTarget) -> str:
     """Why a run cannot use `target`, and what to do instead."""
-    message = (
-        f"target '{target.name}' has provider '{target.provider}', which AgentV ran but agentv does not; "
-        f"agentv runs {RUNNABLE_SUMMARY} targets"
-    )
+    # AgentV's validator knew bedrock and vertex by name, but its resolver refused them too.
+    ran = "which AgentV ran but agentv does not" if target.provider in AGENT_PROVIDERS else "which agentv does not run"
+    message = f"target '{target.name}' has provider '{target.provider}', {ran}; agentv runs {RUNNABLE_SUMMARY} targets"
     if target.provider in AGENT_PROVIDERS:
         message += (
             f"; to evaluate {target.provider}, wrap the agent as a cli target "
