@@ -279,3 +279,26 @@ def test_a_dry_run_needs_a_judge_for_the_default_llm_judge(ws):
     assert [str(p) for p in failure.problems] == [
         f"dataset.yaml:4: evalcases[0]: {NO_JUDGE} (with --dry-run no eval target can judge)"
     ]
+
+
+@pytest.mark.parametrize(
+    "suite, expected",
+    [
+        ("target: legacy\n", "legacy"),
+        ("target: legacy\nexecution: {target: modern}\n", "modern"),
+        ("", None),
+    ],
+    ids=["root-level-target", "execution-target-wins", "none"],
+)
+def test_the_legacy_root_level_target_is_the_fallback(ws, suite, expected):
+    _dataset(ws, CASE.format(id="c1"), suite)
+    assert load_dataset("dataset.yaml").model.target_name == expected
+
+
+def test_criteria_is_an_alias_of_expected_outcome(ws):
+    _dataset(ws, "  - id: c1\n    criteria: greets\n    input: hi\n")
+    assert load_dataset("dataset.yaml").cases[0].case.expected_outcome == "greets"
+    _dataset(ws, "  - id: c1\n    criteria: greets\n    outcome: greets\n    input: hi\n")
+    with pytest.raises(ConfigError) as caught:
+        load_dataset("dataset.yaml")
+    assert [p.message for p in caught.value.problems] == ["give only one of 'outcome', 'criteria' (they are aliases)"]

@@ -26,9 +26,9 @@ INVALID = [
         SUITE + "evalcases:\n  - id: c1\n    expected_message: [{role: assistant, content: {a: 1}}]\n",
         [
             "dataset.yaml:6: evalcases[0].expected_message: unknown key 'expected_message' (did you mean "
-            "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, input_messages, "
-            "input, expected_messages, expected_output, evaluators, execution, rubrics, description, note, "
-            "reference_answer"
+            "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, criteria, "
+            "input_messages, input, expected_messages, expected_output, evaluators, execution, rubrics, description, "
+            "note, reference_answer"
         ],
     ),
     (

@@ -147,10 +147,16 @@ def select_target_name(
 ) -> str:
     """`--target` > dataset `execution.target` > a target named `default`. The error names the
     targets file read and (given `dataset_path`) the dataset it was read for."""
-    wanted = cli_name or dataset.execution.target or "default"
+    wanted = cli_name or dataset.target_name or "default"
     if targets.get(wanted) is None:
         origin = (
-            "--target" if cli_name else "execution.target in the dataset" if dataset.execution.target else "default"
+            "--target"
+            if cli_name
+            else "execution.target in the dataset"
+            if dataset.execution.target
+            else "target in the dataset"
+            if dataset.target
+            else "default"
         )
         available = ", ".join(targets.names) or "(none)"
         read_for = f", the targets file read for {display_path(dataset_path)}" if dataset_path is not None else ""

@@ -213,7 +213,9 @@ def _rubric_items(entries: list[str | CaseRubric]) -> list[RubricItem]:
 class EvalCase(StrictModel):
     id: str
     conversation_id: str | None = None
-    expected_outcome: str | None = Field(default=None, validation_alias=AliasChoices("expected_outcome", "outcome"))
+    expected_outcome: str | None = Field(
+        default=None, validation_alias=AliasChoices("expected_outcome", "outcome", "criteria")
+    )
     input_messages: list[Message] = Field(
         default_factory=list, validation_alias=AliasChoices("input_messages", "input")
     )
@@ -235,7 +237,7 @@ class EvalCase(StrictModel):
             return data
         _both_given(data, "input_messages", "input")
         _both_given(data, "expected_messages", "expected_output")
-        _both_given(data, "expected_outcome", "outcome")
+        _both_given(data, "expected_outcome", "outcome", "criteria")
         if "evaluators" in data and isinstance(data.get("execution"), dict) and "evaluators" in data["execution"]:
             raise PydanticCustomError(
                 "alias_conflict",
@@ -333,7 +335,14 @@ class Dataset(StrictModel):
     # AgentV's legacy default evaluator kind (its basic-jsonl sidecar writes `evaluator: llm_judge`):
     # a case without evaluators gets the default llm_judge, which is the only kind it can name.
     evaluator: str | None = None
+    # AgentV's legacy root-level target: used when execution.target is not given.
+    target: str | None = None
     evalcases: list[EvalCase]
+
+    @property
+    def target_name(self) -> str | None:
+        """The dataset's target: `execution.target`, else the legacy root-level `target`."""
+        return self.execution.target or self.target
 
     @field_validator("evaluator")
     @classmethod
