@@ -7,6 +7,7 @@ import re
 from typing import Annotated, Any, ClassVar, Literal, TypeGuard
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BeforeValidator,
     ConfigDict,
@@ -212,31 +213,39 @@ def _not_blank(value: str, key: str) -> str:
     return value
 
 
+def _check_workers(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise ValueError(f"workers must be at least 1, got {value!r}")
+    return value
+
+
+def _model_name(value: str) -> str:
+    return _not_blank(value, "model")
+
+
+# Field types whose check is the same wherever they appear (the model providers' shared keys).
+ModelName = Annotated[str, AfterValidator(_model_name)]
+BaseUrl = Annotated[str | None, AfterValidator(_check_base_url)]
+Retries = Annotated[int, AfterValidator(_check_retries)]
+Timeout = Annotated[float, AfterValidator(positive_timeout)]
+Workers = Annotated[int | None, AfterValidator(_check_workers)]
+
+
 class OpenAITarget(TargetBase):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI v1, vLLM, Ollama, ...)."""
 
     provider: Literal["openai"]
-    model: str
+    model: ModelName
     api_key: str | None = None  # default: $OPENAI_API_KEY; not needed by most local servers
-    base_url: str | None = None  # default: the OpenAI API
+    base_url: BaseUrl = None  # default: the OpenAI API
     temperature: float | None = None
     max_tokens: int | None = None
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    max_retries: int = 2  # retries of 408/409/429/5xx, timeouts and connection errors, with backoff
+    timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
+    max_retries: Retries = 2  # retries of 408/409/429/5xx, timeouts and connection errors, with backoff
     system_prompt: str | None = None  # sent first when the case has no system message
     headers: dict[str, str] = Field(default_factory=dict)
 
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, value: str) -> str:
-        return _not_blank(value, "model")
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        return _check_base_url(value)
 
     @field_validator("temperature")
     @classmethod
@@ -247,16 +256,6 @@ class OpenAITarget(TargetBase):
     @classmethod
     def _max_tokens(cls, value: int | None) -> int | None:
         return _check_at_least(value, "max_tokens")
-
-    @field_validator("max_retries")
-    @classmethod
-    def _max_retries(cls, value: int) -> int:
-        return _check_retries(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
 
     @property
     def key_optional(self) -> bool:
@@ -273,8 +272,8 @@ class ProviderTarget(TargetBase):
     temperature: float | None = None
     max_output_tokens: int | None = Field(None, validation_alias=AliasChoices("max_output_tokens", "maxTokens"))
     system_prompt: str | None = Field(None, validation_alias=AliasChoices("system_prompt", "systemPrompt"))
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    max_retries: int = Field(3, validation_alias=AliasChoices("max_retries", "maxRetries"))  # AgentV's default
+    timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
+    max_retries: Retries = Field(3, validation_alias=AliasChoices("max_retries", "maxRetries"))  # AgentV's default
     retry_initial_delay_ms: float | None = Field(
         None, validation_alias=AliasChoices("retry_initial_delay_ms", "retryInitialDelayMs")
     )
@@ -288,7 +287,7 @@ class ProviderTarget(TargetBase):
         None, validation_alias=AliasChoices("retry_status_codes", "retryStatusCodes")
     )
     # Accepted for AgentV compatibility: `agentv eval --workers` sets the parallelism; no batching.
-    workers: int | None = None
+    workers: Workers = None
     provider_batching: Literal[False] = Field(
         False, validation_alias=AliasChoices("provider_batching", "providerBatching")
     )
@@ -302,11 +301,6 @@ class ProviderTarget(TargetBase):
     @classmethod
     def _max_output_tokens(cls, value: int | None) -> int | None:
         return _check_at_least(value, "max_output_tokens")
-
-    @field_validator("max_retries")
-    @classmethod
-    def _max_retries(cls, value: int) -> int:
-        return _check_retries(value)
 
     @field_validator("retry_initial_delay_ms", "retry_max_delay_ms")
     @classmethod
@@ -329,16 +323,6 @@ class ProviderTarget(TargetBase):
             if not 400 <= code <= 599:
                 raise ValueError(f"retry_status_codes must list HTTP error statuses (400-599), got {code!r}")
         return value
-
-    @field_validator("workers")
-    @classmethod
-    def _workers(cls, value: int | None) -> int | None:
-        return _check_workers(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
 
     @property
     def custom_retry(self) -> bool:
@@ -395,21 +379,11 @@ class AnthropicTarget(ProviderTarget):
     """Anthropic's Messages API (or a proxy of it at `base_url`)."""
 
     provider: Literal["anthropic"]
-    model: str = Field(validation_alias=AliasChoices("model", "deployment", "variant"))
-    base_url: str | None = None  # default: the Anthropic API ($ANTHROPIC_BASE_URL, as the SDK reads it)
+    model: ModelName = Field(validation_alias=AliasChoices("model", "deployment", "variant"))
+    base_url: BaseUrl = None  # default: the Anthropic API ($ANTHROPIC_BASE_URL, as the SDK reads it)
     thinking_budget: int | None = Field(None, validation_alias=AliasChoices("thinking_budget", "thinkingBudget"))
 
     key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, value: str) -> str:
-        return _not_blank(value, "model")
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        return _check_base_url(value)
 
     @field_validator("temperature")
     @classmethod
@@ -436,31 +410,15 @@ class GeminiTarget(ProviderTarget):
     """Google's Gemini API (`generateContent`), or a proxy of it at `base_url`."""
 
     provider: Literal["gemini", "google", "google-gemini"]
-    model: str = Field(DEFAULT_GEMINI_MODEL, validation_alias=AliasChoices("model", "deployment", "variant"))
-    base_url: str | None = None  # default: the Gemini API
+    model: ModelName = Field(DEFAULT_GEMINI_MODEL, validation_alias=AliasChoices("model", "deployment", "variant"))
+    base_url: BaseUrl = None  # default: the Gemini API
 
     # AgentV's name first (its SDK read it), then the two the google-genai SDK reads.
     key_env: ClassVar[tuple[str, ...]] = ("GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-    @field_validator("model")
-    @classmethod
-    def _model(cls, value: str) -> str:
-        return _not_blank(value, "model")
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        return _check_base_url(value)
-
     @property
     def key_optional(self) -> bool:
         return self.base_url is not None
-
-
-def _check_workers(value: int | None) -> int | None:
-    if value is not None and value < 1:
-        raise ValueError(f"workers must be at least 1, got {value!r}")
-    return value
 
 
 class OpaqueTarget(StrictModel):
