@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import (
@@ -358,15 +359,33 @@ class PromptScript(StrictModel):
         return positive_timeout(value)
 
 
-class LlmJudgeConfig(_JudgeBase):
-    """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
-
-    type: Literal["llm_judge"]
-    # a template file (resolved like other files), the template itself, or a script printing the prompt
-    prompt: str | PromptScript | None = None
-    dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
+class _Templated(StrictModel):
+    """A config whose `prompt` is a template file (resolved like other files) or the template
+    itself. A prompt file is read once, at load time, into a new config (`with_template`), so a
+    validated config is never changed."""
 
     _template: str | None = PrivateAttr(default=None)
+
+    def _take_inline(self, problem_of: Callable[[str], str | None]) -> None:
+        """Check a non-empty `prompt`; an inline one (not a file) is the template (or a problem)."""
+        prompt = getattr(self, "prompt", None)
+        if not isinstance(prompt, str):
+            return
+        if not prompt.strip():
+            raise ValueError("prompt must not be empty (omit it to use the default prompt)")
+        if not is_prompt_file(prompt):
+            problem = problem_of(prompt)
+            if problem:
+                raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
+            self._template = prompt
+
+    @property
+    def prompt_file(self) -> str | None:
+        """The prompt template file named (None for an inline prompt, a script or the default)."""
+        prompt = getattr(self, "prompt", None)
+        if not isinstance(prompt, str) or not is_prompt_file(prompt):
+            return None
+        return prompt.strip()
 
     @property
     def template(self) -> str | None:
@@ -379,6 +398,15 @@ class LlmJudgeConfig(_JudgeBase):
         resolved = self.model_copy()
         resolved._template = text
         return resolved
+
+
+class LlmJudgeConfig(_JudgeBase, _Templated):
+    """`llm_judge`: a model scores the answer from a prompt template; replies are schema-checked."""
+
+    type: Literal["llm_judge"]
+    # a template file (resolved like other files), the template itself, or a script printing the prompt
+    prompt: str | PromptScript | None = None
+    dimensions: dict[str, float] | None = None  # name -> weight; the score is their weighted mean
 
     @field_validator("dimensions")
     @classmethod
@@ -396,22 +424,8 @@ class LlmJudgeConfig(_JudgeBase):
 
     @model_validator(mode="after")
     def _inline_template(self) -> LlmJudgeConfig:
-        if isinstance(self.prompt, str):
-            if not self.prompt.strip():
-                raise ValueError("prompt must not be empty (omit it to use the default prompt)")
-            if not is_prompt_file(self.prompt):
-                problem = template_problem(self.prompt)
-                if problem:
-                    raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
-                self._template = self.prompt
+        self._take_inline(template_problem)
         return self
-
-    @property
-    def prompt_file(self) -> str | None:
-        """The prompt template file this judge names (None for an inline or the default prompt)."""
-        if not isinstance(self.prompt, str) or not is_prompt_file(self.prompt):
-            return None
-        return self.prompt.strip()
 
     @property
     def prompt_script(self) -> PromptScript | None:
@@ -490,7 +504,7 @@ def aggregator_template_problem(text: str) -> str | None:
     return f"{problem}, {{{{{RESULTS_VARIABLE}}}}}" if problem else None
 
 
-class CompositeAggregator(StrictModel):
+class CompositeAggregator(_Templated):
     """How a `composite` turns its members' results into one: `weighted_average` (`weights` by
     member name, default 1), `code_judge` (`path`: a command reading the results on stdin and
     printing one code-judge result), or `llm_judge` (`prompt`: a template file or text with
@@ -503,8 +517,6 @@ class CompositeAggregator(StrictModel):
     timeout_seconds: float = 30.0
     prompt: str | None = None
     target: str | None = None  # default: the evaluator's default judge, as for llm_judge
-
-    _template: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -550,33 +562,8 @@ class CompositeAggregator(StrictModel):
 
     @model_validator(mode="after")
     def _inline_template(self) -> CompositeAggregator:
-        if self.prompt is not None:
-            if not self.prompt.strip():
-                raise ValueError("prompt must not be empty (omit it to use the default prompt)")
-            if not is_prompt_file(self.prompt):
-                problem = aggregator_template_problem(self.prompt)
-                if problem:
-                    raise PydanticCustomError("invalid_option", problem, {"agentv_key": "prompt"})
-                self._template = self.prompt
+        self._take_inline(aggregator_template_problem)
         return self
-
-    @property
-    def prompt_file(self) -> str | None:
-        """The prompt template file of an llm_judge aggregator (None for inline or default)."""
-        if self.prompt is None or not is_prompt_file(self.prompt):
-            return None
-        return self.prompt.strip()
-
-    @property
-    def template(self) -> str | None:
-        """The llm_judge aggregator's template: inline, or read from its file (`with_template`)."""
-        return self._template
-
-    def with_template(self, text: str) -> Self:
-        """A new aggregator whose prompt file has been read: `text` is its template."""
-        resolved = self.model_copy()
-        resolved._template = text
-        return resolved
 
 
 _check_aggregator_tag = tag_checker(
