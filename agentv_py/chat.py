@@ -53,11 +53,12 @@ class ChatReply:
 
 
 def sum_usage(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, int]:
-    """Token counts added up key by key ({input, output, cached}); non-integers are ignored."""
+    """Token counts added up key by key ({input, output, cached}); anything but a whole number
+    of tokens >= 0 is ignored."""
     total: dict[str, int] = {}
     for usage in usages:
         for key, value in (usage or {}).items():
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 total[key] = total.get(key, 0) + value
     return total
 

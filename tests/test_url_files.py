@@ -21,6 +21,12 @@ SCRIPT = b'echo \'{"a": 1, "b": 2}\'\n'
 TEN_MB = 10 * 1024 * 1024
 
 
+@pytest.fixture(autouse=True)
+def _local_servers_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests fetch from servers they start on 127.0.0.1: allowed only by opting in."""
+    monkeypatch.setenv("AGENTV_ALLOW_PRIVATE_URLS", "1")
+
+
 class FileServer:
     """A tiny HTTP server with one route per behaviour; counts the requests per path."""
 
@@ -303,3 +309,44 @@ def test_a_fetched_file_that_is_not_utf8_cannot_be_inlined_for_a_model(server: F
     with pytest.raises(ValueError) as caught:
         case_messages(prepared)
     assert str(caught.value) == "file latin1.txt is not UTF-8 text and cannot be inlined; give images as type: image"
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        pytest.param("127.0.0.1", True, id="loopback"),
+        pytest.param("10.1.2.3", True, id="private-10"),
+        pytest.param("192.168.0.7", True, id="private-192"),
+        pytest.param("169.254.169.254", True, id="cloud-metadata"),
+        pytest.param("::1", True, id="ipv6-loopback"),
+        pytest.param("::ffff:127.0.0.1", True, id="ipv4-mapped-loopback"),
+        pytest.param("fe80::1%eth0", True, id="ipv6-link-local-scoped"),
+        pytest.param("0.0.0.0", True, id="unspecified"),
+        pytest.param("8.8.8.8", False, id="public"),
+        pytest.param("2606:4700:4700::1111", False, id="public-ipv6"),
+    ],
+)
+def test_private_addresses_are_refused_unless_allowed(
+    monkeypatch: pytest.MonkeyPatch, address: str, refused: bool
+) -> None:
+    from agentv_py.process.fetch import address_problem
+
+    monkeypatch.delenv("AGENTV_ALLOW_PRIVATE_URLS")
+    problem = address_problem("host.example", address)
+    assert (problem is not None) == refused
+    monkeypatch.setenv("AGENTV_ALLOW_PRIVATE_URLS", "1")
+    assert address_problem("host.example", address) is None
+
+
+def test_a_dataset_url_on_a_loopback_address_is_refused(server: FileServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset is data: it must not make agentv read an internal service (or a cloud metadata
+    endpoint) and hand the reply to a target or a judge. The connection is refused before a
+    request is sent."""
+    monkeypatch.delenv("AGENTV_ALLOW_PRIVATE_URLS")
+    with pytest.raises(FetchError) as caught:
+        fetch(f"{server.url}/script.sh")
+    assert str(caught.value) == (
+        f"could not fetch {server.url}/script.sh: 127.0.0.1 is a loopback, private or link-local address "
+        "(127.0.0.1); set AGENTV_ALLOW_PRIVATE_URLS=1 to fetch dataset files from such addresses"
+    )
+    assert server.hits == {}

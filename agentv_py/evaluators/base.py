@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentv_py.chat import ChatClient
+from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult, Trace, Verdict
@@ -58,6 +59,39 @@ def reference_answer(case: EvalCase | None, expected: Any) -> str:
         return content
     value = content if content is not None else calls
     return "" if value is None else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+# Result types whose `details.judge` agentv writes itself (the record of their LLM calls). Any other
+# evaluator's details (a code judge's) are that judge's own data, never counted as judge cost.
+JUDGE_RECORD_TYPES = frozenset({"llm_judge", "rubric", "composite"})
+
+
+def _non_negative(value: Any) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else 0.0
+
+
+def judge_costs(results: Sequence[EvaluatorResult], extra: Sequence[Any] = ()) -> dict[str, Any] | None:
+    """What the LLM judges among `results` cost (their `details.judge` records, plus `extra`
+    records such as a composite aggregator's), summed: replies, duration_ms, token_usage. Only
+    whole, finite, non-negative numbers count. None when no judge was called."""
+    records = [r.details.get("judge") for r in results if r.type in JUDGE_RECORD_TYPES]
+    calls = [call for call in [*records, *extra] if isinstance(call, dict)]
+    if not calls:
+        return None
+    duration = round(math.fsum(_non_negative(call.get("duration_ms")) for call in calls), 3)
+    summed: dict[str, Any] = {
+        "replies": sum(
+            n
+            for n in (call.get("replies") for call in calls)
+            if isinstance(n, int) and not isinstance(n, bool) and n >= 0
+        ),
+        "duration_ms": duration if math.isfinite(duration) else 0.0,
+    }
+    usage = sum_usage(call.get("token_usage") for call in calls)
+    if usage:
+        summed["token_usage"] = usage
+    return summed
 
 
 class Evaluator(Protocol):

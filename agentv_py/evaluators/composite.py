@@ -20,8 +20,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentv_py.chat import ChatMessage, sum_usage
-from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.chat import ChatMessage
+from agentv_py.evaluators.base import EvalContext, error_result, judge_costs, processed_result, skipped_result
 from agentv_py.evaluators.code_judge import judge_env, judge_result
 
 # Pieces of llm_judge, reused so the aggregator asks its judge exactly as llm_judge does.
@@ -94,7 +94,8 @@ def evaluate_composite(config: CompositeConfig, context: EvalContext, run: RunEv
     else:
         result = _llm_aggregator(config, members, context)
     details = dict(result.details)
-    judge = _judge_calls(members, details.get("aggregator", {}).get("judge"))
+    record = details.get("aggregator")
+    judge = judge_costs(members, [record.get("judge")] if isinstance(record, dict) else [])
     if judge:
         details["judge"] = judge  # what the judges inside cost, summed: the run's trace counts it once
     return result.model_copy(update={"evaluator_results": children, "details": details})
@@ -287,21 +288,3 @@ def _llm_aggregator(
         reasoning=value.get("reasoning") or "",
         details={**(value.get("details") or {}), "aggregator": info},
     )
-
-
-def _judge_calls(members: Sequence[EvaluatorResult], aggregator_call: Any) -> dict[str, Any] | None:
-    """The LLM judge calls inside a composite (its members', nested composites' sums, and its
-    aggregator's), summed like the run sums a case's judges: token usage and duration."""
-    calls = [m.details["judge"] for m in members if isinstance(m.details.get("judge"), dict)]
-    if isinstance(aggregator_call, dict):
-        calls.append(aggregator_call)
-    if not calls:
-        return None
-    summed: dict[str, Any] = {
-        "replies": sum(int(call.get("replies") or 0) for call in calls),
-        "duration_ms": round(math.fsum(float(call.get("duration_ms") or 0.0) for call in calls), 3),
-    }
-    usage = sum_usage(call.get("token_usage") for call in calls)
-    if usage:
-        summed["token_usage"] = usage
-    return summed

@@ -105,6 +105,10 @@ def _parse_lines(content: bytes, display: str) -> tuple[list[Any], list[int], li
             reason = f"nests deeper than {MAX_DEPTH} levels" if str(exc) == TOO_DEEP else str(exc)
             problems.append(Problem(display, number, "", f"not JSON: {reason}"))
             continue
+        duplicate = _duplicate_key(text)
+        if duplicate is not None:
+            problems.append(Problem(display, number, "", f"duplicate key '{duplicate}' (keys must be unique)"))
+            continue
         if not isinstance(value, dict):
             kind = _json_kind(value)
             problems.append(
@@ -117,6 +121,38 @@ def _parse_lines(content: bytes, display: str) -> tuple[list[Any], list[int], li
         cases.append(value)
         lines.append(number)
     return cases, lines, problems
+
+
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Duplicate(key)
+        result[key] = value
+    return result
+
+
+_PAIRS = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def _duplicate_key(text: str) -> str | None:
+    """The first key repeated within one object of a line already read as JSON (YAML datasets
+    refuse duplicate keys too; JSON parsers silently keep the last value), else None."""
+    if text.count(":") < 2:
+        return None  # one key at most: nothing can repeat
+    try:
+        _PAIRS.decode(text.strip())
+    except _Duplicate as exc:
+        return exc.key
+    except ValueError:  # NaN and friends: refused by `loads` already
+        return None
+    return None
 
 
 def _read_sidecar(path: Path, problems: list[Problem]) -> tuple[Source | None, dict[str, Any]]:

@@ -9,7 +9,11 @@ authentication, never to another host a redirect leads to, and masked (`***@`) i
 from __future__ import annotations
 
 import base64
+import http.client
+import ipaddress
+import os
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -81,6 +85,48 @@ def url_problem(url: str) -> str | None:
 
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+ALLOW_PRIVATE_ENV = "AGENTV_ALLOW_PRIVATE_URLS"
+
+
+def address_problem(host: str, address: str) -> str | None:
+    """Why a dataset URL may not reach `address` (the IP `host` led to), else None: loopback,
+    private, link-local (cloud metadata services), multicast and reserved addresses are refused
+    unless AGENTV_ALLOW_PRIVATE_URLS=1 — a dataset is data, and must not make agentv read an
+    internal service and hand its reply to a target or a judge."""
+    if os.environ.get(ALLOW_PRIVATE_ENV) == "1":
+        return None
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return (
+            f"{host} is a loopback, private or link-local address ({ip}); "
+            f"set {ALLOW_PRIVATE_ENV}=1 to fetch dataset files from such addresses"
+        )
+    return None
+
+
+def _resolved_problem(url: str) -> str | None:
+    """`address_problem` for every address the URL's host resolves to (used when a proxy makes
+    the connection, so the peer is the proxy)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return None  # the connection reports it
+    for info in infos:
+        problem = address_problem(host, str(info[4][0]))
+        if problem:
+            return problem
+    return None
+
+
+def _proxied() -> bool:
+    proxies = urllib.request.getproxies()
+    return bool(proxies.get("http") or proxies.get("https"))
 
 
 def _refused_redirect(code: int, location: str) -> str:
@@ -98,20 +144,95 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         scheme = urlsplit(newurl).scheme.lower()
         if scheme not in _SCHEMES:
             raise FetchError(_refused_redirect(code, newurl))
+        if _proxied():
+            problem = _resolved_problem(newurl)
+            if problem:
+                raise FetchError(problem)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and urlsplit(newurl).netloc.lower() != urlsplit(req.full_url).netloc.lower():
             new.remove_header("Authorization")
         return new
 
 
-def _opener() -> urllib.request.OpenerDirector:
+class _Watch:
+    """The sockets one fetch opens (redirects included), shut down together when its deadline
+    passes: a socket timeout bounds each read, not a server that trickles a byte at a time."""
+
+    def __init__(self) -> None:
+        self.sockets: list[socket.socket] = []
+        self.expired = False
+        self.proxied = _proxied()
+        self._lock = threading.Lock()
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            self.sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def check_peer(self, sock: socket.socket, host: str) -> None:
+        """Refuse the address connected to (each hop, redirects included) by `address_problem`;
+        through a proxy the peer is the proxy, and the hosts are checked by name instead."""
+        if self.proxied:
+            return
+        try:
+            peer = str(sock.getpeername()[0])
+        except OSError:
+            return
+        problem = address_problem(host, peer)
+        if problem:
+            _shut(sock)
+            raise FetchError(problem)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _watched_handlers(watch: _Watch) -> tuple[urllib.request.BaseHandler, urllib.request.BaseHandler]:
+    """HTTP and HTTPS handlers whose connections report their sockets to `watch`."""
+
+    class Connection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            watch.add(self.sock)
+            watch.check_peer(self.sock, self.host)
+
+    class SecureConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            watch.add(self.sock)
+            watch.check_peer(self.sock, self.host)
+
+    class Handler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(Connection, req)
+
+    class SecureHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(SecureConnection, req, context=self._context)  # type: ignore[attr-defined]
+
+    return Handler(), SecureHandler()
+
+
+def _opener(watch: _Watch) -> urllib.request.OpenerDirector:
     """http(s) only: no file, ftp or data handlers, whatever a URL or a redirect says."""
     opener = urllib.request.OpenerDirector()
     for handler in (
         urllib.request.ProxyHandler(),
         urllib.request.UnknownHandler(),
-        urllib.request.HTTPHandler(),
-        urllib.request.HTTPSHandler(),
+        *_watched_handlers(watch),
         urllib.request.HTTPDefaultErrorHandler(),
         _Redirects(),
         urllib.request.HTTPErrorProcessor(),
@@ -143,16 +264,41 @@ def _fetch(url: str, max_bytes: int, timeout: float) -> bytes:
         url = urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
     deadline = time.monotonic() + timeout
     limit = f"the {max_bytes / 1024 / 1024:g} MB limit for fetched files"
+    watch = _Watch()
+    if watch.proxied:
+        problem = _resolved_problem(url)
+        if problem:
+            raise FetchError(problem)
+    timer = threading.Timer(timeout, watch.expire)
+    timer.daemon = True
+    timer.start()
     try:
-        with _opener().open(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
+        return _read(url, headers, max_bytes, timeout, deadline, limit, watch)
+    except FetchError:
+        raise
+    except Exception:
+        if watch.expired:  # whatever the shut-down socket raised: the deadline passed
+            raise FetchError(f"timed out after {timeout:g} s") from None
+        raise
+    finally:
+        timer.cancel()
+
+
+def _read(
+    url: str, headers: dict[str, str], max_bytes: int, timeout: float, deadline: float, limit: str, watch: _Watch
+) -> bytes:
+    try:
+        with _opener(watch).open(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
             length = response.headers.get("Content-Length")
-            if length is not None and length.strip().isdigit() and int(length) > max_bytes:
+            if length is not None and length.strip().isascii() and length.strip().isdigit() and int(length) > max_bytes:
                 raise FetchError(f"it is {int(length):,} bytes, over {limit}")
             body = bytearray()
             while True:
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or watch.expired:
                     raise FetchError(f"timed out after {timeout:g} s")
                 chunk = response.read1(_CHUNK) if hasattr(response, "read1") else response.read(_CHUNK)
+                if watch.expired:  # the read ended because the deadline shut the socket
+                    raise FetchError(f"timed out after {timeout:g} s")
                 if not chunk:
                     return bytes(body)
                 body += chunk

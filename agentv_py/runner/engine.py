@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from agentv_py.chat import ChatClient, sum_usage
+from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.evaluators.base import judge_costs
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.spawn import ProcessRegistry
@@ -179,12 +180,12 @@ def _trace(outcome: TargetOutcome) -> Trace:
 
 
 def _add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
-    """Token usage and latency of the case's LLM judges (their `details.judge`), summed."""
-    calls = [r.details["judge"] for r in results if isinstance(r.details.get("judge"), dict)]
-    if not calls:
+    """Token usage and latency of the case's LLM judges (`judge_costs`), summed."""
+    costs = judge_costs(results)
+    if costs is None:
         return
-    trace.judge_token_usage = sum_usage(call.get("token_usage") for call in calls) or None
-    trace.judge_duration_ms = round(sum(float(call.get("duration_ms") or 0.0) for call in calls), 3)
+    trace.judge_token_usage = costs.get("token_usage")
+    trace.judge_duration_ms = costs["duration_ms"]
 
 
 def run_case(

@@ -318,7 +318,7 @@ class ModelClient:
                 "though agentv asked for none"
             )
         length = response.headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.cap:
+        if length.isascii() and length.isdigit() and int(length) > self.cap:
             raise refused(too_large)
         response.stream = _capped_stream(response.stream, self.cap, too_large, refused)
         if self.sdk_retries_by_headers and response.status_code >= 400:

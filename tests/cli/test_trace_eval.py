@@ -294,7 +294,8 @@ HOSTILE = {
     "huge-tokens": ("{type: token_usage, max_input: 1000}", f"Input tokens {10**30} > 1000"),
     "usage-a-list": ("{type: token_usage, max_input: 1000}", "No token usage data available in trace"),
     "cost-a-string": ("{type: cost, budget: 1}", "No cost data available in trace"),
-    "negative-cost": ("{type: cost, budget: 1}", "Cost in trace is negative (got -1)"),
+    # a negative cost is dropped from the trace (as AgentV dropped it): the evaluator sees none
+    "negative-cost": ("{type: cost, budget: 1}", "No cost data available in trace"),
 }
 
 
