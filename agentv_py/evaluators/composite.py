@@ -40,10 +40,12 @@ from agentv_py.models.evaluators import (
     CodeJudgeConfig,
     CompositeAggregator,
     CompositeConfig,
+    aggregator_template_problem,
 )
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import run_process
+from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.case import is_hard_failure
 from agentv_py.scoring.jsontext import loads
 from agentv_py.scoring.judging import render_template, schema_problem, score_schema
@@ -240,15 +242,16 @@ def _code_aggregator(
     )
 
 
-def _aggregator_template(aggregator: CompositeAggregator) -> tuple[str, str | None]:
-    """The llm_judge aggregator's template: inline or read at load time, else AgentV's default."""
+def _aggregator_template(aggregator: CompositeAggregator, context: EvalContext) -> tuple[str, str | None]:
+    """The llm_judge aggregator's template: inline or read at load time (a config built in code:
+    read now, as llm_judge reads its own), else AgentV's default."""
     if aggregator.template is not None:
         return aggregator.template, None
     if aggregator.prompt_file is not None:
-        return "", (
-            f"the aggregator prompt file {aggregator.prompt_file} was not read: load the dataset with "
-            "load_dataset, or give the template itself"
+        text, problem = read_prompt_template(
+            aggregator.prompt_file, context.dataset_dir, check=aggregator_template_problem
         )
+        return text or "", problem
     return DEFAULT_AGGREGATOR_PROMPT, None
 
 
@@ -260,7 +263,7 @@ def _llm_aggregator(
     aggregator = config.aggregator
     as_judge = config.aggregator_judge()
     info: dict[str, Any] = {"type": "llm_judge"}
-    template, problem = _aggregator_template(aggregator)
+    template, problem = _aggregator_template(aggregator, context)
     results, json_problem = _results_json(members, indent=2)
     problem = problem or json_problem
     if problem or results is None:

@@ -24,7 +24,7 @@ from agentv_py.loading.ground_truth import (
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, validate
-from agentv_py.locate import not_found, resolve_file, search_dirs, working_dir
+from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import (
     CodeJudgeConfig,
@@ -249,7 +249,9 @@ def _resolve_prompts(
             members = [resolved(member, [*where, "evaluators", m]) for m, member in enumerate(config.evaluators)]
             aggregator = config.aggregator
             if aggregator.prompt_file is not None:
-                text, problem = _read_aggregator_prompt(aggregator.prompt_file, dataset_dir, dirs)
+                text, problem = read_prompt_template(
+                    aggregator.prompt_file, dataset_dir, dirs, check=aggregator_template_problem
+                )
                 if problem is not None:
                     problems.append(source.problem([*where, "aggregator", "prompt"], problem))
                 elif text is not None:
@@ -266,20 +268,6 @@ def _resolve_prompts(
         key: ListKey = ("execution",) if base[0] == "execution" else ("evalcases", int(base[1]))
         lists[key] = [resolved(config, [*base, e]) for e, config in enumerate(evaluators)]
     return lists, problems
-
-
-def _read_aggregator_prompt(value: str, base_dir: Path, dirs: list[Path]) -> tuple[str | None, str | None]:
-    """An llm_judge aggregator's prompt file, found like every dataset file (AgentV used the
-    path itself as the prompt): (text, None), or (None, why not)."""
-    found, tried = resolve_file(value, base_dir, dirs)
-    if found is None:
-        return None, not_found("prompt file", value, tried)
-    try:
-        text = found.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"prompt file {value} is unreadable: {exc}"
-    problem = aggregator_template_problem(text)
-    return (None, f"prompt file {value}: {problem}") if problem else (text, None)
 
 
 def _path_warnings(source: Source, model: Dataset) -> list[Problem]:
