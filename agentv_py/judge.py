@@ -418,12 +418,16 @@ class TargetResponse:
         return cls(messages if isinstance(messages, list) else [], raw if isinstance(raw, str) else None)
 
 
-def _request_body(question: str | dict[str, Any], system_prompt: str | None = None) -> dict[str, Any]:
+def _request_body(
+    question: str | dict[str, Any], system_prompt: str | None = None, target: str | None = None
+) -> dict[str, Any]:
     if isinstance(question, dict):  # AgentV's request shape: {question, systemPrompt?, target?, ...}
         return {k: v for k, v in question.items() if v is not None}
     body: dict[str, Any] = {"question": question}
     if system_prompt is not None:
         body["systemPrompt"] = system_prompt
+    if target is not None:
+        body["target"] = target
     return body
 
 
@@ -471,16 +475,20 @@ class TargetClient:
         except ValueError:
             raise TargetInvocationError(f"target proxy {path}: the answer is not JSON") from None
 
-    def invoke(self, question: str | dict[str, Any], system_prompt: str | None = None) -> TargetResponse:
-        """Ask the judge target one question (with an optional system prompt)."""
-        return TargetResponse.from_json(self._call("POST", "/invoke", _request_body(question, system_prompt)))
+    def invoke(
+        self, question: str | dict[str, Any], system_prompt: str | None = None, target: str | None = None
+    ) -> TargetResponse:
+        """Ask the judge target (or the target of the targets file named `target`, as AgentV's
+        SDK allowed) one question, with an optional system prompt."""
+        body = _request_body(question, system_prompt, target)
+        return TargetResponse.from_json(self._call("POST", "/invoke", body))
 
     def invoke_batch(
-        self, requests: list[str | dict[str, Any]], system_prompt: str | None = None
+        self, requests: list[str | dict[str, Any]], system_prompt: str | None = None, target: str | None = None
     ) -> list[TargetResponse]:
         """Ask several questions in one request, answered in order. Each counts as one call; a
         failed one answers `raw_text` "Error: ..." instead of failing the batch."""
-        body = {"requests": [_request_body(r, system_prompt) for r in requests]}
+        body = {"requests": [_request_body(r, system_prompt, target) for r in requests]}
         data = self._call("POST", "/invokeBatch", body)
         responses = data.get("responses") if isinstance(data, dict) else None
         if not isinstance(responses, list):

@@ -23,8 +23,8 @@ from typing import Any, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel
 
-from agentv_py.models.dataset import Dataset, EvalCase, Message
-from agentv_py.models.evaluators import RubricConfig
+from agentv_py.models.dataset import CaseRubric, Dataset, EvalCase, Message
+from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig, RubricItem
 from agentv_py.models.targets import TargetsFile
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -166,6 +166,18 @@ def _dataset_shorthands(schema: Schema) -> None:
     # `rubrics: ["Mentions the total", ...]` gives items ids r1, r2, ...
     rubrics = defs[RubricConfig.__name__]["properties"]["rubrics"]
     rubrics["items"] = {"anyOf": [rubrics["items"], {"type": "string"}]}
+    # AgentV: an llm_judge with `rubrics` is the rubric evaluation (`models.evaluators._rubric_mode`).
+    defs[LlmJudgeConfig.__name__]["properties"]["rubrics"] = rubrics
+    # `score_ranges` may be AgentV's map {lowest score: description} (`score_ranges_shorthand`).
+    shorthand = {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+    for item in (RubricItem, CaseRubric):
+        properties = defs[item.__name__]["properties"] if item.__name__ in defs else {}
+        bands = properties.get("score_ranges")
+        if bands is not None:
+            properties["score_ranges"] = {
+                **{k: v for k, v in bands.items() if k in ("default", "title")},
+                "anyOf": [*bands.get("anyOf", [bands]), shorthand],
+            }
 
 
 __all__ = ["JSON_SCHEMA_DIALECT", "SCHEMA_KINDS", "SCHEMA_MODELS", "json_schema"]

@@ -3,6 +3,7 @@ it (a `Run` writing rows and a summary). The layer between the CLI and loader/ru
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,11 +20,11 @@ from agentv_py.loading import (
     load_targets,
     select_target_name,
 )
-from agentv_py.loading.dataset import added_evaluators
+from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
-from agentv_py.models.evaluators import calls_judge
+from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import (
     RUNNABLE_SUMMARY,
@@ -36,10 +37,11 @@ from agentv_py.models.targets import (
 )
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
+from agentv_py.report.render import visible
 from agentv_py.report.summary import RunSummary
 from agentv_py.runner.engine import RunOptions, select_cases
 from agentv_py.runner.llm import NO_KEY, api_key
-from agentv_py.runner.run import Interrupted, Run
+from agentv_py.runner.run import Interrupted, Run, TargetCatalog
 from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
 
 
@@ -68,6 +70,7 @@ class EvalPlan:
     judges: dict[str, TargetConfig] = field(default_factory=dict)  # judge targets by name
     default_judge: str | None = None
     targets_file: Path | None = None  # the targets file read (None: none, in a dry run)
+    catalog: TargetCatalog | None = None  # every target, for code judges' proxies (`_proxy_catalog`)
 
     @property
     def warnings(self) -> list[Problem]:
@@ -103,7 +106,27 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         checked.judges,
         checked.default_judge,
         loaded.path if loaded else None,
+        catalog=_proxy_catalog(dataset, loaded),
     )
+
+
+def _proxy_catalog(dataset: LoadedDataset, loaded: LoadedTargets | None) -> TargetCatalog | None:
+    """When a code judge has `target:`, every target of the targets file, for its proxy to name
+    (AgentV's `availableTargets`): resolved when a request first names it, its `${{ VAR }}` values
+    read then (an unset one is that request's error, not the run's). None otherwise."""
+    if loaded is None or not any(
+        isinstance(config, CodeJudgeConfig) and config.target is not None
+        for _, config in walk_evaluators(dataset.model)
+    ):
+        return None
+
+    def resolve(name: str) -> tuple[TargetConfig, list[str]]:
+        config = loaded.get(name)
+        if isinstance(config, OpaqueTarget):  # before reading values it will never use
+            raise TargetError(not_runnable_message(config))
+        return loaded.with_env(name)
+
+    return TargetCatalog(loaded.names, resolve)
 
 
 @dataclass
@@ -342,8 +365,18 @@ def _check_model_target(target: TargetConfig, cases: list[PreparedCase]) -> None
             )
 
 
+def log_notice(message: str) -> None:
+    """A run's notice (`Run.notice`: a failed batch call) as a terminal-safe `warning: ...` line
+    of the `agentv` logger: on stderr when logging is not configured (`agentv eval`), where an
+    application that configures logging wants it otherwise."""
+    logging.getLogger("agentv").warning("warning: %s", visible(message))
+
+
 def execute(
-    plan: EvalPlan, on_row: Callable[[ResultRow], None] | None = None, writer: JsonlWriter | None = None
+    plan: EvalPlan,
+    on_row: Callable[[ResultRow], None] | None = None,
+    writer: JsonlWriter | None = None,
+    on_notice: Callable[[str], None] = log_notice,
 ) -> RunSummary:
     """Run the plan: rows are written (and flushed) as cases finish; returns the summary.
 
@@ -352,7 +385,8 @@ def execute(
     here, before any target runs (ResultsFileError, exit 2). The writer is closed either way.
     Ctrl-C or SIGTERM stops the run: finished rows stay on disk, the summary says `interrupted`.
     Any other exception (a failed write: OutputError; a closed stdout) stops the run — every
-    process it started is killed — and propagates.
+    process it started is killed — and propagates. What the run says while it runs (a failed
+    batch call) goes to `on_notice`.
     """
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
     positions = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}  # ids are unique
@@ -367,6 +401,8 @@ def execute(
             judges=plan.judges,
             default_judge=plan.default_judge,
             secrets=plan.secrets,
+            catalog=plan.catalog,
+            on_notice=on_notice,
         )
         with run:
             summary.results_path = results.display

@@ -108,12 +108,9 @@ def test_keys_agentv_ignored_are_accepted_with_a_warning(ws):
 
 INVALID_RUBRICS = [
     (
-        "score-ranges",
-        "    rubrics:\n      - id: accuracy\n        score_ranges: {0: bad, 10: good}\n",
-        [
-            "dataset.yaml:7: evalcases[0].rubrics[0].score_ranges: score_ranges rubrics (AgentV's 0-10 analytic "
-            "scoring) are not supported: give the item a description and it is checked as satisfied or not"
-        ],
+        "score-ranges-not-from-0",
+        "    rubrics:\n      - id: accuracy\n        score_ranges: {3: ok, 10: good}\n",
+        ["dataset.yaml:7: evalcases[0].rubrics[0].score_ranges: score_ranges shorthand map must start at 0 (got 3)"],
     ),
     (
         "no-description",

@@ -178,3 +178,23 @@ def test_the_sdk_checks_the_evaluators_contract(returned, message):
 def test_a_skipped_result_needs_no_valid_score():
     code, out = call(lambda inp: JudgeResult(score=None, status="skipped", reasoning="no items"))
     assert (code, out["status"], out["score"], out["reasoning"]) == (1, "skipped", None, "no items")
+
+
+@pytest.mark.parametrize(
+    ("args", "body"),
+    [
+        pytest.param(("q?",), {"question": "q?"}, id="question"),
+        pytest.param(
+            ("q?", "sys", "second"), {"question": "q?", "systemPrompt": "sys", "target": "second"}, id="named"
+        ),
+        pytest.param(
+            ({"question": "q?", "target": "x", "attempt": None},), {"question": "q?", "target": "x"}, id="dict"
+        ),
+    ],
+)
+def test_proxy_request_bodies(args: tuple, body: dict) -> None:
+    """`invoke(question, system_prompt, target)` sends AgentV's request shape; `target` names any
+    target of the targets file, as AgentV's SDK allowed."""
+    from agentv_py.judge import _request_body
+
+    assert _request_body(*args) == body

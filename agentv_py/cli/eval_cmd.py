@@ -130,7 +130,12 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
     )
     progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
     with progress:
-        summary = execute(plan, progress.advance, writer)
+        summary = execute(
+            plan,
+            progress.advance,
+            writer,
+            on_notice=lambda message: err.print(f"warning: {visible(message)}", markup=False, soft_wrap=True),
+        )
     # Human output goes to stdout, unless stdout carries the JSONL.
     human = err if plan.out == "-" else stdout_console()
     render_summary(human, summary, verbose=verbose)

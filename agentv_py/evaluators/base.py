@@ -29,6 +29,7 @@ class EvalContext:
     expected: Any
     question: str = ""
     files: tuple[str, ...] = ()
+    guideline_files: tuple[str, ...] = ()  # input files `.agentv/config.yaml` made guideline files (not in `files`)
     images: tuple[ImageRef, ...] = ()
     case: EvalCase | None = None
     output_messages: list[Any] | None = None  # as the target gave them, when it did

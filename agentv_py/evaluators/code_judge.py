@@ -125,9 +125,9 @@ def trace_summary(messages: Sequence[Any], trace: Trace | None) -> dict[str, Any
 def build_payload(context: EvalContext, config: dict[str, Any] | None) -> dict[str, Any]:
     """The JSON object a judge (or an llm_judge prompt script) reads on stdin (SPEC §3.2),
     aliases included, plus every key of AgentV's payload (agentv-reference §3.2) as AgentV
-    converted it, so that judges written for AgentV run unchanged: `guideline_files` (agentv has
-    no guideline files: always `[]`), `trace_summary`, and the message lists with every object
-    key in snake_case. `config` (the pass-through keys) is verbatim, not converted."""
+    converted it, so that judges written for AgentV run unchanged: `guideline_files` (the input
+    files `.agentv/config.yaml` made guideline files), `trace_summary`, and the message lists with
+    every object key in snake_case. `config` (the pass-through keys) is verbatim, not converted."""
     case = context.case
     candidate = context.candidate
     reference = reference_answer(case, context.expected)
@@ -149,8 +149,8 @@ def build_payload(context: EvalContext, config: dict[str, Any] | None) -> dict[s
         "expected_messages": dump(case.expected_messages) if case else [],
         "input_messages": dump(case.input_messages) if case else [],
         "output_messages": snake_deep(output_messages),
-        "input_files": list(context.files),
-        "guideline_files": [],
+        "input_files": list(context.files),  # AgentV's file_paths minus the guideline files
+        "guideline_files": list(context.guideline_files),
         "trace_summary": snake_deep(trace_summary(output_messages, context.trace)),
         "image_files": [image.path() for image in context.images],
         "config": config,

@@ -29,7 +29,11 @@ from agentv_py.scoring.judging import (
     rubric_outcome,
     rubric_schema,
     schema_problem,
+    score_range_outcome,
+    score_ranges_listing,
+    score_ranges_schema,
     score_schema,
+    uses_score_ranges,
 )
 
 REPLY_ATTEMPTS = 3
@@ -52,6 +56,9 @@ DEFAULT_PROMPT = "Evaluate the candidate output for the task below.\n" + _CASE
 RUBRIC_PROMPT = (
     "Check the candidate output against each rubric item below. An item is satisfied only when the\n"
     "output clearly meets it.\n" + _CASE
+)
+SCORE_RANGES_PROMPT = (
+    "Score the candidate output on each criterion below, from 0 to 10, using the criterion's score ranges.\n" + _CASE
 )
 
 
@@ -224,10 +231,10 @@ def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> Evaluato
     if config.dimensions:
         scored = dimension_score(value["dimensions"], config.dimensions)
         score = scored.score
-        details.setdefault("dimension_scores", scored.breakdown)
+        details["dimension_scores"] = scored.breakdown  # agentv's own: a reply's key is replaced
     else:
         score = float(value["score"])
-    details.setdefault("judge", exchange.metadata())
+    details["judge"] = exchange.metadata()  # reserved: what the call cost (a reply's own `judge` key is replaced)
     return processed_result(
         name=config.display_name,
         type=config.type,
@@ -243,7 +250,10 @@ def evaluate_llm_judge(config: LlmJudgeConfig, context: EvalContext) -> Evaluato
 def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResult:
     """`type: rubric`. Options: `rubrics` (items with `id`, `description`, `weight` (default 1),
     `required` (default true); plain strings are shorthand), `target`, `name`, `weight`. Score =
-    satisfied weight / total weight; an unmet required item fails the case."""
+    satisfied weight / total weight; an unmet required item fails the case. With `score_ranges` on
+    an item, every item is scored 0-10 instead (`_evaluate_score_ranges`)."""
+    if uses_score_ranges(config.rubrics):
+        return _evaluate_score_ranges(config, context)
     ids = [r.id for r in config.rubrics]
     schema = rubric_schema(ids)
     listed = "\n".join(
@@ -278,6 +288,55 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         misses=outcome.misses,
         reasoning=reasoning,
         details={"checks": outcome.checks, "required_failed": outcome.required_failed, "judge": exchange.metadata()},
+        passed=False if outcome.required_failed else None,
+        verdict="fail" if outcome.required_failed else None,
+    )
+
+
+def _evaluate_score_ranges(config: RubricConfig, context: EvalContext) -> EvaluatorResult:
+    """AgentV's analytic rubric: the judge gives each item an integer score 0-10 (schema-checked,
+    never clamped); score = weighted mean of score / 10; an item below its minimum fails the case."""
+    schema = score_ranges_schema([r.id for r in config.rubrics])
+    instructions = (
+        "For each criterion, give an integer `score` from 0 to 10 that falls in the score range that best "
+        "matches the candidate output, with a short `reasoning`: one check per criterion, in `checks`, plus "
+        "an `overall_reasoning`.\nCriteria:\n" + score_ranges_listing(config.rubrics)
+    )
+    system = system_prompt(schema, instructions, bool(context.images))
+    exchange = _start(config, context, SCORE_RANGES_PROMPT, system)
+    if isinstance(exchange, str):
+        return _error(config, exchange)
+    value, problem = converse(
+        exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
+    )
+    if problem:
+        return _error(config, problem, exchange)
+    outcome = score_range_outcome(value["checks"], config.rubrics)
+    reasoning = value.get("overall_reasoning") or ""
+    if outcome.required_failed:
+        below = ", ".join(
+            f"{r.id} ({outcome.raw_scores[r.id]} < {r.min_score})"
+            for r in config.rubrics
+            if r.id in outcome.required_failed
+        )
+        reasoning = f"below the required minimum score: {below}" + (f"; {reasoning}" if reasoning else "")
+    details = {
+        "checks": outcome.checks,
+        "required_failed": outcome.required_failed,
+        "raw_scores": outcome.raw_scores,
+        "normalization": "score / 10",
+        "aggregation": "weighted_average",
+        "judge": exchange.metadata(),
+    }
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        score=outcome.score,
+        weight=config.weight,
+        hits=outcome.hits,
+        misses=outcome.misses,
+        reasoning=reasoning,
+        details=details,
         passed=False if outcome.required_failed else None,
         verdict="fail" if outcome.required_failed else None,
     )

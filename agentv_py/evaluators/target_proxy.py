@@ -17,6 +17,11 @@ target fails. Bodies over MAX_BODY_BYTES get 413 and a client that stalls mid-re
 after REQUEST_TIMEOUT seconds, so a judge can neither exhaust memory nor pin a thread. The judge
 target's key never leaves agentv: the proxy returns the model's text and the client's one-line
 error only.
+
+A request may name any runnable target of the targets file (AgentV's `availableTargets`), not
+only the run's judge targets: the run hands the judge a `ProxyTargets` (as `EvalContext.judges`),
+which builds such a target's client on first use. A target that cannot be built (an unset
+`${{ VAR }}`, a provider agentv does not run) is an error reply for that request.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import hmac
 import json
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -64,14 +69,61 @@ class _Invocation:
         self.question, self.system, self.target = question, system, target
 
 
+class ProxyTargets(Mapping[str, ChatClient]):
+    """The run's judge targets (the mapping itself, as every judge reads it) plus every other
+    target of the targets file that a code judge's proxy may name, built on first use by `build`
+    (a client, or why not: the run's, so that the secrets it reads are masked in rows)."""
+
+    def __init__(
+        self, ready: Mapping[str, ChatClient], names: Sequence[str], build: Callable[[str], ChatClient | str]
+    ) -> None:
+        self._ready = dict(ready)
+        self._names = list(dict.fromkeys([*ready, *names]))
+        self._build = build
+        self._built: dict[str, ChatClient] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> ChatClient:
+        return self._ready[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ready)
+
+    def __len__(self) -> int:
+        return len(self._ready)
+
+    @property
+    def available(self) -> list[str]:
+        """Every name a proxy request may give."""
+        return list(self._names)
+
+    def lookup(self, name: str) -> tuple[ChatClient | None, str | None]:
+        """(client, None); (None, None) for a name the targets file does not define; (None, why)
+        when the target cannot be built (tried again on the next request)."""
+        if name in self._ready:
+            return self._ready[name], None
+        if name not in self._names:
+            return None, None
+        with self._lock:  # one client per target and run, however many judges ask at once
+            if name not in self._built:
+                built = self._build(name)
+                if isinstance(built, str):
+                    return None, built
+                self._built[name] = built
+            return self._built[name], None
+
+
 class TargetProxy:
     """A loopback proxy to one judge target (and, by `target:` in a request, to the run's other
-    judge targets), for the length of one judge run: use it as a context manager."""
+    judge targets, or every target of the targets file when `others` is a `ProxyTargets`), for the
+    length of one judge run: use it as a context manager."""
 
     def __init__(self, default: ChatClient, max_calls: int, others: Mapping[str, ChatClient] | None = None) -> None:
         self.default = default
         self.max_calls = max_calls
         self.clients: dict[str, ChatClient] = {**(others or {}), default.name: default}
+        self._catalog = others if isinstance(others, ProxyTargets) else None
+        self.available = sorted({*self.clients, *(self._catalog.available if self._catalog else [])})
         self.token = secrets.token_hex(32)
         self.call_count = 0
         self._usages: list[dict[str, Any] | None] = []
@@ -137,7 +189,23 @@ class TargetProxy:
             return None
 
     def _unknown(self, name: str | None) -> str:
-        return f"Unknown target '{name}'. Available: {', '.join(sorted(self.clients))}"
+        return f"Unknown target '{name}'. Available: {', '.join(self.available)}"
+
+    def _client(self, name: str | None) -> tuple[ChatClient | None, int, str]:
+        """The client a request names (none: the default): (client, 200, ""), or (None, status,
+        error): 400 for a name not defined, 500 for a target that cannot be built (AgentV: a
+        target that failed to resolve answered 500)."""
+        wanted = name or self.default.name
+        client = self.clients.get(wanted)
+        if client is not None:
+            return client, 200, ""
+        if self._catalog is not None:
+            client, problem = self._catalog.lookup(wanted)
+            if client is not None:
+                return client, 200, ""
+            if problem is not None:
+                return None, 500, f"target '{wanted}' cannot be used: {problem}"
+        return None, 400, self._unknown(name)
 
     def _ask(self, client: ChatClient, request: _Invocation) -> tuple[str | None, str | None]:
         messages = [ChatMessage("system", [request.system])] if request.system else []
@@ -157,9 +225,9 @@ class TargetProxy:
         request = _Invocation(data)
         if request.problem:
             return 400, {"error": request.problem}
-        client = self.clients.get(request.target or self.default.name)
+        client, status, error = self._client(request.target)
         if client is None:
-            return 400, {"error": self._unknown(request.target)}
+            return status, {"error": error}
         refused = self._reserve(1)
         if refused:
             return 429, {"error": refused}
@@ -174,17 +242,15 @@ class TargetProxy:
         if not isinstance(requests, list):
             return 400, {"error": "Missing required field: requests (array)"}
         parsed = [_Invocation(item) for item in requests]
-        runnable = [r for r in parsed if not r.problem and (r.target or self.default.name) in self.clients]
+        found = [(None, 400, r.problem) if r.problem else self._client(r.target) for r in parsed]
+        runnable = [client for client, _, _ in found if client is not None]
         refused = self._reserve(len(runnable), batch=True) if runnable else None
         if refused:
             return 429, {"error": refused}
         responses: list[dict[str, Any]] = []
-        for request in parsed:
-            client = self.clients.get(request.target or self.default.name)
-            if request.problem or client is None:
-                responses.append(
-                    {"outputMessages": [], "rawText": f"Error: {request.problem or self._unknown(request.target)}"}
-                )
+        for request, (client, _, error) in zip(parsed, found, strict=True):
+            if client is None:
+                responses.append({"outputMessages": [], "rawText": f"Error: {error}"})
                 continue
             text, problem = self._ask(client, request)
             if problem:
@@ -201,7 +267,7 @@ class TargetProxy:
             "targetName": self.default.name,
             "maxCalls": self.max_calls,
             "callCount": count,
-            "availableTargets": sorted(self.clients),
+            "availableTargets": self.available,
         }
 
     # -- HTTP ----------------------------------------------------------------------------------
@@ -243,7 +309,7 @@ class TargetProxy:
 
             def _body(self) -> tuple[Any, bool]:
                 length = self.headers.get("Content-Length")
-                if length is None or not length.isdigit():
+                if length is None or not (length.isascii() and length.isdigit()):
                     self._send(411, {"error": "Content-Length required"})
                     return None, False
                 if int(length) > MAX_BODY_BYTES:

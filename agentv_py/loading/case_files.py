@@ -1,6 +1,8 @@
 """File and image resolution for a dataset's cases: every `type: file` and `type: image` item
 found (SPEC §1 search order, `agentv_py.locate`) and every image checked, at load time. A file
-given by http(s) URL is kept as its URL (its form checked): the run fetches it.
+given by http(s) URL is kept as its URL (its form checked): the run fetches it. An input file that
+`.agentv/config.yaml`'s `guideline_patterns` match is a guideline file (`loading.config`), kept
+apart from the others, as AgentV kept it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import Problem
+from agentv_py.loading.config import GuidelineConfig
 from agentv_py.loading.source import Source
 from agentv_py.locate import not_found, repo_root, resolve_file, search_dirs
 from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
@@ -38,10 +41,12 @@ def _content_items(case: dict[str, Any]) -> Iterable[tuple[list[str | int], dict
 
 
 def resolve_case_files(
-    source: Source, raw: Any, base_dir: Path
+    source: Source, raw: Any, base_dir: Path, guidelines: GuidelineConfig | None = None
 ) -> tuple[dict[tuple[int, str], list[Any]], list[Problem]]:
-    """Input files as absolute paths (or http(s) URLs) and images as checked ImageRefs, per case,
-    in order."""
+    """Per case, in order: its input files as absolute paths (or http(s) URLs) under "file", its
+    guideline files (`guidelines.is_guideline`) under "guideline" with, under "guideline_item",
+    which of its `file` items (counted from 0 in dataset order) they are; its images as checked
+    ImageRefs under "image"."""
     resolved: dict[tuple[int, str], list[Any]] = {}
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
@@ -49,12 +54,15 @@ def resolve_case_files(
     for i, case in enumerate(raw_cases(raw)):
         if not isinstance(case, dict):
             continue
+        file_item = -1  # which `file` item this is, as `runner.llm.case_messages` counts them
         for location, item in _content_items(case):
             kind, value = item.get("type"), item.get("value")
             if kind not in ("file", "image", "image_url") or not isinstance(value, str) or not value:
                 continue
             where = ["evalcases", i, *location, "value"]
             label = f"case '{case.get('id')}'"
+            if kind == "file":
+                file_item += 1
             if kind == "file" and is_url(value):
                 # Fetched once per run (`agentv_py.process.fetch`); here only its form is
                 # checked: loading and `validate` need no network.
@@ -71,6 +79,9 @@ def resolve_case_files(
                     problems.append(source.problem(where, not_found("file", value, tried, label)))
                 elif refused is not None:
                     problems.append(source.problem(where, refused))
+                elif guidelines is not None and guidelines.is_guideline(found):
+                    resolved.setdefault((i, "guideline"), []).append(str(found))
+                    resolved.setdefault((i, "guideline_item"), []).append(file_item)
                 else:
                     resolved.setdefault((i, "file"), []).append(str(found))
                 continue

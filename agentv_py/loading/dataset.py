@@ -15,6 +15,7 @@ from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
+from agentv_py.loading.config import load_guideline_config
 from agentv_py.loading.ground_truth import (
     GroundTruthError,
     finite_problems,
@@ -50,10 +51,11 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     model, problems = validate(source, raw, Dataset)
     problems.extend(_semantic_problems(source, raw))
     # File resolution needs the raw case list even when the model failed, so every problem shows.
-    resolved, file_problems = resolve_case_files(source, raw, Path(path).resolve().parent)
+    guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
+    resolved, file_problems = resolve_case_files(source, raw, Path(path).resolve().parent, guideline_config.config)
     problems.extend(file_problems)
-    if problems:
-        raise ConfigError(sorted(problems, key=lambda p: (p.line or 0, p.location)))
+    if problems or guideline_config.problems:
+        raise ConfigError(guideline_config.problems + sorted(problems, key=lambda p: (p.line or 0, p.location)))
     assert model is not None
     truths, truth_problems = _ground_truths(source, raw, model)
     if truth_problems:
@@ -65,7 +67,7 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         raise ConfigError(judge_problems)
     suite = evaluators[("execution",)]
     name = model.dataset or dataset_path.stem
-    warnings = sorted(
+    warnings = guideline_config.warnings + sorted(
         _path_warnings(source, model) + ground_truth_warnings(source, model, truths) + _ignored_keys(source, model),
         key=lambda p: (p.line or 0, p.location),
     )
@@ -81,6 +83,8 @@ def load_dataset(path: str | Path) -> LoadedDataset:
             expected=truths[i],
             question=case.question,
             evaluators=[*added.get(i, []), *evaluators.get(("evalcases", i), suite)],
+            guideline_files=resolved.get((i, "guideline"), []),
+            guideline_items=frozenset(resolved.get((i, "guideline_item"), [])),
         )
         for i, case in enumerate(model.evalcases)
     ]

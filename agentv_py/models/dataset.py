@@ -9,7 +9,15 @@ from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, fi
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel
-from agentv_py.models.evaluators import EvaluatorConfig, RubricConfig, RubricItem
+from agentv_py.models.evaluators import (
+    EvaluatorConfig,
+    RubricConfig,
+    RubricItem,
+    ScoreRange,
+    check_score_ranges,
+    required_min_score,
+    score_ranges_shorthand,
+)
 
 Role = Literal["system", "user", "assistant", "tool"]
 ContentType = Literal["text", "file", "image", "image_url"]
@@ -141,9 +149,9 @@ class CaseRubric(StrictModel):
     description: str | None = Field(default=None, validation_alias=AliasChoices("description", "expected_outcome"))
     weight: float = 1.0
     required: bool = True
-    # AgentV's analytic rubrics (0-10 score ranges): named so the error below can say so.
-    score_ranges: Any = None
-    required_min_score: Any = None
+    # AgentV's analytic rubrics: bands of 0-10 scores (a list, or the map {lowest score: description})
+    score_ranges: list[ScoreRange] | None = None
+    required_min_score: int | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -167,17 +175,33 @@ class CaseRubric(StrictModel):
             raise ValueError(f"weight must be a number >= 0, got {value!r}")
         return float(value)
 
+    @field_validator("score_ranges", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return None if value is None else score_ranges_shorthand(value)
+
+    @field_validator("score_ranges")
+    @classmethod
+    def _bands(cls, value: list[ScoreRange] | None) -> list[ScoreRange] | None:
+        return None if value is None else check_score_ranges(value)
+
+    @field_validator("required_min_score", mode="before")
+    @classmethod
+    def _min_score(cls, value: Any) -> Any:
+        return required_min_score(value)
+
     @model_validator(mode="after")
-    def _checklist_item(self) -> CaseRubric:
-        if self.score_ranges is not None or self.required_min_score is not None:
-            raise PydanticCustomError(
-                "invalid_option",
-                "score_ranges rubrics (AgentV's 0-10 analytic scoring) are not supported: give the item a "
-                "description and it is checked as satisfied or not",
-                {"agentv_key": "score_ranges" if self.score_ranges is not None else "required_min_score"},
-            )
-        if self.description is None:
-            raise ValueError("a rubric item needs a description (AgentV also spells it expected_outcome)")
+    def _item_kind(self) -> CaseRubric:
+        if self.score_ranges is None:
+            if self.required_min_score is not None:
+                raise PydanticCustomError(
+                    "invalid_option",
+                    "required_min_score applies to an item with score_ranges (0-10 scoring); a checklist item "
+                    "uses required: true",
+                    {"agentv_key": "required_min_score"},
+                )
+            if self.description is None:
+                raise ValueError("a rubric item needs a description (AgentV also spells it expected_outcome)")
         return self
 
 
@@ -197,14 +221,16 @@ def _rubric_items(entries: list[str | CaseRubric]) -> list[RubricItem]:
     for position, entry in enumerate(entries, 1):
         if isinstance(entry, str):
             items.append(RubricItem(id=f"rubric-{position}", description=entry))
-        else:
-            assert entry.description is not None  # checked by CaseRubric
+        else:  # `required` passed on only when written: it gates a score_ranges item only then
+            given = entry.model_dump(include={"required"} & entry.model_fields_set)
             items.append(
                 RubricItem(
                     id=entry.id or f"rubric-{position}",
                     description=entry.description,
                     weight=entry.weight,
-                    required=entry.required,
+                    score_ranges=entry.score_ranges,
+                    required_min_score=entry.required_min_score,
+                    **given,
                 )
             )
     return items

@@ -53,6 +53,8 @@ class Trace(_Result):
     http_attempts: int | None = None  # model targets: HTTP attempts, SDK retries included
     judge_token_usage: dict[str, int] | None = None  # LLM judges of the case, summed
     judge_duration_ms: float | None = None
+    # cli targets with `provider_batching: true`: how the case got its answer (runner/batch.py)
+    batch: str | None = None
 
 
 class ResultRow(_Result):

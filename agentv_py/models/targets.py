@@ -23,7 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
 
-PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID")
+PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # The model providers agentv runs, each spelling AgentV accepted; the first names the union member.
@@ -113,7 +113,7 @@ class TargetBase(StrictModel):
 
 
 class CliTarget(TargetBase):
-    """Run a command once per case."""
+    """Run a command once per case (`provider_batching`: once for all of them first)."""
 
     provider: Literal["cli"]
     command_template: str = Field(validation_alias=AliasChoices("command_template", "command"))
@@ -122,8 +122,8 @@ class CliTarget(TargetBase):
     files_format: str = Field("{path}", validation_alias=AliasChoices("files_format", "attachments_format"))
     healthcheck: Healthcheck | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    # Accepted for AgentV compatibility; batching is not supported, so only `false` is valid.
-    provider_batching: Literal[False] = False
+    # true: one command answers all of a run's cases first, as JSONL (agentv_py/runner/batch.py)
+    provider_batching: bool = False
     # AgentV keys accepted without effect: agentv has no per-target verbose output; its
     # {OUTPUT_FILE} lives in the run's temporary directory, removed when the run ends; and
     # `agentv eval --workers` sets the parallelism.

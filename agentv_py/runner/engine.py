@@ -127,6 +127,7 @@ def score_case(
         expected=prepared.expected,
         question=prepared.question,
         files=tuple(prepared.files),
+        guideline_files=tuple(prepared.guideline_files),
         images=tuple(prepared.images),
         case=case,
         output_messages=outcome.output_messages,
@@ -197,18 +198,25 @@ def run_case(
     judging: Judging = NO_JUDGES,
     processes: ProcessRegistry | None = None,
     stopped: Callable[[], bool] = lambda: False,
+    answered: TargetOutcome | None = None,
 ) -> ResultRow:
     """The row of one case: the target (retried up to `options.max_retries` times, not once
     the run is stopping, and not when it cannot start at all), then its evaluators. The row's
-    `attempts` counts the calls made. Never raises: an internal error is an error row."""
+    `attempts` counts the calls made. `answered`: the case's outcome from a batch call
+    (`runner/batch.py`), used as its one attempt (its duration is the case's share of the batch);
+    the target is not called. Never raises: an internal error is an error row."""
     started = time.monotonic()
     try:
         attempts = 0
         outcome = TargetOutcome(None, "not run")
-        for attempts in range(1, options.max_retries + 2):
-            outcome = runner.invoke(prepared, attempts)
-            if outcome.answer is not None or not outcome.retryable or stopped():
-                break
+        if answered is not None:
+            attempts, outcome = 1, answered
+            started -= answered.duration_ms / 1000
+        else:
+            for attempts in range(1, options.max_retries + 2):
+                outcome = runner.invoke(prepared, attempts)
+                if outcome.answer is not None or not outcome.retryable or stopped():
+                    break
         return score_case(
             prepared,
             prepared.evaluators,

@@ -37,12 +37,17 @@ def case_messages(case: PreparedCase) -> list[ChatMessage]:
     """The case's input messages as chat messages: text as is, structured content as JSON,
     `file` items inlined as text, `image`/`image_url` items as images (in the dataset's order).
     Tool calls (a case replaying an agent's turns) follow as a `[tool calls]` text part holding
-    their JSON: the chat API's own tool-call fields would need tool definitions the case lacks."""
+    their JSON: the chat API's own tool-call fields would need tool definitions the case lacks.
+    Guideline files (`.agentv/config.yaml`) are not inlined where they stand: as in AgentV's lm mode,
+    their text goes into one `[[ ## Guidelines ## ]]` block that opens the first system message
+    (a new one when there is none), and a message left empty without them is dropped."""
     files = iter(case.files)
     images = iter(case.images)
+    file_item = -1
     messages: list[ChatMessage] = []
     for message in case.case.input_messages:
         parts: list[str | ImageRef] = []
+        skipped = False  # a guideline file was left out of this message
         content = message.content
         if content is None:
             pass  # a tool-use-only message: its calls follow
@@ -53,7 +58,11 @@ def case_messages(case: PreparedCase) -> list[ChatMessage]:
                 if item.type == "text":
                     parts.append(item.value)
                 elif item.type == "file":
-                    parts.append(_inline_file(next(files)))
+                    file_item += 1
+                    if file_item in case.guideline_items:
+                        skipped = True
+                    else:
+                        parts.append(_inline_file(next(files)))
                 else:
                     parts.append(next(images))
         else:
@@ -63,7 +72,15 @@ def case_messages(case: PreparedCase) -> list[ChatMessage]:
         role = message.role
         if role == "tool":  # chat APIs need a tool_call_id for tool messages; send it as context
             role, parts = "user", ["[tool output]", *parts]
-        messages.append(ChatMessage(role, parts))
+        if parts or not skipped:
+            messages.append(ChatMessage(role, parts))
+    guidelines = case.guidelines()
+    if guidelines:
+        block = f"[[ ## Guidelines ## ]]\n\n{guidelines}"
+        if messages and messages[0].role == "system":
+            messages[0] = ChatMessage("system", [block, *messages[0].parts])
+        else:
+            messages.insert(0, ChatMessage("system", [block]))
     return messages
 
 

@@ -27,15 +27,18 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from agentv_py.chat import ChatClient
+from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.evaluators.target_proxy import ProxyTargets
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import TargetConfig, is_model_target
+from agentv_py.models.targets import CliTarget, TargetConfig, is_model_target
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
+from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.llm import NO_KEY, api_key
-from agentv_py.runner.targets import TargetOutcome, TargetRunner, make_runner
+from agentv_py.runner.targets import CliRunner, TargetOutcome, TargetRunner, make_runner
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
 _POLL_SECONDS = 0.1
@@ -44,6 +47,17 @@ _POLL_SECONDS = 0.1
 class Interrupted(Exception):
     """The run was stopped (Ctrl-C, SIGTERM, or `Run.stop()` from elsewhere) before every case
     had its row; the rows handed over are on disk."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetCatalog:
+    """Every target of the targets file, for code judges' target proxies (AgentV let a proxy
+    request name any of them). `resolve(name)` gives the target with its `${{ VAR }}` values read
+    at that moment and those values (secrets), or raises AgentvError (an unset variable, a target
+    agentv does not run). The session builds it from the loader: the runner reads no targets file."""
+
+    names: Sequence[str]
+    resolve: Callable[[str], tuple[TargetConfig, list[str]]]
 
 
 class Run:
@@ -66,6 +80,8 @@ class Run:
         judges: Mapping[str, TargetConfig] | None = None,
         default_judge: str | None = None,
         secrets: Sequence[str] = (),
+        catalog: TargetCatalog | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         self.dataset = dataset
         self.cases = list(cases)
@@ -89,8 +105,34 @@ class Run:
         except BaseException:
             shutil.rmtree(self.work_dir, ignore_errors=True)
             raise
-        self.judging = Judging(clients, default_judge)
+        self._secrets = all_secrets
+        self._secrets_lock = threading.Lock()
+        self._catalog = catalog  # given when a code judge has `target:`: its proxy may name any target
+        judges_seen = clients if catalog is None else ProxyTargets(clients, catalog.names, self._proxy_target)
+        self.judging = Judging(judges_seen, default_judge)
         self.remote = RemoteFiles(self.work_dir / "fetched")  # files given by URL: fetched once per run
+        # provider_batching: one command answers every case before they run (runner/batch.py)
+        self.batching = isinstance(target, CliTarget) and target.provider_batching
+        self.notices: list[str] = []  # what the run had to say while running (a failed batch)
+        self._on_notice = on_notice
+
+    def _proxy_target(self, name: str) -> ChatClient | str:
+        """A target of the catalog, built when a judge's proxy request first names it, or why
+        not (one line). The values it read and the key it sends are masked from then on."""
+        assert self._catalog is not None
+        try:
+            config, values = self._catalog.resolve(name)
+            keys = sent_keys([config])
+        except AgentvError as exc:
+            return "; ".join(map(str, exc.problems)) if isinstance(exc, ConfigError) else exc.message
+        with self._secrets_lock:
+            self._secrets = [*self._secrets, *values, *keys]
+            self.redact = Redactor(self._secrets)  # before any answer of this target reaches a row
+            secrets = list(self._secrets)
+        try:
+            return self._make_runner(config, secrets)
+        except AgentvError as exc:
+            return exc.message
 
     def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
         return make_runner(
@@ -122,6 +164,8 @@ class Run:
                 except queue.Full:
                     continue
 
+        batch: BatchResult | None = None
+
         def worker() -> None:
             try:
                 while not self._stop.is_set():
@@ -142,6 +186,7 @@ class Run:
                             duration_ms=0.0,
                         )
                     else:
+                        case_id = prepared.case.id
                         row = run_case(
                             prepared,
                             self.dataset,
@@ -150,7 +195,9 @@ class Run:
                             judging=self.judging,
                             processes=self.processes,
                             stopped=self._stop.is_set,
+                            answered=batch.outcomes.get(case_id) if batch else None,
                         )
+                        row.trace.batch = batch_note(batch, case_id) if batch else None
                     hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
@@ -160,6 +207,7 @@ class Run:
 
         with sigterm_interrupts():
             try:
+                batch = self._batch() if self.batching else None
                 self._threads = [
                     threading.Thread(target=worker, name=f"agentv-worker-{i}", daemon=True) for i in range(workers)
                 ]
@@ -188,6 +236,50 @@ class Run:
             except BaseException:
                 self.stop()
                 raise
+
+    def _batch(self) -> BatchResult:
+        """The batch call of a `provider_batching` target, for every case whose files could be
+        fetched (`run_batch`). It runs on a thread of its own that the calling thread waits for,
+        so Ctrl-C and `stop()` end the wait at once (the command is killed with the run's other
+        processes; Interrupted). A failed batch is said once (`notice`); its cases run alone."""
+        assert isinstance(self.runner, CliRunner)
+        runner = self.runner
+        results: list[BatchResult] = []
+
+        def call() -> None:
+            try:
+                ready = []
+                for prepared in self.cases:
+                    try:
+                        ready.append(self._fetched(prepared))
+                    except FetchError:  # that case's row says so; the batch goes on without it
+                        continue
+                results.append(run_batch(runner, ready))
+            except BaseException as exc:  # noqa: BLE001 - run_batch never raises; this is a bug
+                self._failure = exc
+                self._stop.set()
+
+        thread = threading.Thread(target=call, name="agentv-batch", daemon=True)
+        self._threads = [thread]  # joined by stop()
+        thread.start()
+        while thread.is_alive() and not self._stop.is_set():
+            thread.join(_POLL_SECONDS)
+        if self._failure is not None:
+            raise self._failure
+        if not results:
+            raise Interrupted()
+        result = results[0]
+        if result.failure is not None:
+            self.notice(failure_notice(runner.name, result.failure))
+        return result
+
+    def notice(self, message: str) -> None:
+        """Something the run has to say while it runs, secrets masked: kept in `notices` and
+        handed to `on_notice`."""
+        message = self.redact(message)
+        self.notices.append(message)
+        if self._on_notice is not None:
+            self._on_notice(message)
 
     def _fetched(self, prepared: PreparedCase) -> PreparedCase:
         """The case with its URL files replaced by their fetched copies (FetchError if one

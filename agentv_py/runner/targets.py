@@ -7,7 +7,8 @@ import itertools
 import os
 import re
 import stat
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,6 +61,16 @@ class TargetOutcome:
     trace: dict[str, Any] = field(default_factory=dict)
     duration_ms: float = 0.0
     retryable: bool = True  # False: trying again cannot help (the program is missing, not executable)
+
+
+@dataclass
+class CliCall:
+    """One run of a cli target's command: the answer's text, or a one-line error."""
+
+    text: str | None
+    error: str | None = None
+    retryable: bool = True  # False: the program cannot start; trying again cannot help
+    duration_ms: float = 0.0
 
 
 class TargetRunner(Protocol):
@@ -156,18 +167,24 @@ class CliRunner:
         self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
         self._counter = itertools.count()
 
-    def _output_path(self, label: str, attempt: int) -> str:
+    def _output_path(self, label: str, attempt: int, suffix: str = ".out") -> str:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:80]
-        return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}.out")
+        return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}{suffix}")
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
         fmt = self.config.files_format
         values = {
             "PROMPT": [case.question],
-            "FILES": render_files(case.files, fmt),
+            "FILES": render_files(case.file_paths, fmt),  # guideline files first, as AgentV's file_paths
             "IMAGES": render_files([image.path() for image in case.images], fmt),
             "EVAL_ID": [case.case.id],
+            "ATTEMPT": [str(attempt - 1)],  # AgentV counted attempts from 0
         }
+        if "{GUIDELINES}" in self.config.command_template:  # read only when used
+            try:
+                values["GUIDELINES"] = [case.guidelines()]
+            except (OSError, ValueError) as exc:
+                return TargetOutcome(None, f"target '{self.name}' failed: {exc}", retryable=False)
         return self._run(values, case.case.id, attempt)
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
@@ -178,61 +195,87 @@ class CliRunner:
             "FILES": [],
             "IMAGES": render_files(images, self.config.files_format),
             "EVAL_ID": ["judge"],
+            "GUIDELINES": [""],
+            "ATTEMPT": ["0"],
         }
         outcome = self._run(values, "judge", 1)
         return ChatReply(outcome.answer, outcome.error, duration_ms=outcome.duration_ms)
 
     def _run(self, values: dict[str, list[str]], label: str, attempt: int) -> TargetOutcome:
-        output_path = self._output_path(label, attempt) if self._uses_output_file else None
+        call = self.call(values, label, attempt)
+        outcome = unwrap_answer(call.text) if call.text is not None else TargetOutcome(None, call.error)
+        outcome.retryable = call.retryable
+        outcome.duration_ms = call.duration_ms
+        return outcome
+
+    def call(
+        self,
+        values: dict[str, list[str]],
+        label: str,
+        attempt: int,
+        *,
+        output_cap: int | None = None,
+        suffix: str = ".out",
+    ) -> CliCall:
+        """Run the command once with these placeholder values: the answer's text ({OUTPUT_FILE}, or
+        stdout when the template has none), or a one-line error. `output_cap` (default: the
+        runner's) bounds what is read; `suffix` ends the {OUTPUT_FILE} name (`.jsonl` for a batch)."""
+        cap = self.output_cap if output_cap is None else output_cap
+        output_path = self._output_path(label, attempt, suffix) if self._uses_output_file else None
         if output_path:
             values["OUTPUT_FILE"] = [output_path]
         try:
             command = render_command(self.config.command_template, values)
         except UnsafeTemplate as exc:  # refused before the run (`target_problem`); never run it
-            return TargetOutcome(None, f"target '{self.name}': {exc}", retryable=False)
+            return CliCall(None, f"target '{self.name}': {exc}", retryable=False)
+        too_long = command_line_problem(command.argv, self.env, values)
+        if too_long:
+            return CliCall(None, f"target '{self.name}' cannot start: {too_long}", retryable=False)
         timeout = self.config.timeout_seconds
         result = run_process(
             command.argv,
             timeout=timeout,
             cwd=self.cwd,
             env=self.env,
-            output_cap=self.output_cap,
+            output_cap=cap,
             capture_stdout=output_path is None,  # with {OUTPUT_FILE} the answer is the file
             registry=self.processes,
         )
-        outcome = self._outcome(result, output_path, timeout)
-        # A program that cannot start, or a shell reporting one it cannot find or run (127, 126).
-        outcome.retryable = not (result.cannot_start or (command.shell and result.returncode in (126, 127)))
-        outcome.duration_ms = result.duration * 1000
+        text, error = self._answer_text(result, output_path, timeout, cap)
         if output_path:
             try:
                 os.unlink(output_path)
             except OSError:
                 pass
-        return outcome
+        return CliCall(
+            text,
+            error,
+            # A program that cannot start, or a shell reporting one it cannot find or run (127, 126).
+            retryable=not (result.cannot_start or (command.shell and result.returncode in (126, 127))),
+            duration_ms=result.duration * 1000,
+        )
 
-    def _outcome(self, result: ProcResult, output_path: str | None, timeout: float) -> TargetOutcome:
-        failure = describe_failure(result, timeout, self.output_cap, self.redact)
+    def _answer_text(
+        self, result: ProcResult, output_path: str | None, timeout: float, cap: int
+    ) -> tuple[str | None, str | None]:
+        """The answer's text, or (None, why not)."""
+        failure = describe_failure(result, timeout, cap, self.redact)
         if failure:
-            return TargetOutcome(None, f"target '{self.name}' failed: {failure}")
+            return None, f"target '{self.name}' failed: {failure}"
         if output_path:
             # Never follow a symlink, never block on a FIFO: only a regular file is read.
             try:
                 fd = os.open(output_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
             except FileNotFoundError:
                 tail = result.stderr_tail()
-                return TargetOutcome(
-                    None,
-                    f"target '{self.name}' exited 0 but did not write {{OUTPUT_FILE}}"
-                    + (f": {self.redact(tail)}" if tail else ""),
+                return None, f"target '{self.name}' exited 0 but did not write {{OUTPUT_FILE}}" + (
+                    f": {self.redact(tail)}" if tail else ""
                 )
             except OSError as exc:
                 kind = "a symlink" if exc.errno == errno.ELOOP else "a socket" if exc.errno == errno.ENXIO else None
                 if kind:
-                    return TargetOutcome(
-                        None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
-                    )
-                return TargetOutcome(None, f"target '{self.name}' wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}")
+                    return None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+                return None, f"target '{self.name}' wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}"
             try:
                 mode = os.fstat(fd).st_mode
                 if not stat.S_ISREG(mode):
@@ -245,26 +288,22 @@ class CliRunner:
                         if stat.S_ISSOCK(mode)
                         else "a device"
                     )
-                    return TargetOutcome(
-                        None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
-                    )
+                    return None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
                 with open(fd, "rb", closefd=False) as handle:
-                    raw = handle.read(self.output_cap + 1)
+                    raw = handle.read(cap + 1)
             finally:
                 os.close(fd)
-            if len(raw) > self.output_cap:
-                return TargetOutcome(
-                    None, f"target '{self.name}' wrote more than the {self.output_cap // (1024 * 1024)} MB cap"
-                )
+            if len(raw) > cap:
+                return None, f"target '{self.name}' wrote more than the {cap // (1024 * 1024)} MB cap"
             what = "the output file"
         else:
             raw, what = result.stdout, "stdout"
         text, error = _decode(raw, f"target '{self.name}' answer ({what})")
         if error or text is None:
-            return TargetOutcome(None, error)
+            return None, error
         if not text.strip():
-            return TargetOutcome(None, f"target '{self.name}' returned an empty answer ({what})")
-        return unwrap_answer(text)
+            return None, f"target '{self.name}' returned an empty answer ({what})"
+        return text, None
 
 
 class MockRunner:
@@ -355,6 +394,33 @@ def make_runner(
     if isinstance(config, OpaqueTarget):  # refused by `plan_eval` before a run starts; never run
         raise TargetError(not_runnable_message(config))
     return ModelRunner(config, secrets)  # openai, azure, anthropic, gemini
+
+
+# Linux refuses one argument of MAX_ARG_STRLEN (32 pages) bytes or more, its NUL included.
+MAX_ARG_BYTES: int | None = 32 * 4096 - 1 if sys.platform.startswith("linux") else None
+
+
+def command_line_problem(argv: list[str], env: Mapping[str, str] | None, values: dict[str, list[str]]) -> str | None:
+    """Why the operating system would refuse this command line (E2BIG), said before trying: an
+    argument over MAX_ARG_BYTES, or arguments and environment (`env`; None: agentv's own) over
+    ARG_MAX. The message names the largest placeholder value and what to do instead."""
+    sizes = [len(os.fsencode(arg)) for arg in argv]
+    environ = os.environ if env is None else env
+    env_bytes = sum(len(os.fsencode(k)) + len(os.fsencode(v)) + 2 for k, v in environ.items())
+    total = sum(size + 1 for size in sizes) + env_bytes + 8 * (len(argv) + len(environ) + 2)
+    arg_max = os.sysconf("SC_ARG_MAX")
+    if MAX_ARG_BYTES is not None and max(sizes, default=0) > MAX_ARG_BYTES:
+        over = f"an argument can hold at most {MAX_ARG_BYTES} bytes (Linux MAX_ARG_STRLEN)"
+    elif total > arg_max:
+        over = f"the arguments and environment come to {total} bytes, over the {arg_max} the system allows (ARG_MAX)"
+    else:
+        return None
+    name, words = max(values.items(), key=lambda item: sum(len(w.encode()) for w in item[1]))
+    size = sum(len(w.encode()) for w in words)
+    instead = "pass long text in a file ({FILES})"
+    if name == "GUIDELINES":
+        instead = "read the guideline files from {FILES} instead"
+    return f"{{{name}}} is {size} bytes and {over}: {instead}"
 
 
 def target_env(config: CliTarget) -> dict[str, str] | None:

@@ -197,3 +197,102 @@ def rubric_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[Rubric
             if rubric.required:
                 failed.append(rubric.id)
     return RubricOutcome(satisfied / total if total > 0 else 0.0, failed, hits, misses, ordered)
+
+
+def uses_score_ranges(rubrics: Sequence[RubricItem]) -> bool:
+    """AgentV's switch: one item with score_ranges makes the whole rubric scored 0-10 per item."""
+    return any(r.score_ranges for r in rubrics)
+
+
+def score_ranges_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """{checks: [{id, score: integer 0-10, reasoning?}], overall_reasoning?} (AgentV's reply)."""
+    return {
+        "type": "object",
+        "required": ["checks"],
+        "properties": {
+            "checks": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "score"],
+                    "properties": {
+                        "id": {"enum": list(ids)},
+                        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+                        "reasoning": {"type": "string"},
+                    },
+                },
+            },
+            "overall_reasoning": {"type": "string"},
+        },
+    }
+
+
+def score_ranges_listing(rubrics: Sequence[RubricItem]) -> str:
+    """The criteria as AgentV's score-range prompt listed them: a heading per item with its weight
+    (when not 1) and minimum, its description, then its bands."""
+    lines: list[str] = []
+    for rubric in rubrics:
+        weight = f" (weight: {rubric.weight:g})" if rubric.weight != 1.0 else ""
+        minimum = f" [REQUIRED: min score {rubric.min_score}]" if rubric.min_score is not None else ""
+        lines += ["", f"### Criterion: {rubric.id}{weight}{minimum}"]
+        if rubric.description:
+            lines.append(f"Description: {rubric.description}")
+        if rubric.score_ranges:
+            lines.append("Score ranges:")
+            lines += [f"  - Score {band.label}: {band.description}" for band in rubric.score_ranges]
+    return "\n".join(lines).lstrip("\n")
+
+
+@dataclass
+class ScoreRangeOutcome:
+    score: float
+    required_failed: list[str]  # ids of items scored below their minimum
+    hits: list[str]
+    misses: list[str]
+    checks: list[dict[str, Any]]
+    raw_scores: dict[str, int]
+
+
+HIT_SCORE = 7  # AgentV: an item scoring 7/10 or more (and not below its minimum) is a hit
+
+
+def score_range_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[RubricItem]) -> ScoreRangeOutcome:
+    """AgentV's analytic rubric score: each item's integer score 0-10 / 10, weighted mean over the
+    items. An item below its minimum (`RubricItem.min_score`) is a miss and fails the evaluator;
+    else 7 or more is a hit. Texts: `[id] label - Score: N/10 (band): reasoning`. The schema and
+    `rubric_checks_problem` have checked the reply: every id once, integers 0-10 (none clamped)."""
+    by_id = {c["id"]: c for c in checks}
+    total = math.fsum(r.weight for r in rubrics)
+    weighted: list[float] = []
+    hits: list[str] = []
+    misses: list[str] = []
+    failed: list[str] = []
+    ordered: list[dict[str, Any]] = []
+    raw: dict[str, int] = {}
+    for rubric in rubrics:
+        check = by_id[rubric.id]
+        score = int(check["score"])
+        reasoning = check.get("reasoning") or ""
+        band = next((b for b in rubric.score_ranges or [] if b.score_range[0] <= score <= b.score_range[1]), None)
+        line = f"[{rubric.id}] {rubric.label} - Score: {score}/10 ({band.description if band else ''})" + (
+            f": {reasoning}" if reasoning else ""
+        )
+        raw[rubric.id] = score
+        weighted.append(score * rubric.weight)  # divided by 10 once, at the end: 24 / 30 is 0.8 exactly
+        entry: dict[str, Any] = {"id": rubric.id, "score": score, "weight": rubric.weight}
+        if rubric.min_score is not None:
+            entry["required_min_score"] = rubric.min_score
+        if band is not None:
+            entry["range"] = list(band.score_range)
+        entry["reasoning"] = reasoning
+        ordered.append(entry)
+        if rubric.min_score is not None and score < rubric.min_score:
+            failed.append(rubric.id)
+            misses.append(line)
+        elif score >= HIT_SCORE:
+            hits.append(line)
+        else:
+            misses.append(line)
+    return ScoreRangeOutcome(
+        min(1.0, math.fsum(weighted) / (10 * total)) if total > 0 else 0.0, failed, hits, misses, ordered, raw
+    )

@@ -303,3 +303,35 @@ def test_model_provider_targets_are_checked(fields):
 def test_providers_agentv_does_not_run_take_any_key():
     assert errors("targets", target(provider="codex", executable="codex", anything=[1])) == []
     assert errors("targets", target(provider="bedrock", model="m")) == []
+
+
+def test_agentv_rubric_forms_validate():
+    """AgentV's rubric spellings: an llm_judge with rubrics, and score_ranges as a list of bands
+    or as the map {lowest score: description}, on the case and on the evaluator."""
+    bands = [{"score_range": [0, 4], "expected_outcome": "wrong"}, {"score_range": [5, 10], "expected_outcome": "ok"}]
+    llm = {
+        "type": "llm_judge",
+        "name": "r",
+        "rubrics": ["Greets", {"id": "a", "score_ranges": {"0": "no", "5": "yes"}}],
+    }
+    assert errors("dataset", case(input="hi", evaluators=[llm])) == []
+    assert errors("dataset", case(input="hi", rubrics=[{"id": "b", "score_ranges": bands}])) == []
+    assert errors("dataset", case(input="hi", rubrics=[{"id": "c", "score_ranges": {"0": "no", "7": "yes"}}])) == []
+
+
+def test_an_llm_judge_with_rubrics_loads_as_the_rubric_evaluation(tmp_path):
+    from agentv_py.loading import load_dataset
+    from agentv_py.models.evaluators import RubricConfig
+
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "evalcases:\n  - id: c1\n    input: hi\n"
+        "    evaluators: [{type: llm_judge, name: r, target: j, rubrics: [Greets, Is polite]}]\n"
+    )
+    [evaluator] = load_dataset(path).cases[0].evaluators
+    assert isinstance(evaluator, RubricConfig)
+    assert (evaluator.name, evaluator.target, [i.description for i in evaluator.rubrics]) == (
+        "r",
+        "j",
+        ["Greets", "Is polite"],
+    )

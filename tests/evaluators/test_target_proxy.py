@@ -378,3 +378,116 @@ def test_bad_target_values(target, message):
     with pytest.raises(ValueError, match=None) as caught:
         CodeJudgeConfig.model_validate({"type": "code_judge", "script": ["x"], "target": target})
     assert message in str(caught.value)
+
+
+# -- every target of the targets file (AgentV's availableTargets) -------------------------------
+
+# A judge in the style of AgentV's code-judge-with-llm-calls example: it names targets itself.
+NAMING_JUDGE = r"""
+import json, sys
+from agentv_py.judge import TargetInvocationError, target_client
+
+json.load(sys.stdin)
+client = target_client()
+asked = {}
+for name in [None, "second", "second", "unset_one", "opaque", "gemini_base"]:
+    try:
+        request = {"question": "q?", **({"target": name} if name else {})}  # a request body of one's own
+        asked.setdefault(str(name), []).append(client.invoke(request).raw_text)
+    except TargetInvocationError as exc:
+        asked.setdefault(str(name), []).append([str(exc), exc.status_code])
+batch = client.invoke_batch([{"question": "b?", "target": "second"}, {"question": "b?", "target": "unset_one"}])
+print(json.dumps({"score": 1, "details": {
+    "asked": asked, "batch": [r.raw_text for r in batch], "info": client.info()}}))
+"""
+
+SECOND_KEY = "sk-second-VERY-SECRET-42"
+
+
+def test_a_judge_names_any_target_of_the_targets_file(tmp_path, chat_server, monkeypatch):
+    from agentv_py.session import run_eval
+    from tests.chat_server import ChatServer, Recorded, Reply
+
+    monkeypatch.setenv("AGENTV_TEST_SECOND_KEY", SECOND_KEY)
+    monkeypatch.delenv("AGENTV_TEST_UNSET", raising=False)
+    chat_server.default = text("from judge")
+    (tmp_path / "naming.py").write_text(NAMING_JUDGE)
+    (tmp_path / "dataset.yaml").write_text(
+        "execution:\n  target: default\nevalcases:\n  - id: c1\n    input: Capital of France?\n"
+        "    expected_output: Paris\n    execution:\n      evaluators:\n"
+        "        - {name: naming, type: code_judge, script: [python3, naming.py], target: {name: judge}}\n"
+    )
+    with ChatServer() as second:
+
+        def echo_key(request: Recorded) -> Reply:  # a server that shows the key it was sent
+            return text(f"from second, {request.headers.get('authorization')}")
+
+        second.request_responder = echo_key
+        (tmp_path / "targets.yaml").write_text(
+            "targets:\n"
+            "  - {name: default, provider: mock, response: Paris}\n"
+            f"  - {{name: judge, provider: openai, model: m, api_key: {KEY}, base_url: '{chat_server.base_url}'}}\n"
+            "  - {name: second, provider: openai, model: m, api_key: '${{ AGENTV_TEST_SECOND_KEY }}', "
+            f"base_url: '{second.base_url}'}}\n"
+            "  - {name: unset_one, provider: openai, model: m, api_key: '${{ AGENTV_TEST_UNSET }}', "
+            "base_url: 'http://127.0.0.1:9/v1'}\n"
+            "  - {name: opaque, provider: codex}\n"
+        )
+        result = run_eval(tmp_path / "dataset.yaml", targets=tmp_path / "targets.yaml", out=str(tmp_path / "o.jsonl"))
+        assert len(second.requests) == 3  # the client was built once, on first use, and reused
+
+    (row,) = result.rows
+    (judged,) = row.evaluator_results
+    assert judged.status == "processed", judged.misses
+    details = judged.details
+    unset = (
+        f"target 'unset_one' cannot be used: {tmp_path / 'targets.yaml'}:5: targets[3].api_key: "
+        "environment variable AGENTV_TEST_UNSET is not set (used as ${{ AGENTV_TEST_UNSET }})"
+    )
+    assert details["asked"] == {
+        "None": ["from judge"],
+        "second": ["from second, Bearer ***", "from second, Bearer ***"],  # its key: masked in the row
+        "unset_one": [[f"target proxy /invoke: {unset} (HTTP 500)", 500]],
+        "opaque": [
+            [
+                "target proxy /invoke: target 'opaque' cannot be used: target 'opaque' has provider 'codex', which "
+                "AgentV ran but agentv does not; agentv runs cli, mock, openai, azure, anthropic and gemini targets; "
+                "to evaluate codex, wrap the agent as a cli target (command_template runs it with {PROMPT} and it "
+                "prints its answer or writes it to {OUTPUT_FILE}) (HTTP 500)",
+                500,
+            ]
+        ],
+        "gemini_base": [
+            [
+                "target proxy /invoke: Unknown target 'gemini_base'. Available: default, judge, opaque, second, "
+                "unset_one (HTTP 400)",
+                400,
+            ]
+        ],
+    }
+    assert details["batch"] == ["from second, Bearer ***", f"Error: {unset}"]
+    assert details["info"]["availableTargets"] == ["default", "judge", "opaque", "second", "unset_one"]
+    assert details["agentv"]["target_proxy"]["call_count"] == 4  # the answered calls only
+    assert SECOND_KEY not in (tmp_path / "o.jsonl").read_text()
+
+
+def test_without_a_catalog_only_the_runs_judge_targets_are_offered(chat_server):
+    from agentv_py.evaluators.target_proxy import ProxyTargets
+
+    built: list[str] = []
+
+    def build(name: str) -> Any:
+        built.append(name)
+        return judge(chat_server, name) if name == "second" else f"no {name}"
+
+    chat_server.default = text("hi")
+    catalog = ProxyTargets({"judge": judge(chat_server)}, ["judge", "second", "broken"], build)
+    assert dict(catalog) == {"judge": catalog["judge"]}  # as a mapping: the run's judge targets only
+    assert catalog.available == ["judge", "second", "broken"]
+    assert catalog.lookup("nosuch") == (None, None)
+    assert catalog.lookup("broken") == (None, "no broken")
+    first, _ = catalog.lookup("second")
+    assert catalog.lookup("second") == (first, None)
+    assert built == ["broken", "second"]  # a client is built once; a failure is tried again next time
+    with TargetProxy(judge(chat_server), 5, {"other": judge(chat_server, "other")}) as proxy:
+        assert proxy.available == ["judge", "other"]
