@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -12,11 +11,8 @@ from agentv_py.models.base import StrictModel
 from agentv_py.models.evaluators import (
     EvaluatorConfig,
     RubricConfig,
+    RubricFields,
     RubricItem,
-    ScoreRange,
-    check_score_ranges,
-    required_min_score,
-    score_ranges_shorthand,
 )
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -141,17 +137,13 @@ class CaseExecution(StrictModel):
     evaluators: list[EvaluatorConfig] | None = None
 
 
-class CaseRubric(StrictModel):
+class CaseRubric(RubricFields):
     """One item of a case's `rubrics:` (AgentV's inline rubrics). `expected_outcome` is AgentV's other
     spelling of `description`; an item without an `id` gets AgentV's `rubric-N` (N = its position)."""
 
-    id: str | None = None
     description: str | None = Field(default=None, validation_alias=AliasChoices("description", "expected_outcome"))
-    weight: float = 1.0
-    required: bool = True
-    # AgentV's analytic rubrics: bands of 0-10 scores (a list, or the map {lowest score: description})
-    score_ranges: list[ScoreRange] | None = None
-    required_min_score: int | None = None
+
+    _needs_description: ClassVar[str] = "a rubric item needs a description (AgentV also spells it expected_outcome)"
 
     @model_validator(mode="before")
     @classmethod
@@ -160,49 +152,6 @@ class CaseRubric(StrictModel):
         if isinstance(data, dict):
             _both_given(data, "description", "expected_outcome")
         return data
-
-    @field_validator("id", "description")
-    @classmethod
-    def _non_empty(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("weight")
-    @classmethod
-    def _weight(cls, value: float) -> float:
-        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"weight must be a number >= 0, got {value!r}")
-        return float(value)
-
-    @field_validator("score_ranges", mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return None if value is None else score_ranges_shorthand(value)
-
-    @field_validator("score_ranges")
-    @classmethod
-    def _bands(cls, value: list[ScoreRange] | None) -> list[ScoreRange] | None:
-        return None if value is None else check_score_ranges(value)
-
-    @field_validator("required_min_score", mode="before")
-    @classmethod
-    def _min_score(cls, value: Any) -> Any:
-        return required_min_score(value)
-
-    @model_validator(mode="after")
-    def _item_kind(self) -> CaseRubric:
-        if self.score_ranges is None:
-            if self.required_min_score is not None:
-                raise PydanticCustomError(
-                    "invalid_option",
-                    "required_min_score applies to an item with score_ranges (0-10 scoring); a checklist item "
-                    "uses required: true",
-                    {"agentv_key": "required_min_score"},
-                )
-            if self.description is None:
-                raise ValueError("a rubric item needs a description (AgentV also spells it expected_outcome)")
-        return self
 
 
 def _rubric_kind(value: Any) -> str:

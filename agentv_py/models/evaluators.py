@@ -6,7 +6,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import (
     AliasChoices,
@@ -556,16 +556,20 @@ def required_min_score(value: Any) -> Any:
     return score
 
 
-class RubricItem(StrictModel):
-    """One rubric item: a checklist item (`description`, satisfied or not) or, with `score_ranges`,
-    a criterion scored 0-10 (AgentV's analytic rubrics; `description` is then optional)."""
+class RubricFields(StrictModel):
+    """What every rubric item holds, wherever it is written (a `rubric` evaluator's `rubrics`, a
+    case's inline `rubrics:`): a checklist item (`description`, satisfied or not) or, with
+    `score_ranges`, a criterion scored 0-10 (AgentV's analytic rubrics; `description` optional)."""
 
-    id: str
+    id: str | None = None
     description: str | None = None
     weight: float = 1.0
     required: bool = True
+    # AgentV's analytic rubrics: bands of 0-10 scores (a list, or the map {lowest score: description})
     score_ranges: list[ScoreRange] | None = None
     required_min_score: int | None = None  # score_ranges items: the lowest 0-10 score that passes
+
+    _needs_description: ClassVar[str] = "a rubric item needs a description (or score_ranges, for 0-10 scoring)"
 
     @field_validator("weight")
     @classmethod
@@ -595,7 +599,7 @@ class RubricItem(StrictModel):
         return required_min_score(value)
 
     @model_validator(mode="after")
-    def _kind(self) -> RubricItem:
+    def _kind(self) -> Self:
         if self.score_ranges is None:
             if self.required_min_score is not None:
                 raise PydanticCustomError(
@@ -605,8 +609,14 @@ class RubricItem(StrictModel):
                     {"agentv_key": "required_min_score"},
                 )
             if self.description is None:
-                raise ValueError("a rubric item needs a description (or score_ranges, for 0-10 scoring)")
+                raise ValueError(self._needs_description)
         return self
+
+
+class RubricItem(RubricFields):
+    """One item of a `rubric` evaluator (ids given, or r1, r2, ... for plain strings)."""
+
+    id: str
 
     @property
     def min_score(self) -> int | None:
