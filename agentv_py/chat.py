@@ -6,7 +6,7 @@ Messages hold text and images (ImageRef); each client turns them into its own wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +39,10 @@ class ChatReply:
     duration_ms: float = 0.0
     model: str | None = None
     attempts: int = 1  # HTTP attempts, retries included
+    cached: bool = False  # served from the judge cache: no call was made (runner/cache.py)
+    # Set by the judge cache: the evaluator says whether the reply was valid, so that only a valid
+    # reply is kept and a stored one that no longer validates is forgotten.
+    settle: Callable[[bool], None] | None = field(default=None, repr=False, compare=False)
 
     def metadata(self) -> dict[str, Any]:
         """What a result records about the call (never the prompt, never a key)."""

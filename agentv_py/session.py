@@ -3,7 +3,9 @@ it (a `Run` writing rows and a summary). The layer between the CLI and loader/ru
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,9 +24,11 @@ from agentv_py.loading import (
 )
 from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
+from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
+from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import (
     RUNNABLE_SUMMARY,
@@ -37,12 +41,25 @@ from agentv_py.models.targets import (
 )
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
+from agentv_py.report.manifest import (
+    ManifestError,
+    finish_manifest,
+    manifest_path,
+    new_run_id,
+    read_manifest,
+    utc_now,
+    write_manifest,
+)
 from agentv_py.report.render import visible
-from agentv_py.report.summary import RunSummary
+from agentv_py.report.reuse import StoredError, manifest_differences, read_stored
+from agentv_py.report.summary import RunSummary, gate, plural
+from agentv_py.runner.cache import DEFAULT_CACHE_DIR, CacheSettings
 from agentv_py.runner.engine import RunOptions, select_cases
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog
 from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
+
+ReuseMode = Literal["resume", "rerun_failed", "retry_errors"]
 
 
 @dataclass
@@ -57,6 +74,12 @@ class EvalRequest:
     verbose: bool = False
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators
+    threshold: float | None = None  # --threshold: the gate the manifest records (the CLI applies it)
+    cache: bool | None = None  # --cache / --no-cache; None: the dataset's and targets' `cache:` decide
+    cache_dir: Path | None = None  # --cache-dir (default: .agentv/cache/ of the current directory)
+    reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
+    reuse_mode: ReuseMode | None = None
+    force: bool = False  # --force: reuse the rows although the inputs changed or the manifest is gone
 
 
 @dataclass
@@ -71,6 +94,8 @@ class EvalPlan:
     default_judge: str | None = None
     targets_file: Path | None = None  # the targets file read (None: none, in a dry run)
     catalog: TargetCatalog | None = None  # every target, for code judges' proxies (`_proxy_catalog`)
+    run_id: str = field(default_factory=new_run_id)  # written into every row and the manifest
+    reuse: Reuse | None = None  # --resume / --rerun-failed / --retry-errors: `cases` are those to run
 
     @property
     def warnings(self) -> list[Problem]:
@@ -92,14 +117,16 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     checked = preflight(request, dataset, cases)
     if checked.failures:
         raise checked.failures[0]
-    if not request.dry_run:
-        run_healthcheck(checked.target, dataset.directory, checked.secrets)
     out = request.out or str(default_results_path(dataset.name))
+    reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
+    to_run = reuse.to_run if reuse is not None else cases
+    if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
+        run_healthcheck(checked.target, dataset.directory, checked.secrets)
     loaded = checked.loaded
-    return EvalPlan(
+    plan = EvalPlan(
         request,
         dataset,
-        cases,
+        to_run,
         checked.target,
         checked.secrets,
         out,
@@ -107,6 +134,144 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         checked.default_judge,
         loaded.path if loaded else None,
         catalog=_proxy_catalog(dataset, loaded),
+        reuse=reuse,
+    )
+    if reuse is not None and reuse.run_id is not None:
+        plan.run_id = reuse.run_id
+    return plan
+
+
+@dataclass
+class Reuse:
+    """A results file reused by `--resume`, `--rerun-failed` or `--retry-errors` (docs/incremental.md)."""
+
+    mode: ReuseMode
+    source: Path
+    shown: str  # the file as the user gave it
+    selected: list[PreparedCase]  # every selected case (the manifest's); `to_run` are those that run
+    to_run: list[PreparedCase]
+    kept: list[ResultRow]  # resume: the file's rows; a re-run: the rows copied into the new file
+    stored: RunManifest | None  # None: missing or unreadable, reused with --force
+    run_id: str | None  # resume: the run's own id (rows and manifest keep it); None: a new one
+    derived_from: str | None = None  # a re-run: the run whose rows it copies
+    notes: list[str] = field(default_factory=list)  # warnings for the user: a cut line, rows of unknown cases
+
+
+def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None) -> AgentvError:
+    return AgentvError(f"{verb} {shown}: {message}", hint)
+
+
+def _did_not_pass(row: ResultRow) -> bool:
+    return row.status == "error" or row.verdict != "pass"
+
+
+def _has_error(row: ResultRow) -> bool:
+    return row.status == "error" or any(result.status == "error" for result in row.evaluator_results)
+
+
+def plan_reuse(
+    request: EvalRequest, dataset: LoadedDataset, cases: list[PreparedCase], checked: Preflight, out: str
+) -> Reuse:
+    """Read the results file to reuse and decide which of the selected `cases` run: with --resume
+    those without a row, with --rerun-failed those whose row did not pass, with --retry-errors
+    those whose row is a target or evaluator error (both: and those without a row). Refused
+    (AgentvError, exit 2) when the file is not a results file, is of another dataset, or its run
+    manifest is missing or differs from this run's in what changes rows — the last two unless
+    `request.force`. Rows for cases the dataset no longer has are kept, and said."""
+    assert request.reuse is not None and request.reuse_mode is not None
+    mode, source, shown = request.reuse_mode, request.reuse, str(request.reuse)
+    verb = "cannot resume from" if mode == "resume" else "cannot re-run cases of"
+    force_hint = "--force " + ("resumes" if mode == "resume" else "re-runs") + " from the rows alone"
+    try:
+        stored = read_stored(source, lock=mode != "resume")  # --resume holds the file's lock already
+    except StoredError as exc:
+        if exc.locked:
+            raise ResultsFileError(f"{verb} {shown}: {exc.reason}", hint="wait for that run to finish") from None
+        hint = "agentv reuses only a results file it wrote (JSONL rows)" if exc.reason.startswith("line ") else None
+        raise _reuse_refusal(verb, shown, exc.reason, hint) from None
+    notes: list[str] = []
+    other = next((row.dataset for row in stored.rows if row.dataset != dataset.name), None)
+    manifest: RunManifest | None = None
+    try:
+        manifest = read_manifest(source)
+    except ManifestError as exc:
+        if not request.force:
+            raise _reuse_refusal(verb, shown, str(exc), hint=force_hint) from None
+        notes.append(f"{exc}; reusing the rows as they are (--force)")
+    if manifest is not None and manifest.dataset.name != dataset.name:
+        other = manifest.dataset.name
+    if other is not None:
+        raise _reuse_refusal(
+            verb,
+            shown,
+            f"it holds results of dataset '{other}', not of '{dataset.name}'",
+            hint="pass the dataset it was made from, or start a new run",
+        )
+    if manifest is not None:
+        strangers = sorted({row.run_id for row in stored.rows if row.run_id not in (None, manifest.run_id)})
+        differences = (
+            [f"its manifest is of run {manifest.run_id}, but rows are of run {', '.join(strangers)}"]
+            if strangers
+            else []
+        )
+        current = build_manifest(
+            run_id=manifest.run_id,
+            results=Path(out),
+            dataset=dataset,
+            dataset_sha256=dataset_sha256(dataset),
+            cases=cases,
+            target=checked.target,
+            judges=checked.judges,
+            secrets=checked.secrets,
+            options=plan_options(request),
+            version=tool_version(),
+            started_at=manifest.started_at,
+        )
+        differences += manifest_differences(manifest, current)
+        if differences and not request.force:
+            raise _reuse_refusal(
+                verb,
+                shown,
+                "its rows were made from other inputs:\n" + "\n".join(f"  {d}" for d in differences),
+                hint="pass --force to reuse them anyway, or start a new run",
+            )
+        if differences:
+            notes.append(f"reusing rows made from other inputs (--force): {'; '.join(differences)}")
+    if stored.cut_line is not None:
+        gone = "is removed" if mode == "resume" else "is not copied"
+        notes.append(
+            f"the last line of {shown} (line {stored.cut_line}) was cut short (the run stopped while writing it): "
+            f"it {gone} and its case runs again"
+        )
+    by_case = stored.last_by_case()
+    known = {prepared.case.id for prepared in dataset.cases}
+    unknown = [case_id for case_id in by_case if case_id not in known]
+    if unknown:
+        listed = ", ".join(f"'{case_id}'" for case_id in unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        notes.append(f"{shown} holds rows of {plural(len(unknown), 'case')} not in the dataset ({listed}): kept")
+    if mode == "resume":
+        to_run = [prepared for prepared in cases if prepared.case.id not in by_case]
+        kept = stored.rows
+    else:
+        again = _did_not_pass if mode == "rerun_failed" else _has_error
+        redo = {c.case.id for c in cases if c.case.id not in by_case or again(by_case[c.case.id])}
+        to_run = [prepared for prepared in cases if prepared.case.id in redo]
+        kept = [row for row in stored.rows if row.eval_id not in redo]
+    last_run_id = next((row.run_id for row in reversed(stored.rows) if row.run_id), None)
+    previous = manifest.run_id if manifest is not None else last_run_id
+    return Reuse(
+        mode,
+        source,
+        shown,
+        selected=cases,
+        to_run=to_run,
+        kept=kept,
+        stored=manifest,
+        run_id=previous if mode == "resume" else None,
+        derived_from=None if mode == "resume" else previous,
+        notes=notes,
     )
 
 
@@ -372,6 +537,24 @@ def log_notice(message: str) -> None:
     logging.getLogger("agentv").warning("warning: %s", visible(message))
 
 
+def cache_settings(plan: EvalPlan) -> CacheSettings | None:
+    """What the run caches (docs/incremental.md): with --cache everything, with --no-cache nothing,
+    else what the dataset's `execution.cache` or each target's own `cache:` turns on. None: nothing."""
+    wanted = plan.request.cache
+    if wanted is False:
+        return None
+    everything = wanted is True or plan.dataset.model.execution.cache
+    settings = CacheSettings(
+        directory=Path(os.path.abspath(plan.request.cache_dir or DEFAULT_CACHE_DIR)),
+        target=everything or getattr(plan.target, "cache", False) is True,
+        judges=frozenset(
+            name for name, config in plan.judges.items() if everything or getattr(config, "cache", False) is True
+        ),
+        project=(Path.cwd().resolve(), plan.dataset.directory.resolve()),
+    )
+    return settings if settings.target or settings.judges else None
+
+
 def execute(
     plan: EvalPlan,
     on_row: Callable[[ResultRow], None] | None = None,
@@ -388,10 +571,18 @@ def execute(
     process it started is killed — and propagates. What the run says while it runs (a failed
     batch call) goes to `on_notice`.
     """
-    summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
-    positions = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}  # ids are unique
+    reuse = plan.reuse
+    kept = reuse.kept if reuse is not None else []
+    summary = RunSummary(total_selected=len(plan.cases) + len(kept), keep_all_lines=plan.request.verbose)
+    ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
+    positions = {prepared.case.id: i for i, prepared in enumerate(ordered)}  # ids are unique
     options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
-    results = writer or _open_results(plan.out, None if plan.request.out is not None else plan.dataset.name)
+    if writer is not None:
+        results = writer
+    elif reuse is not None and reuse.mode == "resume":
+        results = open_resumed(reuse.source)
+    else:
+        results = _open_results(plan.out, None if plan.request.out is not None else plan.dataset.name)
     with results:
         run = Run(
             plan.dataset,
@@ -403,11 +594,13 @@ def execute(
             secrets=plan.secrets,
             catalog=plan.catalog,
             on_notice=on_notice,
+            cache=cache_settings(plan),
         )
         with run:
             summary.results_path = results.display
 
             def accept(row: ResultRow) -> None:
+                row.run_id = plan.run_id
                 try:
                     results.write(row)
                 except OSError as exc:
@@ -420,17 +613,108 @@ def execute(
                 results.start()  # an existing file is emptied only now
             except OSError as exc:
                 raise _write_failed(results.display, exc, 0) from None
+            manifest = _start_manifest(plan, results)
+            for row in kept:  # the rows reused: in the summary (resume) and copied into the new file (re-run)
+                if reuse is not None and reuse.mode != "resume":
+                    row.run_id = plan.run_id
+                    try:
+                        results.write(row)
+                    except OSError as exc:
+                        raise _write_failed(results.display, exc, summary.completed) from None
+                summary.add(row, positions.get(row.eval_id))
             try:
-                run.execute(accept)
+                if plan.cases:
+                    run.execute(accept)
             except Interrupted:
                 summary.interrupted = True
+            except BaseException:
+                if manifest is not None:  # best effort: the run's own failure is what is reported
+                    failed = finish_manifest(manifest, summary, None).model_copy(update={"status": "failed"})
+                    with contextlib.suppress(OutputError):
+                        _write_manifest(results, failed)
+                raise
+            if manifest is not None:
+                _write_manifest(results, finish_manifest(manifest, summary, gate(summary, plan.request.threshold)))
     return summary
+
+
+def tool_version() -> str:
+    """agentv's version as installed (the package metadata `agentv --version` prints too)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentv-py")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def plan_options(request: EvalRequest) -> dict[str, object]:
+    """The options a manifest records (those that change what a run does or how it is judged)."""
+    return {
+        "target": request.target,
+        "targets": str(request.targets) if request.targets is not None else None,
+        "workers": request.workers,
+        "max_retries": request.max_retries,
+        "eval_ids": list(request.eval_ids),
+        "dry_run": request.dry_run,
+        "judge_target": request.judge_target,
+        "threshold": request.threshold,
+    }
+
+
+def _start_manifest(plan: EvalPlan, results: JsonlWriter) -> RunManifest | None:
+    """Write the manifest of a run that starts (none for JSONL on stdout); a manifest that cannot be
+    written stops the run like a results file that cannot be (OutputError, exit 5). A run reusing
+    a results file records every selected case, run now or reused; a resumed run keeps its start."""
+    if results.path is None:
+        return None
+    reuse = plan.reuse
+    resumed = reuse.stored if reuse is not None and reuse.mode == "resume" else None
+    manifest = build_manifest(
+        run_id=plan.run_id,
+        results=results.path,
+        dataset=plan.dataset,
+        dataset_sha256=dataset_sha256(plan.dataset),
+        cases=reuse.selected if reuse is not None else plan.cases,
+        target=plan.target,
+        judges=plan.judges,
+        secrets=plan.secrets,
+        options=plan_options(plan.request),
+        version=tool_version(),
+        started_at=resumed.started_at if resumed is not None else utc_now(),
+    )
+    if reuse is not None and reuse.derived_from is not None:
+        manifest.derived_from = reuse.derived_from
+    _write_manifest(results, manifest)
+    return manifest
+
+
+def _write_manifest(results: JsonlWriter, manifest: RunManifest) -> None:
+    assert results.path is not None
+    path = manifest_path(results.path)
+    try:
+        write_manifest(path, manifest)
+    except OSError as exc:
+        raise OutputError(f"cannot write the run manifest {path}: {exc.strerror or exc}") from None
 
 
 def open_results(out: str | None) -> JsonlWriter | None:
     """Open and lock the `--out` file before anything runs (None: the default file, made later
     by `execute`, has a name no other run uses). Raises ResultsFileError (exit 2)."""
     return None if out is None else _open_results(out)
+
+
+def open_resumed(path: Path) -> JsonlWriter:
+    """Open and lock the file `--resume` appends to (nothing is changed until the run starts).
+    Raises ResultsFileError (exit 2): no such file, not a file, or another agentv run writing it."""
+    if not path.is_file():
+        reason = "no such file" if not path.exists() else "not a regular file"
+        raise ResultsFileError(f"cannot resume from {path}: {reason}")
+    try:
+        return JsonlWriter(path, append=True)
+    except ResultsUnavailable as exc:
+        hint = "wait for that run to finish" if exc.locked else None
+        raise ResultsFileError(f"cannot resume from {path}: {exc.reason}", hint=hint) from None
 
 
 def _open_results(out: str, dataset_name: str | None = None) -> JsonlWriter:

@@ -35,6 +35,7 @@ LAYER_OF = {
     "agentv_py.runner": "runner",
     "agentv_py.report": "report",
     "agentv_py.session": "session",
+    "agentv_py.rescore": "session",  # `agentv rescore`: beside session, which it builds on
     "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.cli": "cli",

@@ -322,7 +322,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, "
+            "name, judge_target, vision, cache, cache_key, provider, command_template, command, timeout_seconds, cwd, "
+            "files_format, "
             "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"
         ],
@@ -345,7 +346,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: CLI\n    command: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, provider, command_template, command, timeout_seconds, cwd, files_format, "
+            "name, judge_target, vision, cache, cache_key, provider, command_template, command, timeout_seconds, cwd, "
+            "files_format, "
             "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"
         ],

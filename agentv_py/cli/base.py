@@ -75,7 +75,9 @@ SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 class AgentvGroup(HelpGroup):
     exit_codes_heading = "Exit codes of agentv eval"
     exit_codes = EVAL_EXIT_CODES
-    exit_codes_note = "validate, metrics and schema exit with their own codes: see agentv COMMAND --help."
+    exit_codes_note = (
+        "rescore, validate, metrics, schema and cache exit with their own codes: see agentv COMMAND --help."
+    )
 
 
 app = typer.Typer(

@@ -20,7 +20,7 @@ from agentv_py.cli.base import (
 
 if TYPE_CHECKING:
     from agentv_py.report.jsonl import JsonlWriter
-    from agentv_py.session import EvalPlan
+    from agentv_py.session import EvalPlan, ReuseMode
 
 # Help text is API. Metavars name what each value is. A default that is a rule rather than a value
 # is written into the help as "[default: ...]", like the ones Typer prints, and worded so that no
@@ -81,11 +81,48 @@ def eval_command(
         help="Judge target for llm_judge and rubric evaluators without their own 'target:'.  "
         "[default: execution.judge_target, else the target's judge_target]",
     ),
+    cache: bool | None = typer.Option(
+        None,
+        "--cache/--no-cache",
+        help="Reuse stored target answers and judge replies whose inputs are unchanged, or never "
+        "(whatever the files say).  [default: the dataset's execution.cache or a target's cache]",
+        show_default=False,
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
+    ),
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        metavar="RESULTS",
+        help="Continue the interrupted run that wrote RESULTS: run only the selected cases without a row "
+        "there and append their rows to it (not with --out).",
+    ),
+    rerun_failed: Path | None = typer.Option(
+        None,
+        "--rerun-failed",
+        metavar="RESULTS",
+        help="Run again only the cases whose row in RESULTS did not pass (errors included); the new "
+        "results file (--out) holds them and RESULTS's other rows, RESULTS is left as it is.",
+    ),
+    retry_errors: Path | None = typer.Option(
+        None,
+        "--retry-errors",
+        metavar="RESULTS",
+        help="Like --rerun-failed, for the cases whose row is a target or evaluator error.",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="With --resume, --rerun-failed or --retry-errors: reuse the rows although the dataset, "
+        "evaluators, judge files or targets changed since, or the run manifest is missing.",
+    ),
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.runner.run import sigterm_interrupts
-    from agentv_py.session import EvalRequest, open_results, plan_eval
+    from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
 
+    reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     request = EvalRequest(
         dataset=dataset,
         target=target,
@@ -97,10 +134,20 @@ def eval_command(
         verbose=verbose,
         dry_run=dry_run,
         judge_target=judge_target,
+        threshold=threshold,
+        cache=cache,
+        cache_dir=cache_dir,
+        reuse=reuse,
+        reuse_mode=reuse_mode,
+        force=force,
     )
     # --out is opened and locked first: a file that cannot be written (or that another run is
-    # writing) is exit 2 before anything runs, the healthcheck included.
-    writer = open_results(out)
+    # writing) is exit 2 before anything runs, the healthcheck included. --resume's file likewise.
+    if reuse_mode == "resume" and reuse is not None:
+        request.out = str(reuse)
+        writer: JsonlWriter | None = open_resumed(reuse)
+    else:
+        writer = open_results(out)
     try:
         with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
             plan = plan_eval(request)
@@ -110,24 +157,82 @@ def eval_command(
             writer.close()
 
 
+def _reuse_option(
+    resume: Path | None, rerun_failed: Path | None, retry_errors: Path | None, out: str | None, force: bool
+) -> tuple[Path | None, ReuseMode | None]:
+    """The results file to reuse and how, from the options; a usage error (exit 2) for options
+    that cannot go together."""
+    from agentv_py.errors import AgentvError
+
+    options: list[tuple[str, Path | None, ReuseMode]] = [
+        ("--resume", resume, "resume"),
+        ("--rerun-failed", rerun_failed, "rerun_failed"),
+        ("--retry-errors", retry_errors, "retry_errors"),
+    ]
+    given = [(flag, path, mode) for flag, path, mode in options if path is not None]
+    usage = "see agentv eval --help"
+    if len(given) > 1:
+        raise AgentvError(f"{given[0][0]} and {given[1][0]} cannot be used together", hint=usage)
+    if not given:
+        if force:
+            raise AgentvError("--force goes with --resume, --rerun-failed or --retry-errors", hint=usage)
+        return None, None
+    flag, path, mode = given[0]
+    if mode == "resume" and out is not None:
+        raise AgentvError(
+            "--resume and --out cannot be used together: --resume appends to the results file it resumes",
+            hint=usage,
+        )
+    if out is not None and out != "-" and Path(out).exists() and path.exists() and Path(out).samefile(path):
+        raise AgentvError(
+            f"--out names the file {flag} reads ({out}); that file is never changed: pass another --out",
+            hint=f"--resume {path} adds the missing rows to it instead",
+        )
+    return path, mode
+
+
+def _header(plan: EvalPlan, workers: int) -> str:
+    """The run's first line: what runs, against what; with a reused results file, what it reuses."""
+    from agentv_py.report.summary import plural
+
+    against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
+    reuse = plan.reuse
+    if reuse is None:
+        return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
+    kept = len(reuse.kept)
+    if not plan.cases:
+        what = {
+            "resume": f"every selected case of '{plan.dataset.name}' has a row in",
+            "rerun_failed": f"every selected case of '{plan.dataset.name}' passed in",
+            "retry_errors": f"no selected case of '{plan.dataset.name}' has an error in",
+        }[reuse.mode]
+        return f"agentv: nothing left to run: {what} {reuse.shown}"
+    if reuse.mode == "resume":
+        return (
+            f"agentv: resuming {reuse.shown} ({plural(kept, 'row')} kept): "
+            f"{plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
+        )
+    why = "that did not pass" if reuse.mode == "rerun_failed" else "with an error"
+    return (
+        f"agentv: re-running {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {why} in "
+        f"{reuse.shown} ({plural(kept, 'row')} copied) {against}"
+    )
+
+
 def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: float | None, workers: int) -> int:
     """Execute a planned eval, print the summary, and gate."""
     from rich.console import Console
 
-    from agentv_py.report.render import PlainProgress, RichProgress, plural, render_summary, stdout_console, visible
+    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
+    from agentv_py.report.summary import gate, plural
     from agentv_py.session import execute
 
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {visible(str(warning))}", markup=False, soft_wrap=True)
-    err.print(
-        visible(
-            f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' against target "
-            f"'{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
-        ),
-        markup=False,
-        soft_wrap=True,
-    )
+    for note in plan.reuse.notes if plan.reuse is not None else []:
+        err.print(f"warning: {visible(note)}", markup=False, soft_wrap=True)
+    err.print(visible(_header(plan, workers)), markup=False, soft_wrap=True)
     progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
     with progress:
         summary = execute(
@@ -143,27 +248,12 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
         human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
         for warning in plan.warnings:
             human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
-    if summary.interrupted:
-        return EXIT_INTERRUPTED
-    if summary.any_errors:
-        said = []
-        if summary.errored:
-            said.append(f"{plural(summary.errored, 'case')} had a target error (the target call failed)")
-        if summary.evaluator_errors:
-            said.append(
-                f"{plural(summary.evaluator_errors, 'case')} had an evaluator error (an evaluator could not run)"
-            )
-        print("; ".join(said), file=sys.stderr)
-        return EXIT_CASE_ERRORS
-    if threshold is not None:
-        stats = summary.stats()
-        mean = stats.mean if stats else 0.0
-        if mean < threshold:
-            print(f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", file=sys.stderr)
-            return EXIT_GATE_FAILED
-        return EXIT_OK
-    if not summary.all_passed:
-        not_passed = summary.completed - summary.passed
-        print(f"gate failed: {not_passed} of {summary.completed} cases did not pass", file=sys.stderr)
-        return EXIT_GATE_FAILED
-    return EXIT_OK
+    result = gate(summary, threshold)
+    if result.message and result.outcome != "interrupted":
+        print(result.message, file=sys.stderr)
+    return {
+        "ok": EXIT_OK,
+        "gate_failed": EXIT_GATE_FAILED,
+        "errors": EXIT_CASE_ERRORS,
+        "interrupted": EXIT_INTERRUPTED,
+    }[result.outcome]

@@ -132,6 +132,8 @@ class Exchange:
         }
         if usage:
             data["token_usage"] = usage
+        if self.replies and all(reply.cached for reply in self.replies):
+            data["cached"] = True  # every reply came from the judge cache: no call was made
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -150,17 +152,30 @@ def judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) ->
     return client, None
 
 
+def _ask(exchange: Exchange, validate: Callable[[Any], str | None]) -> tuple[ChatReply, Any, str | None]:
+    """One reply, its value and why it is not valid (None: it is). The judge cache is told the
+    verdict (`ChatReply.settle`): it keeps only valid replies."""
+    reply = exchange.client.complete(exchange.messages)
+    if reply.text is None:
+        return reply, None, None
+    value, problem = extract_json(reply.text)
+    if problem is None:
+        problem = validate(value)
+    if reply.settle is not None:
+        reply.settle(problem is None)
+    return reply, value, problem
+
+
 def converse(exchange: Exchange, validate: Callable[[Any], str | None]) -> tuple[Any, str | None]:
     """Ask until a reply validates (REPLY_ATTEMPTS at most). Returns (value, None) or (None, error)."""
     problem = "no reply"
     for _ in range(REPLY_ATTEMPTS):
-        reply = exchange.client.complete(exchange.messages)
+        reply, value, problem_or_none = _ask(exchange, validate)
+        if reply.cached and problem_or_none is not None:  # a stored reply that no longer validates:
+            reply, value, problem_or_none = _ask(exchange, validate)  # forgotten (settle), asked afresh
         exchange.replies.append(reply)
         if reply.text is None:
             return None, f"judge target '{exchange.client.name}' failed: {reply.error}"
-        value, problem_or_none = extract_json(reply.text)
-        if problem_or_none is None:
-            problem_or_none = validate(value)
         if problem_or_none is None:
             return value, None
         problem = problem_or_none

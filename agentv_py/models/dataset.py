@@ -300,6 +300,7 @@ class SuiteExecution(StrictModel):
     target: str | None = None
     judge_target: str | None = None
     evaluators: list[EvaluatorConfig] = Field(default_factory=list)
+    cache: bool = False  # cache target answers and judge replies (docs/incremental.md); --no-cache wins
 
 
 class Dataset(StrictModel):

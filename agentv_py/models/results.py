@@ -55,6 +55,7 @@ class Trace(_Result):
     judge_duration_ms: float | None = None
     # cli targets with `provider_batching: true`: how the case got its answer (runner/batch.py)
     batch: str | None = None
+    cache: Literal["hit", "miss"] | None = None  # with the cache on: the answer came from it, or was stored
 
 
 class ResultRow(_Result):
@@ -72,18 +73,26 @@ class ResultRow(_Result):
     misses: list[str] = Field(default_factory=list)
     reasoning: str = ""
     candidate_answer: str | None = None
+    # the target's own message list (tool calls), when it gave one: what trace evaluators and code
+    # judges read, kept so that `agentv rescore` scores them exactly as the run did
+    output_messages: list[Any] | None = None
     evaluator_results: list[EvaluatorResult] = Field(default_factory=list)
     error: str | None = None
     attempts: int = 1
     duration_ms: float = 0.0
     trace: Trace = Field(default_factory=Trace)
+    run_id: str | None = None  # the run that wrote the row (its manifest: `<results>.meta.json`)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The row as written to JSONL (`error` only present on error rows, an evaluator result's
-        `evaluator_results` only on a composite's)."""
+        """The row as written to JSONL (`error` only present on error rows, `output_messages` only
+        when the target gave them, an evaluator result's `evaluator_results` only on a composite's)."""
         data = self.model_dump()
         if data["error"] is None:
             del data["error"]
+        if data["run_id"] is None:
+            del data["run_id"]
+        if data["output_messages"] is None:
+            del data["output_messages"]
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}
         data["evaluator_results"] = [_without_empty_children(result) for result in data["evaluator_results"]]
         return data

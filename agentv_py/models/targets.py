@@ -105,6 +105,8 @@ class TargetBase(StrictModel):
     name: str
     judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
     vision: bool = False  # the target accepts images (required of judges of cases with images)
+    cache: bool = False  # cache this target's answers (and its replies as a judge): docs/incremental.md
+    cache_key: str | None = None  # part of every cache key: what the key cannot see (a model version)
 
     @field_validator("provider", mode="before", check_fields=False)
     @classmethod

@@ -146,8 +146,9 @@ class JsonlWriter:
     (and removes a file it created). A second writer on the same file fails at once. A write
     that fails is undone (the file is cut back to its last whole row) and raised."""
 
-    def __init__(self, target: str | Path, *, exclusive: bool = False) -> None:
+    def __init__(self, target: str | Path, *, exclusive: bool = False, append: bool = False) -> None:
         self.to_stdout = str(target) == "-"
+        self.append = append  # `--resume`: rows go after the file's rows, nothing is emptied
         self._created = False
         self._started = False
         self._closed = False
@@ -170,9 +171,17 @@ class JsonlWriter:
         self.count = 0
 
     def start(self) -> None:
-        """The run begins: an existing file is emptied (rows start at its beginning)."""
+        """The run begins: an existing file is emptied (rows start at its beginning). In append
+        mode it is kept, but cut after its last newline: a row a crash cut short goes, so the
+        rows written next start on a line of their own and the file stays valid JSONL."""
         self._started = True
-        if self._regular:
+        if self._regular and self.append:
+            assert self.path is not None
+            with open(self.path, "rb") as reader:  # the writer's own descriptor is write-only
+                self._end = _whole_lines_end(reader.fileno())
+            os.ftruncate(self._handle.fileno(), self._end)
+            self._handle.seek(self._end)
+        elif self._regular:
             os.ftruncate(self._handle.fileno(), 0)
             self._handle.seek(0)
 
@@ -234,6 +243,19 @@ class JsonlWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _whole_lines_end(fd: int) -> int:
+    """The length of a file up to and including its last newline (0: no whole line)."""
+    end = os.fstat(fd).st_size
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        chunk = os.pread(fd, end - start, start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
 
 
 def open_new_results(dataset: str, root: Path | None = None) -> JsonlWriter:

@@ -10,7 +10,7 @@ import unicodedata
 from typing import TYPE_CHECKING, TextIO
 
 from agentv_py.models.results import ResultRow
-from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary
+from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary, plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,10 +69,6 @@ def error_reason(row: ResultRow) -> str | None:
             reason = result.reasoning or (result.misses[0] if result.misses else "could not run")
             return f"evaluator error: {result.name}: {reason}"
     return None
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def error_counts(target_errors: int, evaluator_errors: int) -> str:

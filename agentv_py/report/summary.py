@@ -158,3 +158,48 @@ class RunSummary:
     def problems_not_listed(self) -> int:
         """Cases that did not pass but are left out of a table of problems (more than TABLE_ROWS)."""
         return self.problems - len(self._problem_heap)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """How a run ended for CI: `outcome` is ok, gate_failed, errors or interrupted (the CLI maps
+    them to exit codes 0, 1, 4, 130); `message` says why when it is not ok."""
+
+    outcome: str
+    message: str = ""
+    rule: str = "every case passed"
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "ok"
+
+
+def gate(summary: RunSummary, threshold: float | None) -> GateResult:
+    """The run's gate (decisions.md): interrupted > a target or evaluator error > the rule, which
+    is "every case passed", or with `threshold` "mean score >= threshold"."""
+    rule = f"mean score >= {threshold:g}" if threshold is not None else "every case passed"
+    if summary.interrupted:
+        return GateResult("interrupted", "the run was interrupted", rule)
+    if summary.any_errors:
+        said = []
+        if summary.errored:
+            said.append(f"{plural(summary.errored, 'case')} had a target error (the target call failed)")
+        if summary.evaluator_errors:
+            said.append(
+                f"{plural(summary.evaluator_errors, 'case')} had an evaluator error (an evaluator could not run)"
+            )
+        return GateResult("errors", "; ".join(said), rule)
+    if threshold is not None:
+        stats = summary.stats()
+        mean = stats.mean if stats else 0.0
+        if mean < threshold:
+            return GateResult("gate_failed", f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", rule)
+        return GateResult("ok", "", rule)
+    if not summary.all_passed:
+        not_passed = summary.completed - summary.passed
+        return GateResult("gate_failed", f"gate failed: {not_passed} of {summary.completed} cases did not pass", rule)
+    return GateResult("ok", "", rule)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -93,6 +93,7 @@ def score_case(
         misses: list[str] | None = None,
         reasoning: str = "",
         candidate_answer: str | None = None,
+        output_messages: list[Any] | None = None,
         evaluator_results: list[EvaluatorResult] | None = None,
         error: str | None = None,
     ) -> ResultRow:
@@ -109,6 +110,7 @@ def score_case(
             misses=misses or [],
             reasoning=reasoning,
             candidate_answer=candidate_answer,
+            output_messages=output_messages,
             evaluator_results=evaluator_results or [],
             error=error,
             attempts=attempts,
@@ -154,6 +156,7 @@ def score_case(
         misses=_join(results, "misses"),
         reasoning=reasoning,
         candidate_answer=outcome.answer,
+        output_messages=outcome.output_messages,
         evaluator_results=results,
     )
 

@@ -30,12 +30,13 @@ from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.evaluators.target_proxy import ProxyTargets
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import CliTarget, TargetConfig, is_model_target
+from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig, is_model_target
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
+from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings, CacheStore
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.targets import CliRunner, TargetOutcome, TargetRunner, make_runner
@@ -82,7 +83,11 @@ class Run:
         secrets: Sequence[str] = (),
         catalog: TargetCatalog | None = None,
         on_notice: Callable[[str], None] | None = None,
+        cache: CacheSettings | None = None,
     ) -> None:
+        self.notices: list[str] = []  # what the run had to say while running (a failed batch)
+        self._on_notice = on_notice
+        self.cache: Cache | None = None  # the answer cache, when on and usable (runner/cache.py)
         self.dataset = dataset
         self.cases = list(cases)
         self.options = options or RunOptions()
@@ -97,12 +102,28 @@ class Run:
             # $OPENAI_API_KEY included): masked in every row and message
             all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *_url_secrets(self.cases)]
             self.redact = Redactor(all_secrets)
-            self.runner: TargetRunner = self._make_runner(target, all_secrets)
+            runner = self._make_runner(target, all_secrets)
+            self.runner: TargetRunner = runner
             clients: dict[str, ChatClient] = {
-                name: self.runner if config is target else self._make_runner(config, all_secrets)
+                name: runner if config is target else self._make_runner(config, all_secrets)
                 for name, config in (judges or {}).items()
             }
+            # provider_batching: one command answers every case before they run (runner/batch.py)
+            self.batching = isinstance(target, CliTarget) and target.provider_batching
+            if cache is not None:
+                self.cache = self._open_cache(cache)
+            if self.cache is not None and cache is not None:
+                # a batch answers every case in one call: not cached; a mock costs nothing
+                if cache.target and not self.batching and not isinstance(target, MockTarget):
+                    self.runner = CachedTarget(runner, target, self.cache)
+                elif cache.target and self.batching:
+                    self.notice(f"cache: target '{target.name}' answers every case in one batch: not cached")
+                for name, config in (judges or {}).items():
+                    if name in cache.judges and not isinstance(config, MockTarget):
+                        clients[name] = CachedChat(clients[name], config, self.cache)
         except BaseException:
+            if self.cache is not None:
+                self.cache.store.close()
             shutil.rmtree(self.work_dir, ignore_errors=True)
             raise
         self._secrets = all_secrets
@@ -111,10 +132,18 @@ class Run:
         judges_seen = clients if catalog is None else ProxyTargets(clients, catalog.names, self._proxy_target)
         self.judging = Judging(judges_seen, default_judge)
         self.remote = RemoteFiles(self.work_dir / "fetched")  # files given by URL: fetched once per run
-        # provider_batching: one command answers every case before they run (runner/batch.py)
-        self.batching = isinstance(target, CliTarget) and target.provider_batching
-        self.notices: list[str] = []  # what the run had to say while running (a failed batch)
-        self._on_notice = on_notice
+
+    def _open_cache(self, settings: CacheSettings) -> Cache | None:
+        """The run's cache, or None when it has nothing to cache or its store cannot be used (said
+        once, through `notice`: the run goes on without it)."""
+        if not settings.target and not settings.judges:
+            return None
+        store = CacheStore(settings.directory, self.notice, settings.busy_timeout)
+        if store.disabled is not None:
+            store.close()
+            return None
+        # an answer holding one of the run's secrets is never written to disk
+        return Cache(store, settings.project, lambda value: self.redact.in_json(value))
 
     def _proxy_target(self, name: str) -> ChatClient | str:
         """A target of the catalog, built when a judge's proxy request first names it, or why
@@ -198,6 +227,8 @@ class Run:
                             answered=batch.outcomes.get(case_id) if batch else None,
                         )
                         row.trace.batch = batch_note(batch, case_id) if batch else None
+                        if isinstance(self.runner, CachedTarget):
+                            row.trace.cache = self.runner.status(case_id)
                     hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
@@ -329,8 +360,10 @@ class Run:
                 thread.join(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
-        """Stop the run (if it is still going) and remove its scratch directory."""
+        """Stop the run (if it is still going), close its cache and remove its scratch directory."""
         self.stop()
+        if self.cache is not None:
+            self.cache.store.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def __enter__(self) -> Run:

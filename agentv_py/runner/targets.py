@@ -172,20 +172,30 @@ class CliRunner:
         return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}{suffix}")
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        try:
+            values = self.case_values(case, attempt, [image.path() for image in case.images])
+        except (OSError, ValueError) as exc:
+            return TargetOutcome(None, f"target '{self.name}' failed: {exc}", retryable=False)
+        return self._run(values, case.case.id, attempt)
+
+    def case_values(
+        self, case: PreparedCase, attempt: int, images: list[str], files: list[str] | None = None
+    ) -> dict[str, list[str]]:
+        """The placeholder values of a case's command, with these image paths (and file paths:
+        default, the case's); {OUTPUT_FILE} is set per call. OSError or ValueError: the case's
+        guideline files, used by the template, cannot be read."""
         fmt = self.config.files_format
         values = {
             "PROMPT": [case.question],
-            "FILES": render_files(case.file_paths, fmt),  # guideline files first, as AgentV's file_paths
-            "IMAGES": render_files([image.path() for image in case.images], fmt),
+            # guideline files first, as AgentV's file_paths
+            "FILES": render_files(case.file_paths if files is None else files, fmt),
+            "IMAGES": render_files(images, fmt),
             "EVAL_ID": [case.case.id],
             "ATTEMPT": [str(attempt - 1)],  # AgentV counted attempts from 0
         }
         if "{GUIDELINES}" in self.config.command_template:  # read only when used
-            try:
-                values["GUIDELINES"] = [case.guidelines()]
-            except (OSError, ValueError) as exc:
-                return TargetOutcome(None, f"target '{self.name}' failed: {exc}", retryable=False)
-        return self._run(values, case.case.id, attempt)
+            values["GUIDELINES"] = [case.guidelines()]
+        return values
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         """As a judge: the messages' text as {PROMPT}, their images as {IMAGES}, the answer as the reply."""

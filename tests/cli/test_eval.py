@@ -33,6 +33,7 @@ ROW_KEYS = {
     "attempts",
     "duration_ms",
     "trace",
+    "run_id",
 }
 
 

@@ -14,7 +14,7 @@ from agentv_py import __version__
 from agentv_py.cli import app
 from tests.conftest import REPO_ROOT
 
-COMMANDS = ([], ["eval"], ["validate"], ["metrics"])
+COMMANDS = ([], ["eval"], ["validate"], ["metrics"], ["cache"], ["cache", "stats"], ["cache", "clear"], ["rescore"])
 TYPE_TAG = re.compile(r"<(bool|str|int|float|path|list|Path)\b[^>]*>")
 
 
@@ -40,7 +40,9 @@ def exit_codes(text: str) -> list[int]:
     return [int(code) for code in re.findall(r"^  (\d+) {2,}\S", section, flags=re.MULTILINE)]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=["agentv", "eval", "validate", "metrics"])
+@pytest.mark.parametrize(
+    "args", COMMANDS, ids=["agentv", "eval", "validate", "metrics", "cache", "cache-stats", "cache-clear", "rescore"]
+)
 @pytest.mark.parametrize("columns", [60, 100])
 def test_no_type_tags_and_nothing_wider_than_the_terminal(args, columns):
     text = help_text(args, columns)
@@ -62,9 +64,16 @@ def test_options_read_with_their_metavars():
         "--threshold X ",
         "--max-retries N ",
         "--judge-target NAME ",
+        "--resume RESULTS ",
+        "--rerun-failed RESULTS ",
+        "--retry-errors RESULTS ",
     ):
         assert f"\n  {name}" in text, name
-    assert re.search(r"\n  -w, --workers N +Cases run concurrently \(1-64\)\.  \[default: 4; 1<=x<=64\]\n", text)
+    assert "--force With --resume, --rerun-failed or --retry-errors: reuse the rows" in flat(text)
+    assert re.search(r"\n  -w, --workers N +Cases run concurrently \(1-64\)\.", text)
+    assert "-w, --workers N Cases run concurrently (1-64). [default: 4; 1<=x<=64] --max-retries" in flat(text)
+    assert re.search(r"\n  --cache / --no-cache +Reuse stored target answers", text)
+    assert re.search(r"\n  --cache-dir DIR +Cache directory\.  \[default: \.agentv/cache\]\n", text)
     assert re.search(r"\n  -v, --verbose +List every case", text)  # a flag: no value, no tag
     assert "Usage: agentv validate [OPTIONS] PATH...\n" in help_text(["validate"])
     metrics = help_text(["metrics"])
@@ -97,12 +106,31 @@ def test_each_command_lists_only_its_own_exit_codes():
     assert "gate" not in validate and "130" not in validate
     metrics = help_text(["metrics"])
     assert "gate" not in metrics and "the file holds no details.metrics" in metrics
+    for args in (["cache"], ["cache", "stats"], ["cache", "clear"]):
+        cache = help_text(args)
+        assert exit_codes(cache) == [0, 2, 3] and "gate" not in cache, args
+        assert "the cache database cannot be read or written (locked, read-only)" in flat(cache)
+
+
+def test_rescore_help_reads_with_its_metavars_and_lists_its_exit_codes():
+    text = help_text(["rescore"])
+    assert "Usage: agentv rescore [OPTIONS] RESULTS\n" in text
+    for name in ("-d, --dataset DATASET ", "-o, --out PATH ", "--targets PATH ", "--threshold X ", "-w, --workers N "):
+        assert f"\n  {name}" in text, name
+    assert "\n  --judge-target NAME " in text
+    flat_text = flat(text)
+    assert "[default: the one RESULTS' manifest names]" in flat_text
+    assert "[default: <dataset>_<UTC>.jsonl in .agentv/results/]" in flat_text
+    assert exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
+    assert "4 a row holds a target error (copied from RESULTS) or an evaluator could not run" in flat_text
 
 
 def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
     text = help_text([], 60)
     assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
-    assert "validate, metrics and schema exit with their own codes: see agentv COMMAND --help." in flat(text)
+    assert "rescore, validate, metrics, schema and cache exit with their own codes: see agentv COMMAND --help." in flat(
+        text
+    )
     for command in ("eval", "metrics", "validate"):
         assert re.search(rf"\n  {command} +\S", text)
     assert "..." not in text.split("Commands:")[1]  # no command's summary is cut short

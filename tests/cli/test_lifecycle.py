@@ -20,7 +20,7 @@ def _workspace(ws, pids: Path) -> None:
     """Three slow cases (record their pid, sleep 60 s) and one fast case that answers once all
     three are running."""
     ws.cli_target("sh {FILES}")
-    ok = 'echo \'{"a": 1, "b": 2}\''
+    ok = 'echo \'{"a": 1, "b": 2, "pad": "' + "x" * 20000 + "\"}'"
     wait = f"while [ $(ls {pids} | wc -l) -lt 3 ]; do sleep 0.02; done; {ok}"
     sleeper = f"echo $$ > {pids}/$$; sleep 60"
     ws.cases_dataset([(f"slow-{i}", sleeper, {"a": 1}) for i in range(3)] + [("fast", wait, {"a": 1, "b": 2})])
@@ -56,9 +56,9 @@ def _all_dead(pids: Path) -> list[int]:
 
 
 def _small_file_limit() -> None:
-    """In the child: files may grow to 64 bytes (the pid files fit, a row does not): a disk that
-    fills up mid-run, for real (EFBIG from the kernel)."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+    """In the child: files may grow to 16 KB (the pid files and the run manifest fit, the fast
+    case's 20 KB row does not): a disk that fills up mid-run, for real (EFBIG from the kernel)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
 
 
 def test_a_write_error_stops_the_run_and_leaves_no_process_behind(ws, tmp_path):

@@ -1,0 +1,171 @@
+"""`agentv rescore RESULTS`: score a run's stored answers again with the dataset's current
+evaluators (no target call), into a new results file; summary and gate as `agentv eval`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from agentv_py.cli.base import (
+    EXIT_CASE_ERRORS,
+    EXIT_CONFIG,
+    EXIT_GATE_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    app,
+    boundary,
+)
+from agentv_py.cli.help import with_exit_codes
+
+RESCORE_EXIT_CODES = (
+    (EXIT_OK, "gate passed"),
+    (EXIT_GATE_FAILED, "gate failed: some case did not pass, or mean score < --threshold"),
+    (
+        EXIT_CONFIG,
+        "usage error; no results file, no rows in it, rows mostly of another dataset, no dataset known "
+        "(no manifest and no --dataset), a dataset or judge target error, or an --out that cannot be "
+        "written or is RESULTS itself (nothing was scored)",
+    ),
+    (EXIT_INTERNAL, "internal error (a bug: traceback shown)"),
+    (
+        EXIT_CASE_ERRORS,
+        "a row holds a target error (copied from RESULTS) or an evaluator could not run; takes precedence over 1",
+    ),
+    (
+        EXIT_OUTPUT,
+        "the new results or manifest could not be written once scoring had started: judges killed, "
+        "rows written so far kept",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows scored so far are kept"),
+)
+RescoreCommand = with_exit_codes("RescoreCommand", RESCORE_EXIT_CODES)
+
+
+@app.command(cls=RescoreCommand, short_help="Score a run's stored answers again with the current evaluators.")
+@boundary
+def rescore(
+    results: Path = typer.Argument(
+        ..., metavar="RESULTS", help="A JSONL results file written by `agentv eval`.", show_default=False
+    ),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        "-d",
+        metavar="DATASET",
+        help="Dataset whose evaluators score the answers.  [default: the one RESULTS' manifest names]",
+    ),
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="New JSONL results file (never RESULTS); '-' writes the JSONL to stdout.  "
+        "[default: <dataset>_<UTC>.jsonl in .agentv/results/]",
+    ),
+    targets: Path | None = typer.Option(
+        None,
+        "--targets",
+        metavar="PATH",
+        help="targets.yaml with the judge targets.  [default: the run's, else found from the dataset]",
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Gate on mean score >= X instead of 'every case passed'.",
+    ),
+    workers: int = typer.Option(
+        4,
+        "--workers",
+        "-w",
+        min=1,
+        max=64,
+        metavar="N",
+        help="Cases scored concurrently when code or LLM judges run (1-64).",
+    ),
+    judge_target: str | None = typer.Option(
+        None,
+        "--judge-target",
+        metavar="NAME",
+        help="Judge target for llm_judge and rubric evaluators without their own 'target:'.  "
+        "[default: execution.judge_target, else the run's]",
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
+    cache: bool | None = typer.Option(
+        None,
+        "--cache/--no-cache",
+        help="Reuse stored LLM-judge replies whose inputs are unchanged, or never (whatever the files say).  "
+        "[default: the dataset's execution.cache or a judge target's cache]",
+        show_default=False,
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
+    ),
+) -> int:
+    """Score the answers stored in RESULTS again with the dataset's current evaluators, without
+    calling the target, and write a new results file and manifest. Rows whose target failed are
+    copied; cases without a row are listed, not run."""
+    from rich.console import Console
+
+    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
+    from agentv_py.report.summary import gate, plural
+    from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
+
+    request = RescoreRequest(
+        results=results,
+        dataset=dataset,
+        out=out,
+        targets=targets,
+        workers=workers,
+        threshold=threshold,
+        judge_target=judge_target,
+        verbose=verbose,
+        cache=cache,
+        cache_dir=cache_dir,
+    )
+    writer = open_rescore_results(request)  # --out locked first: exit 2 before anything is read
+    try:
+        plan = plan_rescore(request)
+        err = Console(stderr=True, highlight=False)
+
+        def warn(message: str) -> None:
+            err.print(f"warning: {visible(message)}", markup=False, soft_wrap=True)
+
+        notes = [*(str(warning) for warning in plan.eval_plan.warnings), *plan.warnings]
+        for note in notes:
+            warn(note)
+        err.print(
+            visible(
+                f"agentv: re-scoring {plural(len(plan.cases), 'row')} of {results} with the evaluators of "
+                f"'{plan.eval_plan.dataset.name}' (no target calls; {plural(plan.workers, 'worker')})"
+            ),
+            markup=False,
+            soft_wrap=True,
+        )
+        progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
+        with progress:
+            summary = execute_rescore(plan, progress.advance, writer, on_notice=warn)
+    finally:
+        if writer is not None:
+            writer.close()
+    human = err if out == "-" else stdout_console()
+    render_summary(human, summary, verbose=verbose)
+    if notes:  # repeated: the start of a long run's output has scrolled away
+        human.print(f"{plural(len(notes), 'warning')}:", markup=False)
+        for note in notes:
+            human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
+    result = gate(summary, threshold)
+    if result.message and result.outcome != "interrupted":
+        print(result.message, file=sys.stderr)
+    return {
+        "ok": EXIT_OK,
+        "gate_failed": EXIT_GATE_FAILED,
+        "errors": EXIT_CASE_ERRORS,
+        "interrupted": EXIT_INTERRUPTED,
+    }[result.outcome]

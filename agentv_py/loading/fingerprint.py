@@ -1,0 +1,195 @@
+"""What a run is made of, as hashes: the dataset file, each case's evaluator list, the files
+its judges read, its targets (secrets masked). The run manifest (`report.manifest`) records them,
+so that `rescore` and `--resume` can tell whether a results file may be reused.
+
+Every hash is SHA-256 of canonical JSON (sorted keys, no spaces) or of a file's bytes, so two runs
+of the same inputs on any machine have the same hashes. Secrets never enter a manifest: a target's
+config is masked (`Redactor`) before it is recorded or hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentv_py.loading.jsonl import is_jsonl, sidecar_path
+from agentv_py.locate import repo_root, resolve_file, search_dirs, working_dir
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig
+from agentv_py.models.manifest import DatasetInfo, EvaluatorInfo, RunManifest, TargetInfo
+from agentv_py.models.targets import TargetConfig
+from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.process.command import needs_shell, script_argv
+from agentv_py.process.redact import Redactor
+
+
+def dataset_sha256(dataset: LoadedDataset) -> str:
+    """The dataset file's content hash (a JSONL dataset: its bytes, then its sidecar's)."""
+    digest = hashlib.sha256(dataset.path.read_bytes())
+    sidecar = sidecar_path(dataset.path) if is_jsonl(dataset.path) else None
+    if sidecar is not None and sidecar.is_file():
+        digest.update(b"\0sidecar\0" + sidecar.read_bytes())
+    return digest.hexdigest()
+
+
+def canonical_sha256(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def config_data(value: Any) -> Any:
+    """A config as plain data for hashing: every field, pass-through keys, and the prompt template
+    text a prompt file was read into (a private attribute `model_dump` leaves out)."""
+    if isinstance(value, BaseModel):
+        data = {name: config_data(getattr(value, name)) for name in type(value).model_fields}
+        data.update({key: config_data(item) for key, item in (value.model_extra or {}).items()})
+        template = getattr(value, "template", None)
+        if isinstance(template, str):
+            data["__template__"] = template
+        return data
+    if isinstance(value, dict):
+        return {str(key): config_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [config_data(item) for item in value]
+    return value
+
+
+def evaluator_fingerprints(
+    cases: Sequence[PreparedCase],
+) -> tuple[dict[str, EvaluatorInfo], dict[str, str], str]:
+    """(each distinct evaluator config's hash -> its type and name, each case id -> the hash of its
+    evaluator list, the hash of that map)."""
+    evaluators: dict[str, EvaluatorInfo] = {}
+    per_case: dict[str, str] = {}
+    known: dict[int, str] = {}  # a suite's configs are shared by every case: hashed once
+    lists: dict[tuple[int, ...], str] = {}
+    for prepared in cases:
+        identity = tuple(id(config) for config in prepared.evaluators)
+        if identity in lists:
+            per_case[prepared.case.id] = lists[identity]
+            continue
+        hashes = []
+        for config in prepared.evaluators:
+            digest = known.get(id(config)) or canonical_sha256(config_data(config))
+            known[id(config)] = digest
+            evaluators.setdefault(
+                digest, EvaluatorInfo(type=str(getattr(config, "type", "")), name=config.display_name)
+            )
+            hashes.append(digest)
+        per_case[prepared.case.id] = lists[identity] = canonical_sha256(hashes)
+    return evaluators, per_case, canonical_sha256(per_case)
+
+
+def _walk(configs: Iterable[Any]) -> Iterable[Any]:
+    for config in configs:
+        yield config
+        if isinstance(config, CompositeConfig):
+            yield from _walk(config.evaluators)
+
+
+def judge_files(dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> dict[str, str]:
+    """Content hashes of the project files the cases' judges read: code-judge and prompt-script
+    words that name a file (relative to the judge's cwd), composite aggregator commands, prompt
+    files. Files outside the project (an interpreter such as /usr/bin/python3) are left out."""
+    found: dict[str, str] = {}
+    dirs = search_dirs(dataset.directory)
+    project = repo_root(dataset.directory) or dataset.directory  # an interpreter is not project content
+
+    def add(path: Path) -> None:
+        resolved = path.resolve()
+        key = str(resolved)
+        if key not in found and resolved.is_relative_to(project.resolve()) and resolved.is_file():
+            try:
+                found[key] = file_sha256(path)
+            except OSError:
+                found[key] = "unreadable"
+
+    def add_words(script: list[str] | str, cwd: str | None) -> None:
+        base = working_dir(dataset.directory, cwd)
+        words = script.split() if isinstance(script, str) and needs_shell(script) else script_argv(script)
+        for word in words:
+            if word and not word.startswith("-"):
+                add(base / word)
+
+    seen: set[int] = set()
+    for prepared in cases:
+        for config in _walk(prepared.evaluators):
+            if id(config) in seen:
+                continue
+            seen.add(id(config))
+            if isinstance(config, CodeJudgeConfig):
+                add_words(config.script, config.cwd)
+            elif isinstance(config, LlmJudgeConfig):
+                if config.prompt_script is not None:
+                    add_words(config.prompt_script.script, config.prompt_script.cwd)
+                elif config.prompt_file is not None:
+                    path, _ = resolve_file(config.prompt_file, dataset.directory, dirs)
+                    if path is not None:
+                        add(path)
+            elif isinstance(config, CompositeConfig):
+                aggregator = config.aggregator
+                if aggregator.path is not None:
+                    add_words(aggregator.path, aggregator.cwd)
+                if aggregator.prompt_file is not None:
+                    path, _ = resolve_file(aggregator.prompt_file, dataset.directory, dirs)
+                    if path is not None:
+                        add(path)
+    return dict(sorted(found.items()))
+
+
+def target_info(config: TargetConfig, redact: Redactor) -> TargetInfo:
+    """A target as a manifest records it: its config with every secret masked, and that config's hash."""
+    data = redact.data(config_data(config))
+    return TargetInfo(
+        name=config.name, provider=str(getattr(config, "provider", "")), sha256=canonical_sha256(data), config=data
+    )
+
+
+def build_manifest(
+    *,
+    run_id: str,
+    results: Path,
+    dataset: LoadedDataset,
+    dataset_sha256: str,
+    cases: Sequence[PreparedCase],
+    target: TargetConfig,
+    judges: dict[str, TargetConfig],
+    secrets: Sequence[str],
+    options: dict[str, Any],
+    version: str,
+    started_at: str,
+) -> RunManifest:
+    redact = Redactor(secrets, mask_keys=True)
+    evaluators, per_case, combined = evaluator_fingerprints(cases)
+    return RunManifest(
+        run_id=run_id,
+        tool={"name": "agentv", "version": version},
+        results=str(results.resolve()),
+        dataset=DatasetInfo(
+            path=str(dataset.path),
+            name=dataset.name,
+            sha256=dataset_sha256,
+            cases=len(dataset.cases),
+            case_ids=[prepared.case.id for prepared in cases],
+        ),
+        evaluators=evaluators,
+        case_evaluators=per_case,
+        evaluators_sha256=combined,
+        files=judge_files(dataset, cases),
+        target=target_info(target, redact),
+        judges={name: target_info(config, redact) for name, config in judges.items()},
+        options=redact.data(options),
+        started_at=started_at,
+    )

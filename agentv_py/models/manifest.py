@@ -1,0 +1,78 @@
+"""The run manifest (`<results>.meta.json`): what a results file was made from, so a later
+command can tell whether it may reuse it (resume, rescore) and a reader what produced it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MANIFEST_VERSION = 1
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+class _Part(BaseModel):
+    # Manifests are written by us and read back by later versions: unknown keys are ignored.
+    model_config = ConfigDict(extra="ignore")
+
+
+class DatasetInfo(_Part):
+    path: str  # absolute
+    name: str
+    sha256: str  # of the file's bytes (a JSONL dataset: its bytes, then its sidecar's)
+    cases: int  # cases in the file
+    case_ids: list[str] = Field(default_factory=list)  # the cases this run selected, in dataset order
+
+
+class EvaluatorInfo(_Part):
+    type: str
+    name: str
+
+
+class TargetInfo(_Part):
+    name: str
+    provider: str
+    sha256: str  # of `config` (secrets masked: a new API key does not make another target)
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class Counts(_Part):
+    selected: int = 0
+    written: int = 0
+    passed: int = 0
+    partial: int = 0
+    failed: int = 0
+    target_errors: int = 0
+    evaluator_errors: int = 0
+    mean_score: float | None = None
+
+
+class GateInfo(_Part):
+    rule: str
+    outcome: str  # ok, gate_failed, errors, interrupted
+    passed: bool
+    message: str = ""
+
+
+class RunManifest(_Part):
+    """Written when a run starts (`status: running`) and again when it ends."""
+
+    manifest_version: int = MANIFEST_VERSION
+    run_id: str
+    tool: dict[str, str]  # {name, version}
+    results: str  # the results file, absolute
+    dataset: DatasetInfo
+    # evaluator config hash -> what it is; each selected case -> the hash of its evaluator list
+    evaluators: dict[str, EvaluatorInfo] = Field(default_factory=dict)
+    case_evaluators: dict[str, str] = Field(default_factory=dict)
+    evaluators_sha256: str = ""  # of `case_evaluators`: one value to compare
+    files: dict[str, str] = Field(default_factory=dict)  # judge scripts and prompt files: path -> sha256
+    target: TargetInfo
+    judges: dict[str, TargetInfo] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    started_at: str
+    ended_at: str | None = None
+    status: RunStatus = "running"
+    counts: Counts = Field(default_factory=Counts)
+    gate: GateInfo | None = None
+    derived_from: str | None = None  # rescore / rerun: the run whose answers this run reused

@@ -1,0 +1,613 @@
+"""`agentv rescore`: the stored answers of a results file scored again with the dataset's current
+evaluators, without one target call, into a new results file with its own manifest.
+
+The results file is read twice, streaming: a quick scan (each line's case id and nothing else)
+decides which row stands for each case (the last one), what is missing, dropped or unreadable,
+and whether the file belongs to the dataset at all, before any judge runs; then a `Run` scores
+the chosen rows with the run's judges and worker threads, its "target" being `StoredAnswers`,
+which hands each case the answer, trace and `output_messages` its row holds. Rows whose target
+failed are copied. Nothing holds more than a few rows at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
+from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
+from agentv_py.models.manifest import RunManifest, TargetInfo
+from agentv_py.models.results import ResultRow
+from agentv_py.models.targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
+from agentv_py.prepared import PreparedCase
+from agentv_py.report.jsonl import MAX_LINE_BYTES, JsonlWriter, ResultsUnavailable, open_new_results, read_rows
+from agentv_py.report.manifest import (
+    ManifestError,
+    finish_manifest,
+    manifest_path,
+    new_run_id,
+    read_manifest,
+    utc_now,
+    write_manifest,
+)
+from agentv_py.report.summary import RunSummary, gate, plural
+from agentv_py.runner.cache import CacheSettings
+from agentv_py.runner.engine import RunOptions, score_case
+from agentv_py.runner.run import Interrupted, Run, sigterm_interrupts
+from agentv_py.runner.targets import DRY_RUN_TARGET, TargetOutcome
+from agentv_py.session import (
+    EvalPlan,
+    EvalRequest,
+    cache_settings,
+    log_notice,
+    open_results,
+    plan_eval,
+    tool_version,
+)
+
+IDS_SHOWN = 10  # case ids listed in one message before ", ..."
+LINES_SHOWN = 10  # unreadable lines listed one by one before a count
+# What preflight says when no eval target can judge in a dry run; rescore has no eval target either.
+_DRY_RUN_REASON = "with --dry-run no eval target can judge"
+_NO_TARGET_REASON = "agentv rescore runs no eval target, so none judges"
+_TRACE_KEYS = ("duration_ms", "token_usage", "cost_usd", "model", "http_attempts")
+_MODEL_PROVIDERS = frozenset(("openai", "anthropic", *AZURE_PROVIDERS, *GEMINI_PROVIDERS))
+
+
+@dataclass
+class RescoreRequest:
+    results: Path
+    dataset: Path | None = None  # default: the dataset the manifest names
+    out: str | None = None  # default: a new file in .agentv/results/
+    targets: Path | None = None  # default: the run's --targets, else found from the dataset
+    workers: int = 4
+    threshold: float | None = None
+    judge_target: str | None = None
+    verbose: bool = False
+    cache: bool | None = None  # --cache / --no-cache: LLM-judge replies from the cache (targets never run)
+    cache_dir: Path | None = None
+
+
+@dataclass
+class RescorePlan:
+    request: RescoreRequest
+    eval_plan: EvalPlan  # the dataset, its judges and their secrets, as `agentv eval --dry-run` plans them
+    manifest: RunManifest | None  # the old run's, when it could be read
+    lines: dict[int, str]  # line of RESULTS -> the case its row re-scores (each case's last row)
+    cases: list[PreparedCase]  # those cases, in the order of their rows
+    target: TargetInfo  # the target that gave the answers (the new manifest records it)
+    derived_from: str | None
+    warnings: list[str] = field(default_factory=list)
+    run_id: str = field(default_factory=new_run_id)
+    positions: dict[str, int] = field(default_factory=dict)  # case id -> its index in the dataset
+
+    def __post_init__(self) -> None:
+        self.positions = {prepared.case.id: i for i, prepared in enumerate(self.eval_plan.dataset.cases)}
+
+    @property
+    def judged(self) -> bool:
+        """Does a code or LLM judge run for some case (then its rows are scored by worker threads)?"""
+        return any(_waits(config) for prepared in self.cases for config in prepared.evaluators)
+
+    @property
+    def workers(self) -> int:
+        """Worker threads: the requested number when judges run (they wait on processes and HTTP),
+        else none but the calling thread (pure scoring is bound by the interpreter)."""
+        return self.request.workers if self.judged else 1
+
+
+def _waits(config: Any) -> bool:
+    """Does this evaluator wait on a process or a model (a code or LLM judge, at any depth)?"""
+    if isinstance(config, CompositeConfig):
+        return config.aggregator.type != "weighted_average" or any(_waits(m) for m in config.evaluators)
+    return isinstance(config, CodeJudgeConfig) or calls_judge(config)
+
+
+@dataclass
+class _Scan:
+    """What a quick pass over the results file found, line by line."""
+
+    last: dict[str, int] = field(default_factory=dict)  # case id -> the line of its last row
+    rows: Counter[str] = field(default_factory=Counter)  # case id -> rows
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # lines that are no row, and why
+    truncated: int | None = None  # the last line, cut short (no newline, not JSON)
+    run_ids: set[str] = field(default_factory=set)
+    datasets: set[str] = field(default_factory=set)
+    target: str | None = None
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:  # an integer wider than 64 bits: the standard library reads it
+        return json.loads(line)
+
+
+def _scan(path: Path) -> _Scan:
+    """Each line's case id, status aside: one JSON parse per line, no row models. Lines are
+    numbered as `read_rows` numbers them; a line over MAX_LINE_BYTES is skipped unread."""
+    scan = _Scan()
+    number = 0
+    with path.open("rb") as handle:
+        while line := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            ended = line.endswith(b"\n")
+            if not ended and len(line) > MAX_LINE_BYTES:
+                while line and not line.endswith(b"\n"):  # read past it, never holding it
+                    line = handle.readline(1024 * 1024)
+                scan.skipped.append((number, f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB: not read"))
+                continue
+            if not line.strip():
+                continue
+            try:
+                data = _loads(line)
+            except (ValueError, RecursionError) as exc:
+                if ended:
+                    scan.skipped.append((number, f"not JSON: {exc}"))
+                else:
+                    scan.truncated = number
+                continue
+            eval_id = data.get("eval_id") if isinstance(data, dict) else None
+            if not isinstance(eval_id, str):
+                scan.skipped.append((number, "not a result row: it has no eval_id"))
+                continue
+            scan.last[eval_id] = number
+            scan.rows[eval_id] += 1
+            run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
+            if isinstance(run_id, str):
+                scan.run_ids.add(run_id)
+            if isinstance(dataset, str):
+                scan.datasets.add(dataset)
+            if scan.target is None and isinstance(target, str):
+                scan.target = target
+    return scan
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:IDS_SHOWN])
+    return shown + (", ..." if len(ids) > IDS_SHOWN else "")
+
+
+def _read_old_manifest(request: RescoreRequest, warnings: list[str]) -> RunManifest | None:
+    """The manifest of the results file. Missing or unreadable: an error (exit 2) without
+    --dataset (the dataset is unknown), a warning with it (the rows alone are re-scored)."""
+    path = manifest_path(request.results)
+    try:
+        return read_manifest(request.results)
+    except ManifestError as exc:
+        missing = not os.path.lexists(path)
+        if request.dataset is None:
+            raise AgentvError(
+                f"{exc}: the dataset it was run with is unknown"
+                if missing
+                else f"{exc}; the dataset it was run with is unknown",
+                hint="pass --dataset DATASET to re-score the rows alone",
+            ) from None
+        warnings.append(
+            f"{exc}: re-scoring from the rows alone" if missing else f"{exc}; re-scoring from the rows alone"
+        )
+        return None
+
+
+def _run_judge(manifest: RunManifest | None) -> str | None:
+    """The default judge of the old run when the dataset does not name one: its --judge-target,
+    else its eval target's `judge_target`, else the target itself when it was a model target
+    (which judged its own answers). None: nothing recorded."""
+    if manifest is None:
+        return None
+    for recorded in (manifest.options.get("judge_target"), manifest.target.config.get("judge_target")):
+        if isinstance(recorded, str) and recorded:
+            return recorded
+    if manifest.target.provider in _MODEL_PROVIDERS:
+        return manifest.target.name
+    return None
+
+
+def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset: Path) -> EvalPlan:
+    """The dataset loaded and checked, its judge targets resolved, as `agentv eval --dry-run`
+    plans (no eval target is selected or started). The default judge: --judge-target, else
+    execution.judge_target, else the one the old run used by default (`_run_judge`)."""
+    targets = request.targets
+    recorded = manifest.options.get("targets") if manifest is not None else None
+    if targets is None and isinstance(recorded, str) and Path(recorded).is_file():
+        targets = Path(recorded)  # the targets file the run was given with --targets
+    eval_request = EvalRequest(
+        dataset=dataset,
+        targets=targets,
+        workers=request.workers,
+        max_retries=0,
+        verbose=request.verbose,
+        dry_run=True,
+        judge_target=request.judge_target,
+        threshold=request.threshold,
+        cache=request.cache,
+        cache_dir=request.cache_dir,
+    )
+    try:
+        plan = plan_eval(eval_request)
+    except ConfigError as exc:
+        judge = _run_judge(manifest) if request.judge_target is None else None
+        if judge is None or not any(_DRY_RUN_REASON in p.message for p in exc.problems):
+            raise _without_dry_run(exc) from None
+        eval_request.judge_target = judge  # as the old run judged: its target's judge
+        try:
+            plan = plan_eval(eval_request)
+        except ConfigError as again:
+            raise _without_dry_run(again) from None
+    return plan
+
+
+def _without_dry_run(exc: ConfigError) -> ConfigError:
+    """Preflight's words for a dry run, said for rescore (which has no eval target either)."""
+    problems = [
+        Problem(p.file, p.line, p.location, p.message.replace(_DRY_RUN_REASON, _NO_TARGET_REASON)) for p in exc.problems
+    ]
+    return ConfigError(problems, exc.hint or "pass --judge-target NAME")
+
+
+def plan_rescore(request: RescoreRequest) -> RescorePlan:
+    """Read the results file and its manifest, load the dataset, decide which rows to re-score.
+    Raises AgentvError (exit 2) before anything runs: no results file, no dataset known, an
+    invalid dataset or judge target, a file with no row or whose rows are mostly not the
+    dataset's cases."""
+    results = request.results
+    if not results.is_file():
+        raise AgentvError(
+            f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (its --out)"
+        )
+    warnings: list[str] = []
+    manifest = _read_old_manifest(request, warnings)
+    if request.dataset is not None:
+        dataset_path = request.dataset
+    else:
+        assert manifest is not None
+        dataset_path = Path(manifest.dataset.path)
+        if not dataset_path.exists():
+            raise AgentvError(
+                f"the dataset {results} was run with, {dataset_path}, no longer exists",
+                hint="pass --dataset DATASET",
+            )
+    eval_plan = _plan_dataset(request, manifest, dataset_path)
+    dataset = eval_plan.dataset
+    scan = _scan(results)
+    by_id = {prepared.case.id: prepared for prepared in dataset.cases}
+    shown = str(results)
+
+    if not scan.last:
+        why = "it is empty" if not scan.skipped and scan.truncated is None else "no line of it is a result row"
+        raise AgentvError(f"{shown} has no result rows ({why}): nothing to re-score")
+    known = [case_id for case_id in scan.last if case_id in by_id]
+    gone = sorted(case_id for case_id in scan.last if case_id not in by_id)
+    if len(known) * 2 < len(scan.last):
+        ran = f" (the run used {manifest.dataset.path})" if manifest is not None else ""
+        raise AgentvError(
+            f"{shown} does not hold results of {dataset.path}: only {len(known)} of the "
+            f"{plural(len(scan.last), 'case')} it has rows for {'is' if len(known) == 1 else 'are'} in that dataset "
+            f"(not in it: {_ids(gone)})",
+            hint=f"pass the dataset the run used with --dataset{ran}; rescore refuses a file whose rows are "
+            "mostly for cases the dataset does not have",
+        )
+
+    if manifest is not None:
+        if Path(manifest.dataset.path).resolve() != dataset.path.resolve():
+            warnings.append(f"{shown} was written for {manifest.dataset.path}; re-scoring with {dataset.path}")
+        elif manifest.dataset.sha256 != dataset_sha256(dataset):
+            warnings.append(
+                f"{dataset.path} changed since {shown} was written: its rows are scored with the evaluators "
+                "and expected answers the dataset has now"
+            )
+        if manifest.status == "running":
+            warnings.append(f"the run that wrote {shown} has not finished (or was killed): its rows so far are used")
+    elif scan.datasets and dataset.name not in scan.datasets:
+        names = ", ".join(sorted(scan.datasets))
+        warnings.append(f"the rows of {shown} are of dataset {names}; re-scoring with '{dataset.name}'")
+    for number, reason in scan.skipped[:LINES_SHOWN]:
+        warnings.append(f"{shown}:{number}: skipped: {reason}")
+    if len(scan.skipped) > LINES_SHOWN:
+        warnings.append(f"{shown}: {len(scan.skipped) - LINES_SHOWN} more lines skipped (not listed)")
+    if scan.truncated is not None:
+        warnings.append(
+            f"{shown}:{scan.truncated}: the last line is cut short (its run was stopped while writing it): "
+            "skipped; its case counts as having no row"
+        )
+    repeated = [f"{case_id} ({count} rows)" for case_id, count in sorted(scan.rows.items()) if count > 1]
+    if repeated:
+        have = "has" if len(repeated) == 1 else "have"
+        warnings.append(
+            f"{plural(len(repeated), 'case')} {have} more than one row in {shown} (the last one is used): "
+            + _ids(repeated)
+        )
+    if gone:
+        are = "is" if len(gone) == 1 else "are"
+        warnings.append(
+            f"{plural(len(gone), 'row')} of {shown} {are} for cases no longer in the dataset (dropped): {_ids(gone)}"
+        )
+    missing = [prepared.case.id for prepared in dataset.cases if prepared.case.id not in scan.last]
+    if missing:
+        have = "has" if len(missing) == 1 else "have"
+        warnings.append(
+            f"{plural(len(missing), 'case')} in the dataset {have} no row in {shown}: {_ids(missing)} "
+            "(run them with agentv eval)"
+        )
+
+    lines = {number: case_id for case_id, number in scan.last.items() if case_id in by_id}
+    ordered = sorted(lines)
+    if manifest is not None:
+        target = manifest.target
+        derived_from: str | None = manifest.run_id
+    else:
+        target = TargetInfo(name=scan.target or "unknown", provider="unknown", sha256="")
+        derived_from = next(iter(scan.run_ids)) if len(scan.run_ids) == 1 else None
+    return RescorePlan(
+        request,
+        eval_plan,
+        manifest,
+        {number: lines[number] for number in ordered},
+        [by_id[lines[number]] for number in ordered],
+        target,
+        derived_from,
+        warnings,
+    )
+
+
+def stored_outcome(row: ResultRow) -> TargetOutcome:
+    """What the target gave for a row, as the run had it: the answer as written (already taken out
+    of any envelope), the metrics it reported (`engine._trace` reads them as it did), its
+    `output_messages`. A row whose target failed gives its error (never retried)."""
+    if row.status == "error":
+        return TargetOutcome(None, row.error or "target failed", retryable=False)
+    if row.candidate_answer is None:
+        return TargetOutcome(None, "its row has no candidate_answer: nothing to re-score", retryable=False)
+    reported = row.trace.model_dump(include=set(_TRACE_KEYS), exclude_none=True)
+    return TargetOutcome(
+        row.candidate_answer,
+        output_messages=row.output_messages,
+        trace=reported,
+        duration_ms=row.trace.duration_ms or 0.0,
+    )
+
+
+class StoredAnswers:
+    """A target that answers each case with its row of the results file, read as the run's
+    workers ask: rows come in the order the run takes cases (the order of `lines`), so at most one
+    row per worker waits here. The row each answer came from is kept until `taken` claims it."""
+
+    vision = True
+
+    def __init__(self, name: str, path: Path, lines: Mapping[int, str]) -> None:
+        self.name = name
+        self._path = path
+        self._lines = lines
+        self._rows = self._read()
+        self._ready: dict[str, ResultRow | str] = {}
+        self._given: dict[str, ResultRow | str] = {}
+        self._lock = threading.Lock()
+
+    def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
+        for number, item in read_rows(self._path):
+            case_id = self._lines.get(number)
+            if case_id is not None:
+                yield case_id, item if isinstance(item, ResultRow) else f"line {number}: {item}"
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        case_id = case.case.id
+        with self._lock:
+            while case_id not in self._ready:
+                found = next(self._rows, None)
+                if found is None:
+                    break
+                self._ready[found[0]] = found[1]
+            stored = self._ready.pop(case_id, None)
+            if stored is not None:
+                self._given[case_id] = stored
+        if stored is None:
+            return TargetOutcome(None, f"its row is no longer in {self._path} (the file changed)", retryable=False)
+        if isinstance(stored, str):
+            return TargetOutcome(None, f"its row in {self._path} cannot be read: {stored}", retryable=False)
+        return stored_outcome(stored)
+
+    def taken(self, case_id: str) -> ResultRow | str | None:
+        """The row the answer for `case_id` came from (once)."""
+        with self._lock:
+            return self._given.pop(case_id, None)
+
+    def complete(self, messages: list[Any]) -> Any:
+        """Never called: stored answers are no judge (the run's judges are targets of their own)."""
+        raise TargetError("stored answers cannot judge")
+
+
+def rescored(row: ResultRow, original: ResultRow | str | None, run_id: str) -> ResultRow:
+    """The row to write: a target error copied as it was; a re-scored row keeps what the run
+    measured of its target (attempts, duration, batch and cache notes, the target's name)."""
+    if isinstance(original, ResultRow):
+        if original.status == "error":
+            row = original
+        elif row.status == "ok":
+            row.target = original.target
+            row.attempts = original.attempts
+            row.duration_ms = original.duration_ms
+            row.trace.batch = original.trace.batch
+            row.trace.cache = original.trace.cache
+    row.run_id = run_id
+    return row
+
+
+def open_rescore_results(request: RescoreRequest) -> JsonlWriter | None:
+    """Refuse an --out that is the results file being re-scored (or its manifest), then open and
+    lock --out like eval does (None: the default file is made when the run starts)."""
+    out = request.out
+    if out is not None and out != "-":
+        target, source = Path(out), request.results
+        same = (
+            target.exists() and source.exists() and os.path.samefile(target, source)
+        ) or target.resolve() == source.resolve()
+        if same or target.resolve() == manifest_path(source).resolve():
+            raise AgentvError(
+                f"--out {out} is the results file being re-scored; rescore never overwrites it",
+                hint="pass another --out, or none (a new file in .agentv/results/)",
+            )
+    return open_results(out)
+
+
+def _new_results(dataset_name: str) -> JsonlWriter:
+    try:
+        return open_new_results(dataset_name)
+    except ResultsUnavailable as exc:
+        raise ResultsFileError(f"cannot write results to .agentv/results: {exc.reason}") from None
+
+
+def _write_manifest_file(results: JsonlWriter, manifest: RunManifest) -> None:
+    assert results.path is not None
+    path = manifest_path(results.path)
+    try:
+        write_manifest(path, manifest)
+    except OSError as exc:
+        raise OutputError(f"cannot write the run manifest {path}: {exc.strerror or exc}") from None
+
+
+def _start_manifest(plan: RescorePlan, results: JsonlWriter) -> RunManifest | None:
+    if results.path is None:
+        return None
+    eval_plan, request = plan.eval_plan, plan.request
+    in_dataset_order = sorted(plan.cases, key=lambda prepared: plan.positions[prepared.case.id])
+    manifest = build_manifest(
+        run_id=plan.run_id,
+        results=results.path,
+        dataset=eval_plan.dataset,
+        dataset_sha256=dataset_sha256(eval_plan.dataset),
+        cases=in_dataset_order,
+        target=DRY_RUN_TARGET,
+        judges=eval_plan.judges,
+        secrets=eval_plan.secrets,
+        options={
+            "command": "rescore",
+            "rescored": str(request.results.resolve()),
+            "targets": str(eval_plan.targets_file) if eval_plan.targets_file is not None else None,
+            "workers": plan.workers,
+            "judge_target": eval_plan.default_judge,
+            "threshold": request.threshold,
+        },
+        version=tool_version(),
+        started_at=utc_now(),
+    ).model_copy(update={"target": plan.target, "derived_from": plan.derived_from})
+    _write_manifest_file(results, manifest)
+    return manifest
+
+
+def _judge_cache(plan: EvalPlan) -> CacheSettings | None:
+    """The judge cache of a re-score (`session.cache_settings`): judges only, never the target."""
+    settings = cache_settings(plan)
+    if settings is None or not settings.judges:
+        return None
+    return dataclasses.replace(settings, target=False)
+
+
+def execute_rescore(
+    plan: RescorePlan,
+    on_row: Callable[[ResultRow], None] | None = None,
+    writer: JsonlWriter | None = None,
+    on_notice: Callable[[str], None] = log_notice,
+) -> RunSummary:
+    """Score the planned rows again and write them (and a manifest whose `derived_from` is the old
+    run) as cases finish; returns the summary. `writer`: --out, opened by `open_rescore_results`;
+    else a new default results file. Ctrl-C or SIGTERM: the rows written stay, the summary says
+    `interrupted`. A failed write (OutputError) stops the run, its judges killed.
+
+    When code or LLM judges run, a `Run` scores the rows with the run's worker threads (judges wait
+    on processes and HTTP; the run kills what they started when it stops); otherwise the rows are
+    scored in order on this thread, which for pure scoring is the fastest (measured: threads only
+    contend for the interpreter)."""
+    eval_plan = plan.eval_plan
+    summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
+    results = writer or _new_results(eval_plan.dataset.name)
+    with results, contextlib.ExitStack() as stack:
+        stored = StoredAnswers(plan.target.name, plan.request.results, plan.lines)
+        run: Run | None = None
+        if plan.judged:
+            run = stack.enter_context(
+                Run(
+                    eval_plan.dataset,
+                    plan.cases,
+                    DRY_RUN_TARGET,
+                    options=RunOptions(workers=plan.workers, max_retries=0),
+                    judges=eval_plan.judges,
+                    default_judge=eval_plan.default_judge,
+                    secrets=eval_plan.secrets,
+                    catalog=eval_plan.catalog,
+                    on_notice=on_notice,
+                    cache=_judge_cache(eval_plan),
+                )
+            )
+            run.runner = stored  # the run's target: the answers the old run stored, never a program
+        summary.results_path = results.display
+
+        def accept(row: ResultRow) -> None:
+            row = rescored(row, stored.taken(row.eval_id), plan.run_id)
+            try:
+                results.write(row)
+            except OSError as exc:
+                what = "stdout was closed" if isinstance(exc, BrokenPipeError) else f"cannot write to {results.display}"
+                raise OutputError(
+                    f"{what} ({exc.strerror or exc}); re-scoring was stopped after "
+                    f"{plural(summary.completed, 'row')} and its judges were killed"
+                ) from None
+            summary.add(row, plan.positions.get(row.eval_id))
+            if on_row is not None:
+                on_row(row)
+
+        try:
+            results.start()
+        except OSError as exc:
+            raise OutputError(f"cannot write to {results.display} ({exc.strerror or exc})") from None
+        manifest = _start_manifest(plan, results)
+        try:
+            if run is not None:
+                run.execute(accept)
+            else:
+                _score_in_order(plan, stored, accept)
+        except Interrupted:
+            summary.interrupted = True
+        except BaseException:
+            if manifest is not None:  # best effort: the failure itself is what is reported
+                failed = finish_manifest(manifest, summary, None).model_copy(update={"status": "failed"})
+                with contextlib.suppress(OutputError):
+                    _write_manifest_file(results, failed)
+            raise
+        if manifest is not None:
+            finished = finish_manifest(manifest, summary, gate(summary, plan.request.threshold))
+            _write_manifest_file(results, finished)
+    return summary
+
+
+def _score_in_order(plan: RescorePlan, stored: StoredAnswers, accept: Callable[[ResultRow], None]) -> None:
+    """Every row scored on this thread (no judge runs: nothing to wait on, nothing to kill).
+    Ctrl-C or SIGTERM: Interrupted, after the last whole row."""
+    dataset = plan.eval_plan.dataset
+    with sigterm_interrupts():
+        try:
+            for prepared in plan.cases:
+                outcome = stored.invoke(prepared, 1)
+                accept(
+                    score_case(
+                        prepared,
+                        prepared.evaluators,
+                        outcome,
+                        dataset=dataset,
+                        target=stored.name,
+                        attempts=1,
+                        duration_ms=0.0,
+                    )
+                )
+        except KeyboardInterrupt:
+            raise Interrupted() from None

@@ -1,0 +1,501 @@
+"""The answer cache: target answers and judge replies stored under their keys (`cache_keys`), in
+a SQLite database under the project (docs/incremental.md).
+
+The store is safe for several threads and several agentv processes at once: one connection per
+thread, WAL mode (readers never wait for a writer), and a busy timeout. Nothing it holds is ever
+run: a value is data, used only when its key matches exactly, and a value that does not parse is
+a miss. When the database cannot be used (corrupt, a directory that cannot be written, a newer
+layout) the run goes on without it and says so once; a lookup or store that stays locked past
+the busy timeout is skipped.
+
+One wrapper idea for both kinds of call: look the key up, else call and keep what succeeded.
+`CachedTarget` wraps a target runner's `invoke`; `CachedChat` wraps a judge's `complete` and keeps
+a reply only once the evaluator found it valid (`ChatReply.settle`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from agentv_py.chat import ChatClient, ChatMessage, ChatReply
+from agentv_py.models.targets import CliTarget, TargetConfig
+from agentv_py.prepared import PreparedCase
+from agentv_py.runner.cache_keys import FileDigests, chat_key, cli_case_key, model_case_key, program_digests
+from agentv_py.runner.targets import CliRunner, ModelRunner, TargetOutcome, TargetRunner
+from agentv_py.scoring.answer import NOT_JSON
+from agentv_py.scoring.jsontext import dumps, loads
+
+DEFAULT_CACHE_DIR = Path(".agentv") / "cache"  # of the current directory
+DATABASE_NAME = "cache.sqlite3"
+SCHEMA_VERSION = 1  # the tables' layout; a database of another layout is not used
+BUSY_TIMEOUT_SECONDS = 5.0
+VALUE_FORMAT = 1  # inside every stored value: what its fields mean
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """What a run caches, and where: the eval target's answers, the replies of the judge targets
+    named in `judges`; `project`: the directories whose files a command's key hashes."""
+
+    directory: Path
+    target: bool = False
+    judges: frozenset[str] = frozenset()
+    project: tuple[Path, ...] = ()
+    busy_timeout: float = BUSY_TIMEOUT_SECONDS
+
+
+T = TypeVar("T")
+Kind = Literal["target", "judge"]
+KINDS: tuple[Kind, ...] = ("target", "judge")
+CacheStatus = Literal["hit", "miss"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created REAL NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+"""
+
+
+def _is_locked(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+@dataclass
+class KindStats:
+    entries: int = 0
+    hits: int = 0
+
+
+@dataclass
+class CacheStats:
+    """What `agentv cache stats` shows: entries and hits by kind, the database's size on disk."""
+
+    path: Path
+    exists: bool
+    size_bytes: int = 0
+    kinds: dict[str, KindStats] = field(default_factory=dict)
+
+
+class CacheStore:
+    """The database of one cache directory. `disabled` says why it is not used (None: it is);
+    `notice` is told once when it becomes unusable, and once when a locked database makes it skip
+    a lookup or a store."""
+
+    def __init__(
+        self,
+        directory: Path,
+        notice: Callable[[str], None] = lambda message: None,
+        busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    ) -> None:
+        self.directory = directory
+        self.path = directory / DATABASE_NAME
+        self.busy_timeout = busy_timeout
+        self.disabled: str | None = None
+        self._notice = notice
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._said_locked = False
+        self._hits: dict[tuple[str, str], int] = {}  # counted in memory, written once at close
+        self._open()
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self._disable(f"cannot create the cache directory {self.directory}: {exc.strerror or exc}")
+            return
+        if not os.access(self.directory, os.W_OK):
+            self._disable(f"the cache directory {self.directory} is not writable")
+            return
+        # Another agentv opening the same new database at the same moment can hold the lock that
+        # turning WAL on needs, and SQLite does not wait for that one: try again until the timeout.
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                connection = self._connection()
+                if connection is not None:
+                    self._check_schema(connection)
+                return
+            except sqlite3.Error as exc:
+                if not (_is_locked(exc) and time.monotonic() < deadline):
+                    self._disable(self._describe(exc))
+                    return
+                self._forget_connection()
+                time.sleep(0.02)
+
+    def _forget_connection(self) -> None:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            return
+        self._local.connection = None
+        with self._lock:
+            self._connections.remove(connection)
+        with contextlib.suppress(sqlite3.Error):
+            connection.close()
+
+    def _check_schema(self, connection: sqlite3.Connection) -> None:
+        found = self._schema_version(connection)
+        if found is None:
+            with connection:
+                connection.executescript(_SCHEMA)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                )
+            found = self._schema_version(connection)
+        if found != str(SCHEMA_VERSION):
+            self._disable(
+                f"{self.path} has layout {found}, this agentv reads layout {SCHEMA_VERSION} "
+                "(`agentv cache clear` starts a new one)"
+            )
+
+    @staticmethod
+    def _schema_version(connection: sqlite3.Connection) -> str | None:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables:
+            return None
+        row = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        return str(row[0]) if row else None
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """This thread's connection (made on first use), None when the store is disabled."""
+        if self.disabled is not None:
+            return None
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=self.busy_timeout, check_same_thread=False)
+            try:
+                mode = connection.execute("PRAGMA journal_mode").fetchone()
+                if not mode or str(mode[0]).lower() != "wal":
+                    mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()
+                connection.execute("PRAGMA synchronous=NORMAL")
+            except BaseException:
+                connection.close()
+                raise
+            if not mode or str(mode[0]).lower() != "wal":
+                connection.close()
+                self._disable(f"{self.path} cannot be put in WAL mode (journal mode {mode[0] if mode else None})")
+                return None
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    def _disable(self, why: str) -> None:
+        if self.disabled is None:
+            self.disabled = why
+            self._notice(f"cache disabled: {why}; running without it")
+
+    def _describe(self, exc: sqlite3.Error) -> str:
+        text = str(exc)
+        if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+            return f"{self.path} is not a usable SQLite database ({text}; `agentv cache clear` removes it)"
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            return f"cannot write {self.path} ({text})"
+        return f"{self.path}: {text}"
+
+    # -- use -------------------------------------------------------------------------------
+
+    def _use(self, what: str, action: Callable[[sqlite3.Connection], T]) -> T | None:
+        """`action` with this thread's connection, for one lookup or store. None when the store is
+        disabled; a database locked past the busy timeout skips it (said once); any other database
+        error disables the store (said once)."""
+        try:
+            connection = self._connection()
+            return None if connection is None else action(connection)
+        except sqlite3.Error as exc:
+            if not _is_locked(exc):
+                self._disable(self._describe(exc))
+            elif not self._said_locked:
+                self._said_locked = True
+                self._notice(
+                    f"cache: {self.path} stayed locked for {self.busy_timeout:g}s: a {what} was skipped "
+                    "(later ones are tried again)"
+                )
+            return None
+
+    def get(self, kind: Kind, key: str) -> str | None:
+        """The stored value of `key`, or None (a miss, or the lookup was skipped)."""
+
+        def lookup(connection: sqlite3.Connection) -> str | None:
+            row = connection.execute("SELECT value FROM entries WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+            return row[0] if row is not None and isinstance(row[0], str) else None
+
+        value = self._use("lookup", lookup)
+        if value is not None:
+            with self._lock:
+                self._hits[(kind, key)] = self._hits.get((kind, key), 0) + 1
+        return value
+
+    def put(self, kind: Kind, key: str, value: str) -> None:
+        """Store (or replace) the value of `key`; skipped when the database stays locked."""
+
+        def store(connection: sqlite3.Connection) -> None:
+            with connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO entries (kind, key, value, created, hits) VALUES (?, ?, ?, ?, 0)",
+                    (kind, key, value, time.time()),
+                )
+
+        self._use("store", store)
+
+    def delete(self, kind: Kind, key: str) -> None:
+        """Forget one entry (a stored reply that no longer validates)."""
+
+        def forget(connection: sqlite3.Connection) -> None:
+            with connection:
+                connection.execute("DELETE FROM entries WHERE kind = ? AND key = ?", (kind, key))
+
+        with self._lock:
+            self._hits.pop((kind, key), None)
+        self._use("store", forget)
+
+    def close(self) -> None:
+        """Write the hit counts (skipped if the database stays locked) and close every connection."""
+        with self._lock:
+            hits, self._hits = self._hits, {}
+
+        def count(connection: sqlite3.Connection) -> None:
+            with connection:
+                connection.executemany(
+                    "UPDATE entries SET hits = hits + ? WHERE kind = ? AND key = ?",
+                    [(n, kind, key) for (kind, key), n in hits.items()],
+                )
+
+        if hits:
+            self._use("store", count)
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> CacheStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def cache_stats(directory: Path) -> CacheStats:
+    """Entries and hits by kind and the size on disk (the database and its WAL files); raises
+    sqlite3.Error when the database cannot be read. A cache never written reports nothing."""
+    path = directory / DATABASE_NAME
+    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    stats = CacheStats(path, path.is_file(), sum(f.stat().st_size for f in files if f.is_file()))
+    stats.kinds = {kind: KindStats() for kind in KINDS}
+    if not stats.exists:
+        return stats
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)
+    try:
+        for kind, entries, hits in connection.execute(
+            "SELECT kind, COUNT(*), COALESCE(SUM(hits), 0) FROM entries GROUP BY kind"
+        ):
+            stats.kinds[str(kind)] = KindStats(int(entries), int(hits))
+    finally:
+        connection.close()
+    return stats
+
+
+def clear_cache(directory: Path, kind: Kind | None = None) -> int:
+    """Remove every entry (of `kind`, when given) and return how many there were. A database that
+    is not usable is removed whole (its files), as every entry in it is lost anyway; raises
+    sqlite3.Error when it cannot be written (locked past the busy timeout, read-only)."""
+    path = directory / DATABASE_NAME
+    if not path.is_file():
+        return 0
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS)
+    try:
+        try:
+            (count,) = connection.execute(
+                "SELECT COUNT(*) FROM entries" + (" WHERE kind = ?" if kind else ""), (kind,) if kind else ()
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            if _is_locked(exc):
+                raise
+            connection.close()
+            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                with contextlib.suppress(FileNotFoundError):
+                    name.unlink()
+            return 0
+        with connection:
+            connection.execute("DELETE FROM entries" + (" WHERE kind = ?" if kind else ""), (kind,) if kind else ())
+        if kind is None:
+            connection.execute("VACUUM")
+        return int(count)
+    finally:
+        connection.close()
+
+
+# -- values -----------------------------------------------------------------------------------
+
+
+def encode_outcome(outcome: TargetOutcome) -> str:
+    """A successful target outcome as a stored value (its answer, parsed JSON, messages, trace)."""
+    data: dict[str, Any] = {"format": VALUE_FORMAT, "answer": outcome.answer, "trace": outcome.trace}
+    if outcome.parsed is not NOT_JSON:
+        data["parsed"] = outcome.parsed
+    if outcome.output_messages is not None:
+        data["output_messages"] = outcome.output_messages
+    return dumps(data)
+
+
+def decode_outcome(value: str) -> TargetOutcome | None:
+    """The outcome a stored value holds, or None (a miss) when it does not parse as one."""
+    data = _load(value)
+    if data is None:
+        return None
+    answer, trace, messages = data.get("answer"), data.get("trace"), data.get("output_messages")
+    if not isinstance(answer, str) or not isinstance(trace, dict):
+        return None
+    if messages is not None and not isinstance(messages, list):
+        return None
+    return TargetOutcome(answer, parsed=data.get("parsed", NOT_JSON), output_messages=messages, trace=trace)
+
+
+def encode_reply(reply: ChatReply) -> str:
+    return dumps({"format": VALUE_FORMAT, "text": reply.text, "model": reply.model})
+
+
+def decode_reply(value: str) -> ChatReply | None:
+    data = _load(value)
+    if data is None:
+        return None
+    text, model = data.get("text"), data.get("model")
+    if not isinstance(text, str) or not (model is None or isinstance(model, str)):
+        return None
+    return ChatReply(text, model=model, attempts=0, cached=True)
+
+
+def _load(value: str) -> dict[str, Any] | None:
+    try:
+        data = loads(value)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("format") != VALUE_FORMAT:
+        return None
+    return data
+
+
+# -- wrappers ---------------------------------------------------------------------------------
+
+
+class Cache:
+    """One run's use of a store: keys built with shared file digests. `holds_secret(value)`: does a
+    value about to be stored hold one of the run's secrets? Such a value is never written (the
+    answer is still used; it is asked again next time)."""
+
+    def __init__(
+        self, store: CacheStore, project: tuple[Path, ...], holds_secret: Callable[[str], bool] = lambda value: False
+    ) -> None:
+        self.store = store
+        self.project = project
+        self.holds_secret = holds_secret
+        self.digests = FileDigests()
+        self._programs: dict[str, dict[str, str]] = {}
+
+    def keep(self, kind: Kind, key: str, value: str) -> None:
+        """Store a value, unless it holds a secret."""
+        if not self.holds_secret(value):
+            self.store.put(kind, key, value)
+
+    def programs(self, runner: object) -> dict[str, str]:
+        """The content hashes of the project files a cli runner's template names (none for others)."""
+        if not isinstance(runner, CliRunner):
+            return {}
+        found = self._programs.get(runner.name)
+        if found is None:
+            found = program_digests(runner.config, Path(runner.cwd), self.project, self.digests)
+            self._programs[runner.name] = found
+        return found
+
+
+class CachedTarget:
+    """A target runner whose answers go through the cache: a stored answer for the case's key, else
+    the call, whose answer (never an error) is stored. `status(case_id)` says which it was."""
+
+    def __init__(self, runner: TargetRunner, config: TargetConfig, cache: Cache) -> None:
+        self.runner = runner
+        self.config = config
+        self.cache = cache
+        self.name = runner.name
+        self.vision = runner.vision
+        self._status: dict[str, CacheStatus] = {}
+
+    def key(self, case: PreparedCase) -> str | None:
+        if isinstance(self.runner, CliRunner):
+            return cli_case_key(self.runner, case, self.cache.programs(self.runner), self.cache.digests)
+        if isinstance(self.runner, ModelRunner):
+            return model_case_key(self.config, case, self.cache.digests)
+        return None
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        key = self.key(case)
+        if key is None:
+            return self.runner.invoke(case, attempt)
+        stored = self.cache.store.get("target", key)
+        outcome = decode_outcome(stored) if stored is not None else None
+        if outcome is not None:
+            self._status[case.case.id] = "hit"
+            return outcome
+        outcome = self.runner.invoke(case, attempt)
+        self._status[case.case.id] = "miss"
+        if outcome.answer is not None and outcome.error is None:
+            self.cache.keep("target", key, encode_outcome(outcome))
+        return outcome
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        return self.runner.complete(messages)
+
+    def status(self, case_id: str) -> CacheStatus | None:
+        """Whether the case's answer came from the cache (None: not looked up)."""
+        return self._status.pop(case_id, None)
+
+
+class CachedChat:
+    """A judge whose replies go through the cache. A stored reply comes back `cached`; a fresh one
+    is stored only when the evaluator settles it as valid, and a stored one it finds invalid is
+    forgotten (`ChatReply.settle`)."""
+
+    def __init__(self, client: ChatClient, config: TargetConfig, cache: Cache) -> None:
+        self.client = client
+        self.config = config
+        self.cache = cache
+        self.name = client.name
+        self.vision = client.vision
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        programs = self.cache.programs(self.client) if isinstance(self.config, CliTarget) else {}
+        key = chat_key(self.config, programs, messages, self.cache.digests)
+        if key is None:
+            return self.client.complete(messages)
+        cache = self.cache
+        stored = cache.store.get("judge", key)
+        reply = decode_reply(stored) if stored is not None else None
+        if reply is not None:
+            reply.settle = lambda valid: None if valid else cache.store.delete("judge", key)
+            return reply
+        reply = self.client.complete(messages)
+        if reply.text is not None and reply.error is None:
+            value = encode_reply(reply)
+            reply.settle = lambda valid: cache.keep("judge", key, value) if valid else None
+        return reply

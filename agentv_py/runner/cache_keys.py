@@ -1,0 +1,225 @@
+"""Cache keys: everything an answer depends on, hashed into one string (docs/incremental.md).
+
+A key is the SHA-256 of a JSON document holding the key format version, the kind (`target` or
+`judge`), the target's config (without what cannot change an answer: its name, timeouts, retry
+policy, the API key and auth headers), and what the call sends: a cli target's command as rendered
+for the case (input files and images by content hash, {OUTPUT_FILE} and the attempt number by
+fixed stand-ins), the case's question, and the content hash of every file of the project the
+command template names (its script); a model target's or judge's messages (images by content
+hash). A target's `cache_key:` is part of its config, so changing it changes every key.
+
+Building a key runs nothing: it only reads files to hash them. None means "no key": the call is
+made without the cache (a file that cannot be read is the call's own error to report).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentv_py.chat import ChatMessage
+from agentv_py.media import ImageRef
+from agentv_py.models.targets import CliTarget, TargetConfig
+from agentv_py.prepared import PreparedCase
+from agentv_py.process.command import UnsafeTemplate, render_command
+from agentv_py.runner.llm import case_messages
+from agentv_py.runner.targets import CliRunner
+from agentv_py.scoring.jsontext import dumps
+
+# Part of every key: a new agentv that changes what goes into a key, or what a stored value
+# means, bumps it, and never reads an old entry.
+KEY_VERSION = 1
+
+# Target settings that cannot change an answer: left out, so that renaming a target, changing
+# its timeout or turning its cache on reuses what is stored.
+NOT_IN_KEY = frozenset(
+    {
+        "name",
+        "cache",
+        "judge_target",
+        "vision",
+        "healthcheck",
+        "timeout_seconds",
+        "max_retries",
+        "retry_initial_delay_ms",
+        "retry_max_delay_ms",
+        "retry_backoff_factor",
+        "retry_status_codes",
+        "workers",
+        "verbose",
+        "keep_temp_files",
+        "provider_batching",
+        "api_key",  # a secret; another key gets the same answer
+    }
+)
+_SECRET_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie")
+OUTPUT_FILE_STANDIN = "<OUTPUT_FILE>"
+ATTEMPT_STANDIN = "<ATTEMPT>"
+_CHUNK = 1 << 20
+
+
+class FileDigests:
+    """SHA-256 of files' content, remembered per (path, size, mtime) for one run: a script named by
+    every case's command is read once, and a file changed during the run is read again."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, int], str] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str | Path) -> str:
+        """The file's digest (OSError when it cannot be read)."""
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            mark = (str(path), info.st_size, info.st_mtime_ns)
+            with self._lock:
+                known = self._known.get(mark)
+            if known is not None:
+                return known
+            digest = hashlib.sha256()
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+        value = "sha256:" + digest.hexdigest()
+        with self._lock:
+            self._known[mark] = value
+        return value
+
+
+def key_of(kind: str, material: dict[str, Any]) -> str:
+    """The key of one call: `v<version>:<sha256 of the versioned material>`."""
+    document = dumps({"agentv_cache_key": KEY_VERSION, "kind": kind, **material})
+    return f"v{KEY_VERSION}:{hashlib.sha256(document.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def target_identity(config: TargetConfig) -> dict[str, Any]:
+    """The target's settings that can change an answer: its config without NOT_IN_KEY and without
+    headers that carry credentials (their values are secrets and do not change the answer)."""
+    data = config.model_dump(mode="json", exclude=set(NOT_IN_KEY))
+    headers = data.get("headers")
+    if isinstance(headers, dict):
+        data["headers"] = {
+            name: value
+            for name, value in headers.items()
+            if not any(word in name.lower() for word in _SECRET_HEADER_WORDS)
+        }
+    return data
+
+
+def is_inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def program_digests(config: CliTarget, cwd: Path, project: Sequence[Path], digests: FileDigests) -> dict[str, str]:
+    """The content hash of every word of the command template that names an existing file inside
+    the project (`project`: the directories that count), found from the command's working
+    directory: the script in `python3 ../scripts/extract.py {FILES}`. Words with a placeholder and
+    files outside the project (the interpreter) are not hashed."""
+    try:
+        words = shlex.split(config.command_template)
+    except ValueError:  # unbalanced quotes (a shell template): plain words are enough here
+        words = config.command_template.split()
+    found: dict[str, str] = {}
+    for word in words:
+        if not word or "{" in word or word in found:
+            continue
+        path = Path(os.path.abspath(cwd / word))
+        try:
+            if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
+                found[word] = digests(path)
+        except OSError:  # unreadable: the command's own error to report, the key just lacks it
+            continue
+    return found
+
+
+def image_digest(image: ImageRef, digests: FileDigests) -> str:
+    """An image's content hash: a file's bytes, a data URI's text; a URL is keyed by itself (its
+    content is fetched by the provider, out of agentv's sight)."""
+    if image.source == "file":
+        return digests(image.value)
+    if image.source == "data":
+        return "sha256:" + hashlib.sha256(image.value.encode()).hexdigest()
+    return "url:" + image.value
+
+
+def messages_material(messages: Sequence[ChatMessage], digests: FileDigests) -> list[dict[str, Any]]:
+    """Chat messages as key material: text as is, images by content hash (and their detail)."""
+    return [
+        {
+            "role": message.role,
+            "parts": [
+                part
+                if isinstance(part, str)
+                else {"image": image_digest(part, digests), "media_type": part.media_type, "detail": part.detail}
+                for part in message.parts
+            ],
+        }
+        for message in messages
+    ]
+
+
+def cli_case_key(runner: CliRunner, case: PreparedCase, programs: dict[str, str], digests: FileDigests) -> str | None:
+    """The key of a cli target's answer to a case: its config, the command rendered for the case
+    (files and images by stand-ins `<sha256>/basename`, {OUTPUT_FILE} and {ATTEMPT} by fixed
+    stand-ins), the content of every file and image, the question, and the hashes of the project's
+    files the template names (`programs`). None: no key (a file cannot be read, or the template
+    cannot be rendered: the call reports it)."""
+    try:
+        files = [digests(path) for path in case.file_paths]
+        images = [image_digest(image, digests) for image in case.images]
+        values = runner.case_values(
+            case,
+            1,
+            images=[f"<{digest}>/{image.name}" for digest, image in zip(images, case.images, strict=True)],
+            files=[f"<{digest}>/{_basename(path)}" for digest, path in zip(files, case.file_paths, strict=True)],
+        )
+        values["ATTEMPT"] = [ATTEMPT_STANDIN]
+        if "{OUTPUT_FILE}" in runner.config.command_template:
+            values["OUTPUT_FILE"] = [OUTPUT_FILE_STANDIN]
+        command = render_command(runner.config.command_template, values)
+    except (OSError, ValueError, UnsafeTemplate):
+        return None
+    material = {
+        "target": target_identity(runner.config),
+        "programs": programs,
+        "argv": command.argv,
+        "shell": command.shell,
+        "files": files,
+        "images": images,
+        "prompt": case.question,
+    }
+    return key_of("target", material)
+
+
+def model_case_key(config: TargetConfig, case: PreparedCase, digests: FileDigests) -> str | None:
+    """The key of a model target's answer to a case: its config (no secrets) and the messages as
+    sent, images by content hash. None: the messages cannot be built (the call reports why)."""
+    try:
+        messages = case_messages(case)
+        material = {"target": target_identity(config), "messages": messages_material(messages, digests)}
+    except (OSError, ValueError):
+        return None
+    return key_of("target", material)
+
+
+def chat_key(
+    config: TargetConfig, programs: dict[str, str], messages: Sequence[ChatMessage], digests: FileDigests
+) -> str | None:
+    """The key of a judge's reply: the judge target's config (no secrets; a cli judge's programs
+    too) and the rendered messages, images by content hash. None: an image cannot be read."""
+    try:
+        material = {
+            "target": target_identity(config),
+            "programs": programs,
+            "messages": messages_material(messages, digests),
+        }
+    except (OSError, ValueError):
+        return None
+    return key_of("judge", material)
+
+
+def _basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
