@@ -30,11 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 AGENTV = [sys.executable, "-m", "agentv_py"]
 
+# Counts an invocation when it answers (a call killed by Ctrl-C before it answered is not a call
+# whose answer could have been kept); the counter lives outside the project, since the cache key
+# hashes every project file the command names.
 TARGET = """\
 import json, sys, time
+time.sleep(0.05)
 with open(sys.argv[1], "a") as counter:
     counter.write(sys.argv[2] + "\\n")
-time.sleep(0.05)
 n = int(sys.argv[2].split("-")[1])
 print(json.dumps({"id": sys.argv[2], "total": n * 1.5, "name": f"Vendor {n}"}))
 """
@@ -93,9 +96,9 @@ def main() -> None:
     options = parser.parse_args()
     n, workers = options.cases, str(options.workers)
     with tempfile.TemporaryDirectory(prefix="agentv-bench-incr-") as tmp:
-        root = Path(tmp)
-        (root / ".git").mkdir()
-        counter = root / "calls.txt"
+        root = Path(tmp) / "project"
+        (root / ".git").mkdir(parents=True)
+        counter = Path(tmp) / "calls.txt"
         (root / "target.py").write_text(TARGET)
         targets(root / ".agentv" / "targets.yaml", counter)
         dataset(root / "d.yaml", n, tolerance=0.5)
