@@ -11,12 +11,15 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from agentv_py import __version__
 from agentv_py.cli.help import HelpGroup, with_exit_codes
+
+if TYPE_CHECKING:
+    from agentv_py.report.summary import RunSummary
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -181,3 +184,19 @@ __all__ = [
     "app",
     "boundary",
 ]
+
+
+def gate_exit(summary: RunSummary, threshold: float | None) -> int:
+    """The exit code of a run that scored cases (`eval`, `rescore`): the gate's outcome
+    (`report.summary.gate`), its reason on stderr when it did not pass."""
+    from agentv_py.report.summary import gate
+
+    result = gate(summary, threshold)
+    if result.message and result.outcome != "interrupted":
+        print(result.message, file=sys.stderr)
+    return {
+        "ok": EXIT_OK,
+        "gate_failed": EXIT_GATE_FAILED,
+        "errors": EXIT_CASE_ERRORS,
+        "interrupted": EXIT_INTERRUPTED,
+    }[result.outcome]

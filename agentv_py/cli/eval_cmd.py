@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from agentv_py.cli.base import (
-    EXIT_CASE_ERRORS,
-    EXIT_GATE_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
     EvalCommand,
     app,
     boundary,
+    gate_exit,
 )
 
 if TYPE_CHECKING:
@@ -224,7 +220,7 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
     from rich.console import Console
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
-    from agentv_py.report.summary import gate, plural
+    from agentv_py.report.summary import plural
     from agentv_py.session import execute
 
     err = Console(stderr=True, highlight=False)
@@ -248,12 +244,4 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
         human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
         for warning in plan.warnings:
             human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
-    result = gate(summary, threshold)
-    if result.message and result.outcome != "interrupted":
-        print(result.message, file=sys.stderr)
-    return {
-        "ok": EXIT_OK,
-        "gate_failed": EXIT_GATE_FAILED,
-        "errors": EXIT_CASE_ERRORS,
-        "interrupted": EXIT_INTERRUPTED,
-    }[result.outcome]
+    return gate_exit(summary, threshold)

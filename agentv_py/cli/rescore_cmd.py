@@ -3,7 +3,6 @@ evaluators (no target call), into a new results file; summary and gate as `agent
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
@@ -18,6 +17,7 @@ from agentv_py.cli.base import (
     EXIT_OUTPUT,
     app,
     boundary,
+    gate_exit,
 )
 from agentv_py.cli.help import with_exit_codes
 
@@ -114,7 +114,7 @@ def rescore(
     from rich.console import Console
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
-    from agentv_py.report.summary import gate, plural
+    from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
 
     request = RescoreRequest(
@@ -160,12 +160,4 @@ def rescore(
         human.print(f"{plural(len(notes), 'warning')}:", markup=False)
         for note in notes:
             human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
-    result = gate(summary, threshold)
-    if result.message and result.outcome != "interrupted":
-        print(result.message, file=sys.stderr)
-    return {
-        "ok": EXIT_OK,
-        "gate_failed": EXIT_GATE_FAILED,
-        "errors": EXIT_CASE_ERRORS,
-        "interrupted": EXIT_INTERRUPTED,
-    }[result.outcome]
+    return gate_exit(summary, threshold)
