@@ -125,6 +125,8 @@ class Workspace:
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTV_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # a CI runner's step summary is not the tests' to append to (tests that want one set their own)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ modules here registers their commands on it.
 from __future__ import annotations
 
 from agentv_py.cli import cache_cmd as _cache_cmd  # noqa: F401  (registers the commands)
+from agentv_py.cli import compare_cmd as _compare_cmd  # noqa: F401
 from agentv_py.cli import eval_cmd as _eval_cmd  # noqa: F401
 from agentv_py.cli import metrics_cmd as _metrics_cmd  # noqa: F401
 from agentv_py.cli import rescore_cmd as _rescore_cmd  # noqa: F401

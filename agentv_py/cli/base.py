@@ -47,8 +47,9 @@ EVAL_EXIT_CODES = (
     ),
     (
         EXIT_OUTPUT,
-        "results or summary could not be written once the run had started (disk full, closed "
-        "pipe): the run was stopped, its processes killed, rows written so far kept",
+        "results, manifest, summary or a report (--junit, --summary-md) could not be written once "
+        "the run had started (disk full, closed pipe): the run was stopped, its processes killed, "
+        "rows written so far kept",
     ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); rows of finished cases are kept"),
 )
@@ -59,8 +60,22 @@ VALIDATE_EXIT_CODES = (
 )
 METRICS_EXIT_CODES = (
     (EXIT_OK, "metrics reported"),
-    (EXIT_GATE_FAILED, "the file holds no details.metrics (for the chosen evaluator)"),
+    (EXIT_GATE_FAILED, "the file holds no per-field counts (for the chosen evaluator)"),
     (EXIT_CONFIG, "usage error, or the results file does not exist"),
+    _INTERNAL,
+)
+COMPARE_EXIT_CODES = (
+    (EXIT_OK, "no regression"),
+    (
+        EXIT_GATE_FAILED,
+        "regression: a drop over --max-drop (the mean score, or a field's F1), or more cases that went "
+        "pass->fail than fail->pass with McNemar p < --alpha",
+    ),
+    (
+        EXIT_CONFIG,
+        "usage error, or files that cannot be compared: missing, not results files (a bad or cut-short "
+        "line), the same file twice, or runs of different datasets (without --force)",
+    ),
     _INTERNAL,
 )
 SCHEMA_EXIT_CODES = (
@@ -72,6 +87,7 @@ SCHEMA_EXIT_CODES = (
 EvalCommand = with_exit_codes("EvalCommand", EVAL_EXIT_CODES)
 ValidateCommand = with_exit_codes("ValidateCommand", VALIDATE_EXIT_CODES)
 MetricsCommand = with_exit_codes("MetricsCommand", METRICS_EXIT_CODES)
+CompareCommand = with_exit_codes("CompareCommand", COMPARE_EXIT_CODES)
 SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 
 
@@ -79,7 +95,7 @@ class AgentvGroup(HelpGroup):
     exit_codes_heading = "Exit codes of agentv eval"
     exit_codes = EVAL_EXIT_CODES
     exit_codes_note = (
-        "rescore, validate, metrics, schema and cache exit with their own codes: see agentv COMMAND --help."
+        "rescore, validate, metrics, compare, schema and cache exit with their own codes: see agentv COMMAND --help."
     )
 
 
@@ -166,6 +182,7 @@ def _root(
 
 
 __all__ = [
+    "COMPARE_EXIT_CODES",
     "EVAL_EXIT_CODES",
     "EXIT_CASE_ERRORS",
     "EXIT_CONFIG",
@@ -177,6 +194,7 @@ __all__ = [
     "METRICS_EXIT_CODES",
     "SCHEMA_EXIT_CODES",
     "VALIDATE_EXIT_CODES",
+    "CompareCommand",
     "EvalCommand",
     "MetricsCommand",
     "SchemaCommand",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
@@ -15,7 +18,9 @@ from agentv_py.cli.base import (
 )
 
 if TYPE_CHECKING:
+    from agentv_py.models.results import ResultRow
     from agentv_py.report.jsonl import JsonlWriter
+    from agentv_py.report.summary import RunSummary
     from agentv_py.session import EvalPlan, ReuseMode
 
 # Help text is API. Metavars name what each value is. A default that is a rule rather than a value
@@ -113,12 +118,31 @@ def eval_command(
         help="With --resume, --rerun-failed or --retry-errors: reuse the rows although the dataset, "
         "evaluators, judge files or targets changed since, or the run manifest is missing.",
     ),
+    junit: Path | None = typer.Option(
+        None,
+        "--junit",
+        metavar="FILE",
+        help="Also write JUnit XML for CI (one testcase per case; misses and errors as failures and errors).",
+    ),
+    junit_per_field: bool = typer.Option(
+        False,
+        "--junit-per-field",
+        help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
+    ),
+    summary_md: Path | None = typer.Option(
+        None,
+        "--summary-md",
+        metavar="FILE",
+        help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
+        "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
+    ),
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
+    reports = report_options(junit, junit_per_field, summary_md, out)
     request = EvalRequest(
         dataset=dataset,
         target=target,
@@ -147,10 +171,78 @@ def eval_command(
     try:
         with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
             plan = plan_eval(request)
-        return _run(plan, writer, verbose, threshold, workers)
+        return _run(plan, writer, verbose, threshold, workers, reports)
     finally:
         if writer is not None:
             writer.close()
+
+
+@dataclass(frozen=True)
+class Reports:
+    """The report files a run writes at its end, besides the results (`--junit`, `--summary-md`,
+    `$GITHUB_STEP_SUMMARY`)."""
+
+    junit: Path | None = None
+    junit_per_field: bool = False
+    summary_md: Path | None = None
+    step_summary: Path | None = None  # appended to, as GitHub Actions expects
+
+
+def report_options(junit: Path | None, junit_per_field: bool, summary_md: Path | None, out: str | None) -> Reports:
+    """The reports asked for; a usage error (exit 2, before anything runs) for options that cannot go together."""
+    from agentv_py.errors import AgentvError
+
+    usage = "see agentv eval --help"
+    if junit_per_field and junit is None:
+        raise AgentvError("--junit-per-field goes with --junit FILE", hint=usage)
+    if junit is not None and out == "-":
+        raise AgentvError(
+            "--junit needs the results in a file: it reads them back at the end of the run, not with --out -",
+            hint="pass --out FILE, or leave --out out",
+        )
+    for flag, path in (("--junit", junit), ("--summary-md", summary_md)):
+        if path is not None and out is not None and out != "-" and path.resolve() == Path(out).resolve():
+            raise AgentvError(f"{flag} names the results file ({out}): pass another file", hint=usage)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
+    return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None)
+
+
+def write_reports(reports: Reports, summary: RunSummary, threshold: float | None, *, dataset: str, target: str) -> None:
+    """Write the reports once the results are safe on disk; a file that cannot be written is
+    OutputError (exit 5). The rows are read back from the results file, one pass per need, so
+    memory does not grow with the run; with the results on stdout, the Markdown has no field table."""
+    from agentv_py.errors import OutputError
+    from agentv_py.models.results import ResultRow
+    from agentv_py.report.jsonl import read_rows
+    from agentv_py.report.junit import write_junit
+    from agentv_py.report.markdown import summary_markdown, tally_fields
+    from agentv_py.report.summary import gate
+
+    source = summary.results_path if summary.results_path and summary.results_path != "<stdout>" else None
+
+    def rows() -> Iterator[ResultRow]:
+        if source is not None:
+            yield from (row for _, row in read_rows(source) if isinstance(row, ResultRow))
+
+    def write(path: Path, what: str, append: bool, fill: Callable[[TextIO], object]) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a" if append else "w", encoding="utf-8", newline="\n") as handle:
+                fill(handle)
+        except OSError as exc:
+            kept = f"; the results are kept in {source}" if source is not None else ""
+            raise OutputError(f"cannot write the {what} {path}: {exc.strerror or exc}{kept}") from None
+
+    if reports.junit is not None:
+        junit, per_field = reports.junit, reports.junit_per_field
+        write(junit, "JUnit report", False, lambda out: write_junit(out, rows, dataset=dataset, per_field=per_field))
+    targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]
+    if targets:
+        fields = tally_fields(rows()) if source is not None else None
+        text = summary_markdown(summary, gate(summary, threshold), fields, dataset=dataset, target=target)
+        for path, append in targets:
+            what = "step summary ($GITHUB_STEP_SUMMARY)" if append else "Markdown summary"
+            write(path, what, append, lambda out: out.write(text + "\n"))
 
 
 def _reuse_option(
@@ -215,7 +307,14 @@ def _header(plan: EvalPlan, workers: int) -> str:
     )
 
 
-def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: float | None, workers: int) -> int:
+def _run(
+    plan: EvalPlan,
+    writer: JsonlWriter | None,
+    verbose: bool,
+    threshold: float | None,
+    workers: int,
+    reports: Reports,
+) -> int:
     """Execute a planned eval, print the summary, and gate."""
     from rich.console import Console
 
@@ -244,4 +343,5 @@ def _run(plan: EvalPlan, writer: JsonlWriter | None, verbose: bool, threshold: f
         human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
         for warning in plan.warnings:
             human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
+    write_reports(reports, summary, threshold, dataset=plan.dataset.name, target=plan.target.name)
     return gate_exit(summary, threshold)

@@ -22,7 +22,7 @@ def metrics(
     ),
     output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, csv or json."),
 ) -> int:
-    """Sum per-field TP/TN/FP/FN (details.metrics) into precision, recall, F1, micro and macro."""
+    """Sum per-field TP/TN/FP/FN (field_accuracy, iou_score, judges) into precision, recall, F1, micro and macro."""
     from agentv_py.errors import AgentvError
     from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table
     from agentv_py.report.render import stdout_console, visible
@@ -45,7 +45,7 @@ def metrics(
                 file=sys.stderr,
             )
         else:
-            print(f"no details.metrics in {report.rows} rows of {where}: {HOW_TO_EMIT}", file=sys.stderr)
+            print(f"no per-field counts in {report.rows} rows of {where}: {HOW_TO_EMIT}", file=sys.stderr)
         return EXIT_GATE_FAILED
     if output_format == "json":
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")

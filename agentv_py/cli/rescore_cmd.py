@@ -107,16 +107,36 @@ def rescore(
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
     ),
+    junit: Path | None = typer.Option(
+        None,
+        "--junit",
+        metavar="FILE",
+        help="Also write JUnit XML for CI (one testcase per case; misses and errors as failures and errors).",
+    ),
+    junit_per_field: bool = typer.Option(
+        False,
+        "--junit-per-field",
+        help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
+    ),
+    summary_md: Path | None = typer.Option(
+        None,
+        "--summary-md",
+        metavar="FILE",
+        help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
+        "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
+    ),
 ) -> int:
     """Score the answers stored in RESULTS again with the dataset's current evaluators, without
     calling the target, and write a new results file and manifest. Rows whose target failed are
     copied; cases without a row are listed, not run."""
     from rich.console import Console
 
+    from agentv_py.cli.eval_cmd import report_options, write_reports
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
 
+    reports = report_options(junit, junit_per_field, summary_md, out)
     request = RescoreRequest(
         results=results,
         dataset=dataset,
@@ -160,4 +180,5 @@ def rescore(
         human.print(f"{plural(len(notes), 'warning')}:", markup=False)
         for note in notes:
             human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
+    write_reports(reports, summary, threshold, dataset=plan.eval_plan.dataset.name, target=plan.target.name)
     return gate_exit(summary, threshold)

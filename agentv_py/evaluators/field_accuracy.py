@@ -8,7 +8,7 @@ from agentv_py.evaluators.base import EvalContext, error_result, processed_resul
 from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
-from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric
+from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric, shown
 from agentv_py.scoring.paths import MISSING, resolve
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]
@@ -42,6 +42,13 @@ def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str
             if result.bad_expected:
                 problems.append((spec.path, result.reason or "invalid expected value"))
     return problems
+
+
+def miss_text(reason: str | None, expected: Any, got: Any) -> str:
+    """AgentV's miss reason with the values appended: `outside tolerance: diff=0.50, tolerance=0.1;
+    expected 12, got 12.5`. Values are data: shortened and escaped (`shown`), one line always."""
+    values = f"expected {shown(expected)}, " + ("got nothing" if got is MISSING else f"got {shown(got)}")
+    return f"{reason}; {values}" if reason else values
 
 
 def _json_safe(value: Any) -> Any:
@@ -95,7 +102,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             hits.append(spec.path)
         else:
             row["reason"] = result.reason
-            misses.append(f"{spec.path} ({result.reason})")
+            misses.append(f"{spec.path} ({miss_text(result.reason, want, got)})")
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:
@@ -109,6 +116,22 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "score": score,
         "unscorable": unscorable,
     }
+
+
+def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[str, Any]]:
+    """`details.fields` when the answer is not JSON: every field with an expected value is a miss
+    with nothing extracted (so per-field metrics count it FN), the others are not scored."""
+    fields = []
+    for spec in config.fields:
+        want = resolve(expected, spec.path)
+        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "actual": None}
+        row["weight"] = spec.weight
+        if want is MISSING:
+            row.update(status="not scored", reason="no expected value", score=None)
+        else:
+            row.update(status="miss", reason="answer is not JSON", score=0.0)
+        fields.append(row)
+    return fields
 
 
 def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -> EvaluatorResult:
@@ -140,7 +163,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
             weight=weight,
             misses=[failure],
             reasoning=failure,
-            details={"fields": [], "parse_error": True},
+            details={"fields": unanswered_fields(config, context.expected), "parse_error": True},
         )
     outcome = score_fields(config, candidate, context.expected)
     scored, total = outcome["scored"], len(config.fields)

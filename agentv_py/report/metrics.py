@@ -1,4 +1,8 @@
-"""`agentv metrics`: sum `details.metrics` over a results file into dataset-level P/R/F1.
+"""`agentv metrics`: sum per-field counts over a results file into dataset-level P/R/F1.
+
+Counts come from `field_accuracy` results (each field's expected and actual value), `iou_score`
+results (detections) and judges' `details.metrics`, kept apart per (evaluator, field)
+(`scoring.metrics.row_field_counts`).
 
 Rows are streamed (memory does not grow with the file: a line over `MAX_LINE_BYTES` is skipped
 unread, and only the first `PROBLEMS_KEPT` skipped lines are described); evaluator results are
@@ -10,19 +14,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
 from agentv_py.report.render import visible
-from agentv_py.scoring.metrics import Counts, macro_f1, total
+from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, row_field_counts, total
 
 HOW_TO_EMIT = (
-    "metrics come from evaluators that put per-field counts in details.metrics, e.g. "
+    "per-field counts come from field_accuracy and iou_score results, and from judges that put them in "
+    "details.metrics, e.g. "
     '{"metrics": {"supplier.name": {"tp": 1, "tn": 0, "fp": 0, "fn": 0}}}; the example judges '
     "evals/invoice-extraction/judges/header_confusion_metrics.py and line_item_matching.py do "
     "(see docs/metrics.md)"
@@ -35,7 +38,7 @@ REASON_CHARS = 300  # a skipped line's reason is cut to this (it may quote ids a
 class MetricsReport:
     path: str
     evaluator: str | None = None
-    per_field: dict[str, Counts] = field(default_factory=dict)
+    counts: dict[FieldKey, Counts] = field(default_factory=dict)  # (evaluator, field): the only per-row growth
     rows: int = 0
     rows_with_metrics: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped): the first ones
@@ -46,6 +49,12 @@ class MetricsReport:
         self.skipped += 1
         if len(self.problems) < PROBLEMS_KEPT:
             self.problems.append((line, reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"))
+
+    @property
+    def per_field(self) -> dict[str, Counts]:
+        """Counts by display name: the bare field, or `evaluator/field` when several evaluators name it."""
+        labels = field_labels(self.counts)
+        return {labels[key]: counts for key, counts in self.counts.items()}
 
     @property
     def problems_not_listed(self) -> int:
@@ -75,26 +84,9 @@ class MetricsReport:
         }
 
 
-def _walk(results: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(evaluator name, details) for every evaluator result, nested ones included: a composite's
-    members (`evaluator_results`), and dicts a code judge nests in `details.evaluator_results`."""
-    for result in results:
-        if isinstance(result, EvaluatorResult):
-            name, details = result.name, result.details
-        elif isinstance(result, dict) and isinstance(result.get("details"), dict):
-            name, details = str(result.get("name", "")), result["details"]
-        else:
-            continue
-        yield name, details
-        if isinstance(result, EvaluatorResult):
-            yield from _walk(list(result.evaluator_results))
-        nested = details.get("evaluator_results")
-        if isinstance(nested, list):
-            yield from _walk(nested)
-
-
 def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | None = None) -> MetricsReport:
-    """Sum every `details.metrics` in a results file (bad lines and entries are skipped, noted).
+    """Sum per-field counts over a results file (`row_field_counts`: judges' `details.metrics`,
+    `field_accuracy` fields, `iou_score` detections; bad lines and entries are skipped, noted).
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`)."""
     report = MetricsReport(str(path), evaluator)
     for line, row in read_rows(path, max_line):
@@ -102,25 +94,20 @@ def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | No
             report.skip(line, row)
             continue
         report.rows += 1
+        problems: list[str] = []
         found = False
-        for name, details in _walk(row.evaluator_results):
-            metrics = details.get("metrics")
-            if not isinstance(metrics, dict):
+        for key, counts in row_field_counts(row.evaluator_results, problems).items():
+            report.evaluators_with_metrics.add(key[0])
+            if evaluator is not None and key[0] != evaluator:
                 continue
-            report.evaluators_with_metrics.add(name)
-            if evaluator is not None and name != evaluator:
-                continue
-            for field_name, counts in metrics.items():
-                try:
-                    if not isinstance(counts, dict):
-                        raise ValueError(f"expected an object of counts, got {json.dumps(counts)[:40]}")
-                    parsed = Counts.from_mapping(counts)
-                except ValueError as exc:
-                    report.skip(line, f"{row.eval_id}: {name}: details.metrics.{field_name}: {exc}")
-                    continue
-                report.per_field.setdefault(str(field_name), Counts())
-                report.per_field[str(field_name)] += parsed
-                found = True
+            if key in report.counts:
+                report.counts[key] += counts
+            else:
+                report.counts[key] = counts  # fresh per row: owned from here on
+            found = True
+        for problem in problems:
+            if evaluator is None or problem.startswith(f"{evaluator}: "):
+                report.skip(line, f"{row.eval_id}: {problem}")
         report.rows_with_metrics += found
     return report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import math
 import re
 import unicodedata
@@ -145,6 +146,32 @@ def describe_value(value: Any, limit: int = 40) -> str:
         return text if len(text) <= limit else f"{text[:12]}...({len(text.lstrip('-'))} digits)"
     text = repr(value) if isinstance(value, str) else f"{value!r}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A value quoted in a miss text: JSON-like (`null`, `true`, `12.5`, `'n/a'`, `{"a": 1}`), cut to
+    about `limit` characters with `...`, every control or non-printable character escaped, so a
+    value from a dataset or an answer can neither forge another line nor drive a terminal."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (str, int, float, OutOfRangeNumber)):
+        return describe_value(value, limit)
+    try:
+        text = json.dumps(value, ensure_ascii=True, default=str, sort_keys=False)
+    except (TypeError, ValueError, RecursionError):
+        text = f"<{json_type(value)}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def formats_tried(formats: tuple[str, ...], listed: int = 8) -> str:
+    """`ISO 8601, DD-MMM-YYYY, ...`: the date formats a value was tried against, in order (at most
+    `listed` named, each escaped and cut like a value)."""
+    names = ["ISO 8601"]
+    for fmt in formats[:listed]:
+        text = repr(fmt)[1:-1]  # escaped, unquoted
+        names.append(text if len(text) <= 24 else text[:21] + "...")
+    more = len(formats) - listed
+    return ", ".join(names) + (f", and {more} more" if more > 0 else "")
 
 
 def _number_problem(value: Any, marker: str) -> str:
@@ -402,7 +429,8 @@ def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> Match
         return MatchResult(False, 0.0, f"unparseable expected date: {describe_value(expected)}", bad_expected=True)
     c = parse_date(candidate, formats)
     if c is None:
-        return MatchResult(False, 0.0, "unparseable date", {"expected_date": e.isoformat()})
+        reason = f"unparseable candidate date; formats tried: {formats_tried(formats)}"
+        return MatchResult(False, 0.0, reason, {"expected_date": e.isoformat()})
     info = {"parsed": c.isoformat(), "expected_date": e.isoformat()}
     if c == e:
         return MatchResult(True, 1.0, info=info)

@@ -16,6 +16,7 @@ or 1. Pure functions, standard library only (scipy is imported lazily for optima
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -332,3 +333,121 @@ def line_item_counts(
             if not is_empty(resolve(parsed[j], path)):
                 per_field[path].fp += 1
     return per_field
+
+
+# ----------------------------------------------------------------------------- counts from results
+
+FieldKey = tuple[str, str]  # (evaluator name, field): two evaluators naming one field stay apart
+SCORED = ("hit", "miss", "not scored")  # field_accuracy statuses that count ("could not score" does not)
+
+
+def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
+    """Per-field counts from one `field_accuracy` result's `details.fields` (SPEC §5): both empty
+    TN; only the answer empty FN; only the expectation empty FP; both non-empty: a hit TP (the
+    field's matcher decided, so a value within tolerance counts as equal), a miss FP and FN.
+    A field whose ground truth could not be used counts nothing; malformed entries are ignored."""
+    per_field: dict[str, Counts] = {}
+    fields = details.get("fields")
+    for entry in fields if isinstance(fields, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            continue
+        status = entry.get("status")
+        if status not in SCORED:
+            continue
+        expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
+        if expected_empty or actual_empty:
+            counts = classify(None if expected_empty else 1, None if actual_empty else 1)
+        elif status == "hit":
+            counts = Counts(tp=1)
+        elif status == "miss":
+            counts = Counts(fp=1, fn=1)
+        else:  # both non-empty yet not scored: nothing was decided
+            continue
+        per_field.setdefault(entry["path"], Counts())
+        per_field[entry["path"]] += counts
+    return per_field
+
+
+def _count(details: Mapping[str, Any], key: str) -> int | None:
+    value = details.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def iou_counts(details: Mapping[str, Any]) -> Counts | None:
+    """Detection counts from one `iou_score` result: lists carry `tp`/`fp`/`fn` (pairs at or over
+    the threshold are TP, unmatched or under-threshold boxes FP/FN); a single box is TP at or over
+    the threshold, else FP and FN (a box in the wrong place). None when the details say neither."""
+    tp, fp, fn = _count(details, "tp"), _count(details, "fp"), _count(details, "fn")
+    if tp is not None and fp is not None and fn is not None:
+        return Counts(tp=tp, fp=fp, fn=fn)
+    iou, threshold = details.get("iou"), details.get("threshold")
+    if isinstance(iou, (int, float)) and isinstance(threshold, (int, float)) and not isinstance(iou, bool):
+        return Counts(tp=1) if iou >= threshold else Counts(fp=1, fn=1)
+    return None
+
+
+def walk_results(results: Iterable[Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
+    """(name, type, details) for every evaluator result, nested ones included: a composite's
+    members (`evaluator_results`), and dicts a code judge nests in `details.evaluator_results`."""
+    from agentv_py.models.results import EvaluatorResult  # here: judges import this module without pydantic
+
+    for result in results:
+        if isinstance(result, EvaluatorResult):
+            name, kind, details = result.name, result.type, result.details
+        elif isinstance(result, dict) and isinstance(result.get("details"), dict):
+            name, kind, details = str(result.get("name", "")), str(result.get("type", "")), result["details"]
+        else:
+            continue
+        yield name, kind, details
+        if isinstance(result, EvaluatorResult):
+            yield from walk_results(result.evaluator_results)
+        nested = details.get("evaluator_results")
+        if isinstance(nested, list):
+            yield from walk_results(nested)
+
+
+def row_field_counts(results: Iterable[Any], problems: list[str] | None = None) -> dict[FieldKey, Counts]:
+    """Per-field counts for one result row, keyed by (evaluator name, field), from every source:
+    a judge's `details.metrics` (`{field: {tp, tn, fp, fn}}`), a `field_accuracy` result's fields,
+    and an `iou_score` result (field = the evaluator's name). A `details.metrics` entry that is not
+    an object of whole counts is left out, described in `problems` (`name: details.metrics.f: why`)."""
+    per_field: dict[FieldKey, Counts] = {}
+
+    def add(key: FieldKey, counts: Counts) -> None:  # `counts` is fresh: kept, not copied
+        if key in per_field:
+            per_field[key] += counts
+        else:
+            per_field[key] = counts
+
+    for name, kind, details in walk_results(results):
+        metrics = details.get("metrics")
+        if isinstance(metrics, dict):
+            for field_name, raw in metrics.items():
+                try:
+                    if not isinstance(raw, dict):
+                        raise ValueError(f"expected an object of counts, got {json.dumps(raw, default=str)[:40]}")
+                    add((name, str(field_name)), Counts.from_mapping(raw))
+                except ValueError as exc:
+                    if problems is not None:
+                        problems.append(f"{name}: details.metrics.{field_name}: {exc}")
+        elif kind == "field_accuracy":
+            for path, counts in field_accuracy_counts(details).items():
+                add((name, path), counts)
+        elif kind == "iou_score":
+            found = iou_counts(details)
+            if found is not None:
+                add((name, name), found)
+    return per_field
+
+
+def field_labels(keys: Iterable[FieldKey]) -> dict[FieldKey, str]:
+    """A display name per key: the bare field when one evaluator names it, `evaluator/field` when
+    several do (a judge's `total` and field_accuracy's `total` are different measurements)."""
+    keys = list(keys)
+    owners: dict[str, set[str]] = {}
+    for evaluator, field_name in keys:
+        owners.setdefault(field_name, set()).add(evaluator)
+    return {
+        (evaluator, field_name): field_name if len(owners[field_name]) == 1 else f"{evaluator}/{field_name}"
+        for evaluator, field_name in keys
+    }

@@ -217,9 +217,9 @@ def test_verbose_lists_every_miss(sh_target):
         [("c1", answer, dict.fromkeys("abcdef", 1))], fields="[" + ", ".join(f"{{path: {k}}}" for k in "abcdef") + "]"
     )
     short = invoke("eval", "dataset.yaml", "--out", "o.jsonl")
-    assert "… 3 more (--verbose, or see the JSONL)" in short.stdout
+    assert "… 3 more (--verbose, or see" in short.stdout  # the rest of the line wraps: misses quote values
     full = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--verbose")
-    assert "f (required, missing)" in full.stdout and "more (--verbose" not in full.stdout
+    assert "f (required, missing; expected 1, got nothing)" in full.stdout and "more (--verbose" not in full.stdout
     assert len(rows("o.jsonl")[0]["misses"]) == 6  # complete in JSONL either way
 
 

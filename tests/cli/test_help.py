@@ -14,7 +14,17 @@ from agentv_py import __version__
 from agentv_py.cli import app
 from tests.conftest import REPO_ROOT
 
-COMMANDS = ([], ["eval"], ["validate"], ["metrics"], ["cache"], ["cache", "stats"], ["cache", "clear"], ["rescore"])
+COMMANDS = (
+    [],
+    ["eval"],
+    ["validate"],
+    ["metrics"],
+    ["cache"],
+    ["cache", "stats"],
+    ["cache", "clear"],
+    ["rescore"],
+    ["compare"],
+)
 TYPE_TAG = re.compile(r"<(bool|str|int|float|path|list|Path)\b[^>]*>")
 
 
@@ -41,7 +51,9 @@ def exit_codes(text: str) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    "args", COMMANDS, ids=["agentv", "eval", "validate", "metrics", "cache", "cache-stats", "cache-clear", "rescore"]
+    "args",
+    COMMANDS,
+    ids=["agentv", "eval", "validate", "metrics", "cache", "cache-stats", "cache-clear", "rescore", "compare"],
 )
 @pytest.mark.parametrize("columns", [60, 100])
 def test_no_type_tags_and_nothing_wider_than_the_terminal(args, columns):
@@ -67,8 +79,11 @@ def test_options_read_with_their_metavars():
         "--resume RESULTS ",
         "--rerun-failed RESULTS ",
         "--retry-errors RESULTS ",
+        "--junit FILE ",
+        "--summary-md FILE ",
     ):
         assert f"\n  {name}" in text, name
+    assert "--junit-per-field With --junit: one more testsuite per field_accuracy field" in flat(text)
     assert "--force With --resume, --rerun-failed or --retry-errors: reuse the rows" in flat(text)
     assert re.search(r"\n  -w, --workers N +Cases run concurrently \(1-64\)\.", text)
     assert "-w, --workers N Cases run concurrently (1-64). [default: 4; 1<=x<=64] --max-retries" in flat(text)
@@ -92,6 +107,7 @@ def test_defaults_are_never_cut_or_split_inside_a_word(columns):
         "[default: 1; 0<=x<=10]",
         "[0.0<=x<=1.0]",
         "[default: execution.judge_target, else the target's judge_target]",
+        "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
     ):
         assert default in eval_help, default
     assert "[default: table]" in flat(help_text(["metrics"], columns))
@@ -105,11 +121,22 @@ def test_each_command_lists_only_its_own_exit_codes():
     assert "every file is valid" in validate and "problems found" in validate
     assert "gate" not in validate and "130" not in validate
     metrics = help_text(["metrics"])
-    assert "gate" not in metrics and "the file holds no details.metrics" in metrics
+    assert "gate" not in metrics and "the file holds no per-field counts" in metrics
     for args in (["cache"], ["cache", "stats"], ["cache", "clear"]):
         cache = help_text(args)
         assert exit_codes(cache) == [0, 2, 3] and "gate" not in cache, args
         assert "the cache database cannot be read or written (locked, read-only)" in flat(cache)
+
+
+def test_compare_help_reads_with_its_metavars_and_lists_its_exit_codes():
+    text = help_text(["compare"])
+    assert "Usage: agentv compare [OPTIONS] BASE NEW\n" in text
+    for name in ("-f, --format FORMAT ", "--max-drop X ", "--alpha A ", "--force "):
+        assert f"\n  {name}" in text, name
+    flat_text = flat(text)
+    assert exit_codes(text) == [0, 1, 2, 3]
+    assert "0 no regression 1 regression: a drop over --max-drop (the mean score, or a field's F1)," in flat_text
+    assert "the same file twice, or runs of different datasets (without --force)" in flat_text
 
 
 def test_rescore_help_reads_with_its_metavars_and_lists_its_exit_codes():
@@ -128,10 +155,11 @@ def test_rescore_help_reads_with_its_metavars_and_lists_its_exit_codes():
 def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
     text = help_text([], 60)
     assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
-    assert "rescore, validate, metrics, schema and cache exit with their own codes: see agentv COMMAND --help." in flat(
-        text
+    assert (
+        "rescore, validate, metrics, compare, schema and cache exit with their own codes: see agentv COMMAND --help."
+        in flat(text)
     )
-    for command in ("eval", "metrics", "validate"):
+    for command in ("eval", "metrics", "validate", "compare"):
         assert re.search(rf"\n  {command} +\S", text)
     assert "..." not in text.split("Commands:")[1]  # no command's summary is cut short
 
@@ -156,7 +184,10 @@ def test_exit_codes_speak_of_target_errors_and_evaluator_errors():
         "2 usage or dataset/target configuration error, or a results file that cannot be written or that another "
         "agentv run is writing (nothing was run)"
     ) in text
-    assert "5 results or summary could not be written once the run had started (disk full, closed pipe)" in text
+    assert (
+        "5 results, manifest, summary or a report (--junit, --summary-md) could not be written once the run had "
+        "started (disk full, closed pipe)"
+    ) in text
 
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])

@@ -104,7 +104,14 @@ def test_usable_ground_truth_still_scores_the_answer():
     good = evaluate(config, {"total": "4.5", "due": "15-Jan-2025"}, {"total": "5", "due": "2025-01-15"})
     assert (good.status, good.score) == ("processed", 1.0)
     wrong = evaluate(config, {"total": "lots", "due": "someday"}, {"total": 5, "due": "2025-01-15"})
-    assert (wrong.status, wrong.misses) == ("processed", ["total (non-numeric value)", "due (unparseable date)"])
+    assert (wrong.status, wrong.misses) == (
+        "processed",
+        [
+            "total (non-numeric value; expected 5, got 'lots')",
+            "due (unparseable candidate date; formats tried: ISO 8601, YYYY-MM-DD, DD-MMM-YYYY, MM/DD/YYYY, "
+            "DD/MM/YYYY; expected '2025-01-15', got 'someday')",
+        ],
+    )
 
 
 def test_an_expected_null_asks_for_a_null_whatever_the_matcher():
@@ -113,8 +120,8 @@ def test_an_expected_null_asks_for_a_null_whatever_the_matcher():
     assert (both.status, both.score) == ("processed", 1.0)
     wrong = evaluate(config, {"due": "2025-01-15", "total": 5}, {"due": None, "total": None})
     assert wrong.misses == [
-        "due (type mismatch: got string, expected null)",
-        "total (type mismatch: got number, expected null)",
+        "due (type mismatch: got string, expected null; expected null, got '2025-01-15')",
+        "total (type mismatch: got number, expected null; expected null, got 5)",
     ]
 
 
