@@ -27,6 +27,7 @@ from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
+from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
@@ -40,6 +41,7 @@ from agentv_py.models.targets import (
     not_runnable_message,
 )
 from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.manifest import (
     ManifestError,
@@ -75,6 +77,8 @@ class EvalRequest:
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators
     threshold: float | None = None  # --threshold: the gate the manifest records (the CLI applies it)
+    baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
+    max_drop: float | None = None  # --max-drop (default 0.0 with --baseline)
     cache: bool | None = None  # --cache / --no-cache; None: the dataset's and targets' `cache:` decide
     cache_dir: Path | None = None  # --cache-dir (default: .agentv/cache/ of the current directory)
     reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
@@ -96,6 +100,12 @@ class EvalPlan:
     catalog: TargetCatalog | None = None  # every target, for code judges' proxies (`_proxy_catalog`)
     run_id: str = field(default_factory=new_run_id)  # written into every row and the manifest
     reuse: Reuse | None = None  # --resume / --rerun-failed / --retry-errors: `cases` are those to run
+    baseline: Baseline | None = None  # --baseline, read when planning (a bad one: exit 2 before anything runs)
+
+    @property
+    def gates(self) -> Gates | None:
+        """The dataset's `gates:`."""
+        return self.dataset.model.gates
 
     @property
     def warnings(self) -> list[Problem]:
@@ -119,6 +129,9 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         raise checked.failures[0]
     out = request.out or str(default_results_path(dataset.name))
     reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
+    baseline = None
+    if request.baseline is not None:
+        baseline = _load_baseline(request.baseline, request.max_drop or 0.0, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
         run_healthcheck(checked.target, dataset.directory, checked.secrets)
@@ -135,10 +148,30 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         loaded.path if loaded else None,
         catalog=_proxy_catalog(dataset, loaded),
         reuse=reuse,
+        baseline=baseline,
     )
     if reuse is not None and reuse.run_id is not None:
         plan.run_id = reuse.run_id
     return plan
+
+
+def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: list[PreparedCase]) -> Baseline:
+    """--baseline: the previous run's mean and field counts; a usage error (exit 2) when it cannot be used."""
+    try:
+        info = read_manifest(path).dataset if path.is_file() else None
+    except ManifestError:
+        info = None
+    try:
+        return load_baseline(
+            path,
+            max_drop,
+            dataset_path=dataset.path,
+            dataset_name=dataset.name,
+            case_ids=[prepared.case.id for prepared in cases],
+            base_dataset=(info.path, info.name) if info is not None else None,
+        )
+    except BaselineError as exc:
+        raise AgentvError(exc.message, exc.hint) from None
 
 
 @dataclass
@@ -634,7 +667,12 @@ def execute(
                         _write_manifest(results, failed)
                 raise
             if manifest is not None:
-                _write_manifest(results, finish_manifest(manifest, summary, gate(summary, plan.request.threshold)))
+                _write_manifest(
+                    results,
+                    finish_manifest(
+                        manifest, summary, gate(summary, plan.request.threshold, plan.gates, plan.baseline)
+                    ),
+                )
     return summary
 
 
@@ -659,6 +697,7 @@ def plan_options(request: EvalRequest) -> dict[str, object]:
         "dry_run": request.dry_run,
         "judge_target": request.judge_target,
         "threshold": request.threshold,
+        **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
     }
 
 

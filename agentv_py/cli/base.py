@@ -19,6 +19,8 @@ from agentv_py import __version__
 from agentv_py.cli.help import HelpGroup, with_exit_codes
 
 if TYPE_CHECKING:
+    from agentv_py.models.dataset import Gates
+    from agentv_py.report.gates import Baseline
     from agentv_py.report.summary import RunSummary
 
 EXIT_OK = 0
@@ -33,7 +35,10 @@ _INTERNAL = (EXIT_INTERNAL, "internal error (a bug: traceback shown)")
 
 EVAL_EXIT_CODES = (
     (EXIT_OK, "gate passed"),
-    (EXIT_GATE_FAILED, "gate failed: some case did not pass, or mean score < --threshold"),
+    (
+        EXIT_GATE_FAILED,
+        "gate failed: some case did not pass, or (with --threshold, the dataset's gates: or --baseline) a gate failed",
+    ),
     (
         EXIT_CONFIG,
         "usage or dataset/target configuration error, or a results file that cannot be written or "
@@ -204,12 +209,21 @@ __all__ = [
 ]
 
 
-def gate_exit(summary: RunSummary, threshold: float | None) -> int:
+def gate_exit(
+    summary: RunSummary, threshold: float | None, gates: Gates | None = None, baseline: Baseline | None = None
+) -> int:
     """The exit code of a run that scored cases (`eval`, `rescore`): the gate's outcome
-    (`report.summary.gate`), its reason on stderr when it did not pass."""
+    (`report.summary.gate`), its reason on stderr when it did not pass. With gates (--threshold,
+    the dataset's `gates:`, --baseline) each one is printed on stderr with its value, then
+    "gate passed" or why it failed."""
     from agentv_py.report.summary import gate
 
-    result = gate(summary, threshold)
+    result = gate(summary, threshold, gates, baseline)
+    if result.outcome != "interrupted":
+        for check in result.checks:
+            print(check.line, file=sys.stderr)
+        if result.checks and result.passed:
+            print("gate passed", file=sys.stderr)
     if result.message and result.outcome != "interrupted":
         print(result.message, file=sys.stderr)
     return {

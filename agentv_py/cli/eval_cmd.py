@@ -18,7 +18,9 @@ from agentv_py.cli.base import (
 )
 
 if TYPE_CHECKING:
+    from agentv_py.models.dataset import Gates
     from agentv_py.models.results import ResultRow
+    from agentv_py.report.gates import Baseline
     from agentv_py.report.jsonl import JsonlWriter
     from agentv_py.report.summary import RunSummary
     from agentv_py.session import EvalPlan, ReuseMode
@@ -70,6 +72,21 @@ def eval_command(
         max=1.0,
         metavar="X",
         help="Gate on mean score >= X instead of 'every case passed'.",
+    ),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="BASE.jsonl",
+        help="Gate against a previous run of the same dataset: fail when the mean score, or a field's F1, "
+        "drops by more than --max-drop.",
+    ),
+    max_drop: float | None = typer.Option(
+        None,
+        "--max-drop",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="With --baseline: the largest drop allowed.  [default: 0]",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
     dry_run: bool = typer.Option(
@@ -143,6 +160,7 @@ def eval_command(
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     reports = report_options(junit, junit_per_field, summary_md, out)
+    baseline_options(baseline, max_drop)
     request = EvalRequest(
         dataset=dataset,
         target=target,
@@ -155,6 +173,8 @@ def eval_command(
         dry_run=dry_run,
         judge_target=judge_target,
         threshold=threshold,
+        baseline=baseline,
+        max_drop=max_drop,
         cache=cache,
         cache_dir=cache_dir,
         reuse=reuse,
@@ -207,7 +227,24 @@ def report_options(junit: Path | None, junit_per_field: bool, summary_md: Path |
     return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None)
 
 
-def write_reports(reports: Reports, summary: RunSummary, threshold: float | None, *, dataset: str, target: str) -> None:
+def baseline_options(baseline: Path | None, max_drop: float | None) -> None:
+    """--max-drop without --baseline is a usage error (exit 2, before anything runs)."""
+    from agentv_py.errors import AgentvError
+
+    if max_drop is not None and baseline is None:
+        raise AgentvError("--max-drop goes with --baseline BASE.jsonl", hint="see agentv eval --help")
+
+
+def write_reports(
+    reports: Reports,
+    summary: RunSummary,
+    threshold: float | None,
+    *,
+    dataset: str,
+    target: str,
+    gates: Gates | None = None,
+    baseline: Baseline | None = None,
+) -> None:
     """Write the reports once the results are safe on disk; a file that cannot be written is
     OutputError (exit 5). The rows are read back from the results file, one pass per need, so
     memory does not grow with the run; with the results on stdout, the Markdown has no field table."""
@@ -239,7 +276,9 @@ def write_reports(reports: Reports, summary: RunSummary, threshold: float | None
     targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]
     if targets:
         fields = tally_fields(rows()) if source is not None else None
-        text = summary_markdown(summary, gate(summary, threshold), fields, dataset=dataset, target=target)
+        text = summary_markdown(
+            summary, gate(summary, threshold, gates, baseline), fields, dataset=dataset, target=target
+        )
         for path, append in targets:
             what = "step summary ($GITHUB_STEP_SUMMARY)" if append else "Markdown summary"
             write(path, what, append, lambda out: out.write(text + "\n"))
@@ -343,5 +382,13 @@ def _run(
         human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
         for warning in plan.warnings:
             human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
-    write_reports(reports, summary, threshold, dataset=plan.dataset.name, target=plan.target.name)
-    return gate_exit(summary, threshold)
+    write_reports(
+        reports,
+        summary,
+        threshold,
+        dataset=plan.dataset.name,
+        target=plan.target.name,
+        gates=plan.gates,
+        baseline=plan.baseline,
+    )
+    return gate_exit(summary, threshold, plan.gates, plan.baseline)

@@ -23,7 +23,10 @@ from agentv_py.cli.help import with_exit_codes
 
 RESCORE_EXIT_CODES = (
     (EXIT_OK, "gate passed"),
-    (EXIT_GATE_FAILED, "gate failed: some case did not pass, or mean score < --threshold"),
+    (
+        EXIT_GATE_FAILED,
+        "gate failed: some case did not pass, or (with --threshold or the dataset's gates:) a gate failed",
+    ),
     (
         EXIT_CONFIG,
         "usage error; no results file, no rows in it, rows mostly of another dataset, no dataset known "
@@ -180,5 +183,8 @@ def rescore(
         human.print(f"{plural(len(notes), 'warning')}:", markup=False)
         for note in notes:
             human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
-    write_reports(reports, summary, threshold, dataset=plan.eval_plan.dataset.name, target=plan.target.name)
-    return gate_exit(summary, threshold)
+    gates = plan.eval_plan.gates
+    write_reports(
+        reports, summary, threshold, dataset=plan.eval_plan.dataset.name, target=plan.target.name, gates=gates
+    )
+    return gate_exit(summary, threshold, gates)

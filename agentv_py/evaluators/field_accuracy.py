@@ -8,7 +8,17 @@ from agentv_py.evaluators.base import EvalContext, error_result, processed_resul
 from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
-from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric, shown
+from agentv_py.scoring.items import LISTED, align, expected_items_problem, items_score, items_summary
+from agentv_py.scoring.match import (
+    MatchResult,
+    json_type,
+    match_date,
+    match_exact,
+    match_fuzzy,
+    match_numeric,
+    shown,
+)
+from agentv_py.scoring.metrics import Assignment
 from agentv_py.scoring.paths import MISSING, resolve
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]
@@ -22,6 +32,8 @@ def cannot_score(eval_id: str, field: str, reason: str) -> str:
 
 def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     """One field through the matcher its `match` names, with that matcher's options."""
+    if spec.match == "items":
+        return match_items(spec, candidate, expected)
     if spec.match == "numeric_tolerance":
         return match_numeric(candidate, expected, spec.tolerance or 0.0, spec.relative)
     if spec.match == "fuzzy":
@@ -37,7 +49,9 @@ def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str
     problems = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
-        if want is not MISSING and want is not None:  # an expected null is compared exactly
+        if spec.match == "items" and want is not MISSING and want is not None:
+            problems.extend(_items_truth_problems(spec, want))
+        elif want is not MISSING and want is not None:  # an expected null is compared exactly
             result = match_field(spec, want, want)
             if result.bad_expected:
                 problems.append((spec.path, result.reason or "invalid expected value"))
@@ -102,7 +116,9 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             hits.append(spec.path)
         else:
             row["reason"] = result.reason
-            misses.append(f"{spec.path} ({miss_text(result.reason, want, got)})")
+            # an items field's reason states counts; the whole lists would drown them
+            text = result.reason if spec.match == "items" else miss_text(result.reason, want, got)
+            misses.append(f"{spec.path} ({text})")
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:
@@ -116,6 +132,87 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "score": score,
         "unscorable": unscorable,
     }
+
+
+def _item_config(spec: FieldSpec) -> FieldAccuracyConfig:
+    """The sub-fields of a `match: items` field, as a config `score_fields` scores each pair with."""
+    return FieldAccuracyConfig.model_construct(type="field_accuracy", fields=list(spec.fields or []), name=None)
+
+
+def _items_truth_problems(spec: FieldSpec, expected: Any) -> list[tuple[str, str]]:
+    """(path, reason) for an items field whose ground truth is unusable: not a list of objects, or
+    an item whose sub-field its matcher cannot use (`line_items[2].quantity`)."""
+    problem = expected_items_problem(expected)
+    if problem:
+        return [(spec.path, problem)]
+    sub = _item_config(spec)
+    return [
+        (f"{spec.path}[{index}].{path}", reason)
+        for index, item in enumerate(expected)
+        for path, reason in truth_problems(sub, item)
+    ]
+
+
+def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
+    """`match: items`: align the expected items with the answer's (scoring.items.align), score each
+    matched pair's sub-fields with `score_fields`, and count what stayed unmatched. Score: the sum
+    of the pair scores over max(expected, actual) items. `info` records the alignment (at most
+    LISTED pairs, missing and extra indices) and exact counts for `agentv metrics`."""
+    problems = _items_truth_problems(spec, expected)
+    if problems:
+        return MatchResult(False, 0.0, "; ".join(f"{path}: {reason}" for path, reason in problems), bad_expected=True)
+    n_expected = len(expected)
+    if not isinstance(candidate, list):
+        counts = {"expected": n_expected, "actual": 0, "matched": 0, "correct": 0, "wrong": 0}
+        counts.update(missing=n_expected, extra=0)
+        reason = f"answer is {json_type(candidate)}, not a list; " + items_summary(0, n_expected, n_expected, 0, 0)
+        return MatchResult(False, 0.0, reason, info={"items": counts})
+    sub = _item_config(spec)
+    algorithm: Assignment = "greedy" if spec.algorithm == "greedy" else "optimal"
+    alignment = align(expected, candidate, spec.key or ["description"], spec.threshold, algorithm)
+    pair_rows: list[dict[str, Any]] = []
+    pair_scores: list[float] = []
+    wrong: list[str] = []
+    for i, j, similarity in alignment.pairs:
+        outcome = score_fields(sub, candidate[j], expected[i])
+        correct = outcome["passed"] == outcome["scored"]
+        pair_scores.append(outcome["score"] if outcome["scored"] else 1.0)
+        if not correct:
+            wrong.append(f"[{i}].{outcome['misses'][0]}")
+        if len(pair_rows) < LISTED:
+            pair_rows.append(
+                {
+                    "expected": i,
+                    "actual": j,
+                    "similarity": round(similarity, 4),
+                    "status": "hit" if correct else "miss",
+                    "score": pair_scores[-1],
+                    "fields": outcome["fields"],
+                }
+            )
+    matched, missing, extra = len(alignment.pairs), len(alignment.missing), len(alignment.extra)
+    counts = {"expected": n_expected, "actual": len(candidate), "matched": matched, "correct": matched - len(wrong)}
+    counts.update(wrong=len(wrong), missing=missing, extra=extra)
+    info = {
+        "items": counts,
+        "alignment": {
+            "key": list(spec.key or ["description"]),
+            "threshold": spec.threshold,
+            "algorithm": algorithm,
+            "pairs": pair_rows,
+            "missing": alignment.missing[:LISTED],
+            "extra": alignment.extra[:LISTED],
+            "junk": alignment.junk[:LISTED],
+            "truncated": max(matched, missing, extra) > LISTED,
+        },
+    }
+    score = items_score(pair_scores, n_expected, len(candidate))
+    if not missing and not extra and not wrong:
+        return MatchResult(True, score, None, info=info)
+    reason = items_summary(matched, n_expected, missing, extra, len(wrong))
+    if wrong:
+        reason += f"; first: {wrong[0]}"
+    return MatchResult(False, score, reason, info=info)
 
 
 def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[str, Any]]:
@@ -136,7 +233,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[s
 
 def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -> EvaluatorResult:
     """`type: field_accuracy`. Options: `fields` (each: `path`, `match` exact | fuzzy |
-    numeric_tolerance | date, `required` (default true), `weight` (default 1), and the matcher's
+    numeric_tolerance | date | items (`match_items`), `required` (default true), `weight` (default 1), and the matcher's
     own options), `aggregation` (`weighted_average`, default, or `all_or_nothing`), `name`,
     `weight`. Skipped when the ground truth is not a JSON object or array. An error (could not
     score, naming the case and each field) when a field's expected value is unusable for its

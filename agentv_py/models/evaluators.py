@@ -22,9 +22,10 @@ from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, one_of, positive_timeout, suggest, tag_checker
 
-MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
-MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items"]
+MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items")
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
+ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
 DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
 DATE_TOKENS = ("YYYY", "MMMM", "MMM", "YY", "MM", "DD", "M", "D")
 
@@ -35,6 +36,7 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "numeric_tolerance": ("tolerance", "relative"),
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
     "date": ("formats",),
+    "items": ("key", "threshold", "algorithm", "fields"),
 }
 
 
@@ -63,6 +65,8 @@ class FieldSpec(StrictModel):
     threshold: float = 0.85
     case_sensitive: bool = False
     formats: list[str] | None = None
+    key: list[str] | None = None  # `match: items`: sub-paths that pair expected and actual items
+    fields: list[FieldSpec] | None = None  # `match: items`: sub-fields scored in each matched pair
 
     @field_validator("match")
     @classmethod
@@ -93,8 +97,31 @@ class FieldSpec(StrictModel):
 
     @field_validator("algorithm")
     @classmethod
-    def _algorithm(cls, value: str) -> str:
+    def _algorithm(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("match") == "items":
+            return one_of(value, ITEM_ALGORITHMS, "algorithm", "algorithms")
         return one_of(value, FUZZY_ALGORITHMS, "algorithm", "algorithms")
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("key must list at least one sub-path (omit it for the default [description])")
+        if value is not None and any(not path.strip() for path in value):
+            raise ValueError("key paths must not be empty")
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _item_fields(cls, value: list[FieldSpec] | None) -> list[FieldSpec] | None:
+        if value is not None and not value:
+            raise ValueError("fields must list at least one sub-field")
+        for spec in value or []:
+            if spec.match == "items":
+                raise ValueError(
+                    f"nested match 'items' (at '{spec.path}') is not supported: score the inner list with a code judge"
+                )
+        return value
 
     @field_validator("formats")
     @classmethod
@@ -134,6 +161,14 @@ class FieldSpec(StrictModel):
             )
         if match == "numeric_tolerance" and data.get("tolerance") is None:
             raise ValueError("numeric_tolerance needs 'tolerance' (a number >= 0)")
+        if match == "items":
+            if data.get("fields") is None:
+                raise ValueError(
+                    "match 'items' needs 'fields': the sub-fields scored in each matched item, "
+                    "e.g. [{path: quantity, match: numeric_tolerance, tolerance: 0}]"
+                )
+            # SPEC §5 line-item defaults (fuzzy's threshold default, 0.85, does not apply here)
+            data = {"key": ["description"], "threshold": 0.8, "algorithm": "optimal", **data}
         return data
 
     @property

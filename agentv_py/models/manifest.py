@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 MANIFEST_VERSION = 1
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
@@ -47,11 +47,30 @@ class Counts(_Part):
     mean_score: float | None = None
 
 
+class GateCheckInfo(_Part):
+    """One gate (--threshold, the dataset's `gates:`, --baseline) with the run's value."""
+
+    name: str
+    value: float | None  # None: nothing to measure (fails)
+    op: str  # >= a minimum, <= a maximum drop
+    limit: float
+    passed: bool
+
+
 class GateInfo(_Part):
     rule: str
     outcome: str  # ok, gate_failed, errors, interrupted
     passed: bool
     message: str = ""
+    checks: list[GateCheckInfo] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_checks(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A run without gates: the gate reads as it did before gates existed (no `checks` key)."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("checks"):
+            data.pop("checks", None)
+        return data
 
 
 class RunManifest(_Part):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentv_py.models.manifest import Counts, GateInfo, RunManifest
+from agentv_py.models.manifest import Counts, GateCheckInfo, GateInfo, RunManifest
 from agentv_py.report.summary import GateResult, RunSummary
 
 MANIFEST_SUFFIX = ".meta.json"
@@ -57,7 +57,22 @@ def finish_manifest(manifest: RunManifest, summary: RunSummary, result: GateResu
                 evaluator_errors=summary.evaluator_errors,
                 mean_score=round(stats.mean, 6) if stats else None,
             ),
-            "gate": GateInfo(rule=result.rule, outcome=result.outcome, passed=result.passed, message=result.message)
+            "gate": GateInfo(
+                rule=result.rule,
+                outcome=result.outcome,
+                passed=result.passed,
+                message=result.message,
+                checks=[
+                    GateCheckInfo(
+                        name=c.name,
+                        value=None if c.value is None else round(c.value, 6),
+                        op=c.op,
+                        limit=c.limit,
+                        passed=c.passed,
+                    )
+                    for c in result.checks
+                ],
+            )
             if result is not None
             else None,
         }

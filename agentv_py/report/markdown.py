@@ -84,6 +84,13 @@ def summary_markdown(
     }.get(gate.outcome, gate.outcome)
     # The gate's rule and message are agentv's own words (counts, the threshold), never data.
     out = [title, "", f"**{verdict}** ({gate.rule})" + (f": {gate.message}" if gate.message else ""), ""]
+    if gate.checks:  # names quote field paths and evaluator names: data, escaped
+        out += ["| gate | value | limit | result |", "|---|---:|---|---|"]
+        for check in gate.checks:
+            value = "–" if check.value is None else f"{check.value:.3f}"
+            result = "✅ passed" if check.passed else "❌ failed"
+            out += [f"| {cell(check.name)} | {value} | {check.op} {check.limit:g} | {result} |"]
+        out += [""]
     stats = summary.stats()
     out += ["| cases | passed | partial | failed | target errors | evaluator errors | mean score |"]
     out += ["|---:|---:|---:|---:|---:|---:|---:|"]

@@ -12,7 +12,10 @@ import statistics
 from array import array
 from dataclasses import dataclass, field
 
+from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
+from agentv_py.report.gates import Baseline, GateCheck, gate_checks
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 
 HISTOGRAM_BINS = 5
 TABLE_ROWS = 50
@@ -63,6 +66,8 @@ class RunSummary:
     _problem_heap: list[tuple[int, int, CaseLine]] = field(default_factory=list, init=False, repr=False)
     interrupted: bool = False
     results_path: str = ""
+    # (evaluator, field) -> counts over the run, for field gates (bounded: one entry per field)
+    field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -85,6 +90,11 @@ class RunSummary:
                 self.evaluator_order[result.name] = (position, index)
             if result.status != "skipped" and result.score is not None:
                 self.evaluator_scores.setdefault(result.name, array("d")).append(result.score)
+        for key, counts in row_field_counts(row.evaluator_results).items():
+            if key in self.field_counts:
+                self.field_counts[key] += counts
+            else:
+                self.field_counts[key] = counts
         line = CaseLine(
             row.eval_id,
             position,
@@ -168,18 +178,38 @@ class GateResult:
     outcome: str
     message: str = ""
     rule: str = "every case passed"
+    checks: tuple[GateCheck, ...] = ()  # every gate with its value (--threshold, dataset gates, --baseline)
 
     @property
     def passed(self) -> bool:
         return self.outcome == "ok"
 
 
-def gate(summary: RunSummary, threshold: float | None) -> GateResult:
+def gate(
+    summary: RunSummary, threshold: float | None, gates: Gates | None = None, baseline: Baseline | None = None
+) -> GateResult:
     """The run's gate (decisions.md): interrupted > a target or evaluator error > the rule, which
-    is "every case passed", or with `threshold` "mean score >= threshold"."""
-    rule = f"mean score >= {threshold:g}" if threshold is not None else "every case passed"
+    is "every case passed", or with `threshold`, the dataset's `gates` or a `baseline`: every one
+    of those checks holds (each is returned with its value, in `checks`)."""
+    stats = summary.stats()
+    checks = tuple(
+        gate_checks(
+            mean=stats.mean if stats else None,
+            pass_rate=summary.passed / summary.completed if summary.completed else None,
+            evaluator_means=summary.evaluator_means(),
+            field_counts=summary.field_counts,
+            threshold=threshold,
+            gates=gates,
+            baseline=baseline,
+        )
+    )
+    if gates or baseline:  # the checks name fields and evaluators (data): the rule is agentv's own words
+        rule = f"every gate holds ({plural(len(checks), 'gate')})"
+    else:  # --threshold alone: one rule, said as before (no list of checks)
+        rule = f"mean score >= {threshold:g}" if threshold is not None else "every case passed"
+        checks = ()
     if summary.interrupted:
-        return GateResult("interrupted", "the run was interrupted", rule)
+        return GateResult("interrupted", "the run was interrupted", rule, checks)
     if summary.any_errors:
         said = []
         if summary.errored:
@@ -188,13 +218,21 @@ def gate(summary: RunSummary, threshold: float | None) -> GateResult:
             said.append(
                 f"{plural(summary.evaluator_errors, 'case')} had an evaluator error (an evaluator could not run)"
             )
-        return GateResult("errors", "; ".join(said), rule)
-    if threshold is not None:
-        stats = summary.stats()
+        return GateResult("errors", "; ".join(said), rule, checks)
+    if threshold is not None and not (gates or baseline):  # the message scripts already match
         mean = stats.mean if stats else 0.0
         if mean < threshold:
-            return GateResult("gate_failed", f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", rule)
-        return GateResult("ok", "", rule)
+            return GateResult(
+                "gate_failed", f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", rule, checks
+            )
+        return GateResult("ok", "", rule, checks)
+    if checks:
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            return GateResult(
+                "gate_failed", f"gate failed: {plural(len(failed), 'gate')} of {len(checks)} failed", rule, checks
+            )
+        return GateResult("ok", "", rule, checks)
     if not summary.all_passed:
         not_passed = summary.completed - summary.passed
         return GateResult("gate_failed", f"gate failed: {not_passed} of {summary.completed} cases did not pass", rule)

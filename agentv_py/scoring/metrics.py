@@ -287,8 +287,8 @@ def align_items(
 
     greedy: every pair with similarity >= threshold, best first; ties broken by (expected index,
     parsed index), so the result depends on the inputs only through that rule.
-    optimal: maximum total similarity (scipy's linear_sum_assignment); pairs below the threshold
-    are discarded afterwards.
+    optimal: maximum total similarity over the pairs at or over the threshold (scipy's
+    linear_sum_assignment).
     """
     if not expected or not parsed:
         return Alignment([], len(expected), len(parsed))
@@ -297,7 +297,9 @@ def align_items(
         import numpy as np
         from scipy.optimize import linear_sum_assignment
 
-        rows, cols = linear_sum_assignment(np.asarray(matrix), maximize=True)
+        # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
+        similarities = np.asarray(matrix)
+        rows, cols = linear_sum_assignment(np.where(similarities >= threshold, similarities, 0.0), maximize=True)
         pairs = [(int(i), int(j), matrix[i][j]) for i, j in zip(rows, cols, strict=False) if matrix[i][j] >= threshold]
         return Alignment(pairs, len(expected), len(parsed))
     candidates = sorted(
@@ -345,7 +347,8 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
     """Per-field counts from one `field_accuracy` result's `details.fields` (SPEC §5): both empty
     TN; only the answer empty FN; only the expectation empty FP; both non-empty: a hit TP (the
     field's matcher decided, so a value within tolerance counts as equal), a miss FP and FN.
-    A field whose ground truth could not be used counts nothing; malformed entries are ignored."""
+    A field whose ground truth could not be used counts nothing; malformed entries are ignored.
+    A `match: items` field counts per item (`_items_counts`)."""
     per_field: dict[str, Counts] = {}
     fields = details.get("fields")
     for entry in fields if isinstance(fields, list) else []:
@@ -353,6 +356,11 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
             continue
         status = entry.get("status")
         if status not in SCORED:
+            continue
+        item_counts = _items_counts(entry)
+        if item_counts is not None:
+            per_field.setdefault(entry["path"], Counts())
+            per_field[entry["path"]] += item_counts
             continue
         expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
         if expected_empty or actual_empty:
@@ -366,6 +374,24 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
         per_field.setdefault(entry["path"], Counts())
         per_field[entry["path"]] += counts
     return per_field
+
+
+def _items_counts(entry: Mapping[str, Any]) -> Counts | None:
+    """A `match: items` field counted per item: TP per matched item whose sub-fields all hit, FP
+    per extra item, FN per missing item, FP and FN per matched item with a wrong sub-field; two
+    empty lists TN. An answer missing or null misses every expected item. None: not an items
+    field with a list of expected items (counted as a plain field)."""
+    if entry.get("match") != "items" or not isinstance(entry.get("expected"), list):
+        return None
+    items = entry.get("items")
+    if isinstance(items, dict):
+        correct, wrong, missing, extra = (_count(items, key) for key in ("correct", "wrong", "missing", "extra"))
+        if correct is None or wrong is None or missing is None or extra is None:
+            return None
+        counts = Counts(tp=correct, fp=extra + wrong, fn=missing + wrong)
+    else:  # the answer had no list here (missing, null): every expected item is missed
+        counts = Counts(fn=sum(1 for item in entry["expected"] if not is_empty(item)))
+    return counts if counts.tp or counts.fp or counts.fn else Counts(tn=1)
 
 
 def _count(details: Mapping[str, Any], key: str) -> int | None:

@@ -1,0 +1,155 @@
+"""Gates: the dataset's `gates:` and `--baseline/--max-drop`, checked against a run's summary.
+
+Pure checks (`gate_checks`) turn the run's totals, per-evaluator means and per-field counts into
+one `GateCheck` per gate, each with its value; `load_baseline` reads a previous run's mean score
+and per-field counts (the same counts `agentv compare` uses) in bounded memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentv_py.models.dataset import Gates
+from agentv_py.report.jsonl import read_rows
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
+
+
+class BaselineError(Exception):
+    """--baseline cannot be used: missing, not a results file, or a run of another dataset (the
+    session makes it a usage error, exit 2)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One gate and how the run did on it: `value` (None: nothing to measure, which fails) against `limit`."""
+
+    name: str  # "mean score", "pass rate", "evaluator fa mean", "field total recall", ...
+    value: float | None
+    op: str  # ">=" (a minimum) or "<=" (a maximum drop)
+    limit: float
+
+    @property
+    def passed(self) -> bool:
+        if self.value is None:
+            return False
+        # Rounded to 9 places: 0.1 + 0.2 must count as 0.3 against a gate of 0.3.
+        value = round(self.value, 9)
+        return value >= self.limit if self.op == ">=" else value <= self.limit
+
+    @property
+    def line(self) -> str:
+        shown = "n/a (nothing scored)" if self.value is None else f"{self.value:.3f}"
+        return f"gate {self.name}: {shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
+
+
+@dataclass
+class Baseline:
+    """What `--baseline` needs of a previous run: its mean score and per-field counts."""
+
+    path: str
+    max_drop: float
+    mean: float | None = None
+    field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
+
+
+def load_baseline(
+    path: Path,
+    max_drop: float,
+    *,
+    dataset_path: Path,
+    dataset_name: str,
+    case_ids: list[str],
+    base_dataset: tuple[str, str] | None = None,
+) -> Baseline:
+    """Read BASE.jsonl (the last row of a case wins, like compare). A run of another dataset is
+    refused: by `base_dataset` (path, name), from BASE's manifest when it has one, else when no
+    case id is shared."""
+    if not path.is_file():
+        raise BaselineError(f"--baseline results file not found: {path}", hint="pass a JSONL file `agentv eval` wrote")
+    if base_dataset is not None and base_dataset != (str(dataset_path.resolve()), dataset_name):
+        raise BaselineError(
+            f"--baseline {path} is a run of another dataset: '{base_dataset[1]}' ({base_dataset[0]}), "
+            f"this run is '{dataset_name}' ({dataset_path.resolve()})",
+            hint="gate against a previous run of the same dataset",
+        )
+    # Two passes keep memory to one entry per case (its last scored line), like compare's index:
+    # the first finds each case's last row, the second sums the field counts of those rows only.
+    last: dict[str, int] = {}
+    scores: dict[str, float] = {}
+    for line, row in read_rows(path):
+        if isinstance(row, str):
+            raise BaselineError(
+                f"--baseline {path}:{line}: {row}",
+                hint="the file was cut short or is not a results file: use a complete `agentv eval` output",
+            )
+        if row.status == "error" or not row.evaluator_results:
+            continue
+        last[row.eval_id], scores[row.eval_id] = line, row.score
+    if base_dataset is None and case_ids and not scores.keys() & set(case_ids):
+        raise BaselineError(
+            f"--baseline {path} shares no case id with this run: a run of another dataset?",
+            hint="gate against a previous run of the same dataset",
+        )
+    result = Baseline(str(path), max_drop, math.fsum(scores.values()) / len(scores) if scores else None)
+    for line, row in read_rows(path):
+        if not isinstance(row, str) and last.get(row.eval_id) == line:
+            for key, value in row_field_counts(row.evaluator_results).items():
+                result.field_counts.setdefault(key, Counts())
+                result.field_counts[key] += value
+    return result
+
+
+def by_field(counts: Mapping[FieldKey, Counts]) -> dict[str, Counts]:
+    """Counts per field path, summed over the evaluators that score it."""
+    out: dict[str, Counts] = {}
+    for (_, path), value in counts.items():
+        out.setdefault(path, Counts())
+        out[path] += value
+    return out
+
+
+def gate_checks(
+    *,
+    mean: float | None,
+    pass_rate: float | None,
+    evaluator_means: Mapping[str, float],
+    field_counts: Mapping[FieldKey, Counts],
+    threshold: float | None = None,
+    gates: Gates | None = None,
+    baseline: Baseline | None = None,
+) -> list[GateCheck]:
+    """Every gate of the run, in a fixed order: --threshold, the dataset's gates, then the baseline's."""
+    checks: list[GateCheck] = []
+    if threshold is not None:
+        checks.append(GateCheck("mean score", mean, ">=", threshold))
+    if gates is not None:
+        if gates.min_mean_score is not None:
+            checks.append(GateCheck("mean score", mean, ">=", gates.min_mean_score))
+        if gates.min_pass_rate is not None:
+            checks.append(GateCheck("pass rate", pass_rate, ">=", gates.min_pass_rate))
+        for name, evaluator_gate in gates.evaluators.items():
+            checks.append(GateCheck(f"evaluator {name} mean", evaluator_means.get(name), ">=", evaluator_gate.min_mean))
+        fields = by_field(field_counts)
+        for path, field_gate in gates.fields.items():
+            counts = fields.get(path, Counts())
+            for metric in ("precision", "recall", "f1"):
+                limit = getattr(field_gate, metric)
+                if limit is not None:
+                    checks.append(GateCheck(f"field {path} {metric}", getattr(counts, metric), ">=", limit))
+    if baseline is not None:
+        drop = None if mean is None or baseline.mean is None else baseline.mean - mean
+        checks.append(GateCheck("mean score drop vs baseline", drop, "<=", baseline.max_drop))
+        before, after = by_field(baseline.field_counts), by_field(field_counts)
+        for path in sorted(before.keys() & after.keys()):
+            old, new = before[path].f1, after[path].f1
+            if old is not None and new is not None:
+                checks.append(GateCheck(f"field {path} f1 drop vs baseline", old - new, "<=", baseline.max_drop))
+    return checks

@@ -1,0 +1,78 @@
+"""Order-insensitive list matching for `field_accuracy` fields with `match: items` (SPEC §5 line items).
+
+Pure: pairs expected items with the answer's items (the similarity and the assignment are
+`metrics.align_items`, shared with `agentv metrics`), checks the ground truth's shape, and states
+the field's score and miss text. Scoring the matched pairs' sub-fields is the evaluator's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentv_py.scoring.match import json_type
+from agentv_py.scoring.metrics import Assignment, align_items
+
+LISTED = 100  # at most this many pairs / missing / extra indices are listed in details (counts stay exact)
+
+
+@dataclass(frozen=True)
+class ItemAlignment:
+    """Matched (expected index, actual index, similarity) pairs, sorted by expected index; expected
+    indices left unmatched (`missing`); actual indices left unmatched (`extra`, junk included);
+    and the actual indices that are not objects (`junk`, never matched)."""
+
+    pairs: list[tuple[int, int, float]]
+    missing: list[int]
+    extra: list[int]
+    junk: list[int]
+
+
+def expected_items_problem(value: Any) -> str | None:
+    """Why a ground-truth value cannot be scored as items (not a list, or an item that is not an
+    object), or None when it can."""
+    if not isinstance(value, list):
+        return f"expected value for match 'items' is {json_type(value)}, not a list of objects"
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            return f"expected item {index} is {json_type(item)}, not an object"
+    return None
+
+
+def align(
+    expected: Sequence[dict[str, Any]],
+    actual: Sequence[Any],
+    key: Sequence[str],
+    threshold: float,
+    algorithm: Assignment,
+) -> ItemAlignment:
+    """Pair items by the similarity of their `key` sub-paths. Entries of `actual` that are not
+    objects (null, strings, numbers, lists) are never paired, whatever the threshold: they are
+    extra items."""
+    objects = [j for j, item in enumerate(actual) if isinstance(item, dict)]
+    objects_set = set(objects)
+    junk = [j for j in range(len(actual)) if j not in objects_set]
+    alignment = align_items(expected, [actual[j] for j in objects], tuple(key), threshold, algorithm)
+    pairs = sorted((i, objects[j], float(s)) for i, j, s in alignment.pairs)
+    matched = {j for _, j, _ in pairs}
+    return ItemAlignment(
+        pairs=pairs,
+        missing=list(alignment.unmatched_expected),
+        extra=[j for j in range(len(actual)) if j not in matched],
+        junk=junk,
+    )
+
+
+def items_score(pair_scores: Sequence[float], n_expected: int, n_actual: int) -> float:
+    """The field's score: the matched pairs' scores summed over max(expected, actual) items, so a
+    missing and an extra item each cost one item's worth; two empty lists score 1."""
+    denominator = max(n_expected, n_actual)
+    return 1.0 if denominator == 0 else sum(pair_scores) / denominator
+
+
+def items_summary(matched: int, n_expected: int, missing: int, extra: int, wrong: int) -> str:
+    """`2 of 3 items matched; 1 missing, 1 extra` (`, 1 with wrong fields` when some matched
+    pairs' sub-fields missed)."""
+    text = f"{matched} of {n_expected} items matched; {missing} missing, {extra} extra"
+    return text + (f", {wrong} with wrong fields" if wrong else "")
