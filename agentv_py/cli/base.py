@@ -232,3 +232,24 @@ def gate_exit(
         "errors": EXIT_CASE_ERRORS,
         "interrupted": EXIT_INTERRUPTED,
     }[result.outcome]
+
+
+# The report options of the commands that score a run (`eval`, `rescore`): declared once.
+JUNIT_OPTION: Any = typer.Option(
+    None,
+    "--junit",
+    metavar="FILE",
+    help="Also write JUnit XML for CI (one testcase per case; misses and errors as failures and errors).",
+)
+JUNIT_PER_FIELD_OPTION: Any = typer.Option(
+    False,
+    "--junit-per-field",
+    help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
+)
+SUMMARY_MD_OPTION: Any = typer.Option(
+    None,
+    "--summary-md",
+    metavar="FILE",
+    help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
+    "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
+)

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from agentv_py.cli.base import (
+    JUNIT_OPTION,
+    JUNIT_PER_FIELD_OPTION,
+    SUMMARY_MD_OPTION,
     EvalCommand,
     app,
     boundary,
@@ -135,24 +138,9 @@ def eval_command(
         help="With --resume, --rerun-failed or --retry-errors: reuse the rows although the dataset, "
         "evaluators, judge files or targets changed since, or the run manifest is missing.",
     ),
-    junit: Path | None = typer.Option(
-        None,
-        "--junit",
-        metavar="FILE",
-        help="Also write JUnit XML for CI (one testcase per case; misses and errors as failures and errors).",
-    ),
-    junit_per_field: bool = typer.Option(
-        False,
-        "--junit-per-field",
-        help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
-    ),
-    summary_md: Path | None = typer.Option(
-        None,
-        "--summary-md",
-        metavar="FILE",
-        help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
-        "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
-    ),
+    junit: Path | None = JUNIT_OPTION,
+    junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
+    summary_md: Path | None = SUMMARY_MD_OPTION,
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.runner.run import sigterm_interrupts

@@ -15,6 +15,9 @@ from agentv_py.cli.base import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    JUNIT_OPTION,
+    JUNIT_PER_FIELD_OPTION,
+    SUMMARY_MD_OPTION,
     app,
     boundary,
     gate_exit,
@@ -110,24 +113,9 @@ def rescore(
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
     ),
-    junit: Path | None = typer.Option(
-        None,
-        "--junit",
-        metavar="FILE",
-        help="Also write JUnit XML for CI (one testcase per case; misses and errors as failures and errors).",
-    ),
-    junit_per_field: bool = typer.Option(
-        False,
-        "--junit-per-field",
-        help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
-    ),
-    summary_md: Path | None = typer.Option(
-        None,
-        "--summary-md",
-        metavar="FILE",
-        help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
-        "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
-    ),
+    junit: Path | None = JUNIT_OPTION,
+    junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
+    summary_md: Path | None = SUMMARY_MD_OPTION,
 ) -> int:
     """Score the answers stored in RESULTS again with the dataset's current evaluators, without
     calling the target, and write a new results file and manifest. Rows whose target failed are

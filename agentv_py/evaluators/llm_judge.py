@@ -279,15 +279,10 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         "Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
         "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed
     )
-    system = system_prompt(schema, instructions, bool(context.images))
-    exchange = _start(config, context, RUBRIC_PROMPT, system)
-    if isinstance(exchange, str):
-        return _error(config, exchange)
-    value, problem = converse(
-        exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
-    )
-    if problem:
-        return _error(config, problem, exchange)
+    asked = _ask_rubric(config, context, RUBRIC_PROMPT, schema, instructions)
+    if isinstance(asked, EvaluatorResult):
+        return asked
+    value, exchange = asked
     outcome = rubric_outcome(value["checks"], config.rubrics)
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
@@ -308,6 +303,22 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
     )
 
 
+def _ask_rubric(
+    config: RubricConfig, context: EvalContext, prompt: str, schema: dict[str, Any], instructions: str
+) -> tuple[Any, Exchange] | EvaluatorResult:
+    """Ask the judge for one check per rubric item (either rubric form): the schema-checked reply
+    and its exchange, or the evaluator's error result."""
+    exchange = _start(config, context, prompt, system_prompt(schema, instructions, bool(context.images)))
+    if isinstance(exchange, str):
+        return _error(config, exchange)
+    value, problem = converse(
+        exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
+    )
+    if problem:
+        return _error(config, problem, exchange)
+    return value, exchange
+
+
 def _evaluate_score_ranges(config: RubricConfig, context: EvalContext) -> EvaluatorResult:
     """AgentV's analytic rubric: the judge gives each item an integer score 0-10 (schema-checked,
     never clamped); score = weighted mean of score / 10; an item below its minimum fails the case."""
@@ -317,15 +328,10 @@ def _evaluate_score_ranges(config: RubricConfig, context: EvalContext) -> Evalua
         "matches the candidate output, with a short `reasoning`: one check per criterion, in `checks`, plus "
         "an `overall_reasoning`.\nCriteria:\n" + score_ranges_listing(config.rubrics)
     )
-    system = system_prompt(schema, instructions, bool(context.images))
-    exchange = _start(config, context, SCORE_RANGES_PROMPT, system)
-    if isinstance(exchange, str):
-        return _error(config, exchange)
-    value, problem = converse(
-        exchange, lambda v: schema_problem(v, schema) or rubric_checks_problem(v["checks"], config.rubrics)
-    )
-    if problem:
-        return _error(config, problem, exchange)
+    asked = _ask_rubric(config, context, SCORE_RANGES_PROMPT, schema, instructions)
+    if isinstance(asked, EvaluatorResult):
+        return asked
+    value, exchange = asked
     outcome = score_range_outcome(value["checks"], config.rubrics)
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
