@@ -3,7 +3,6 @@ statistics; exit 1 on a regression (a drop over --max-drop, or significant at --
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -47,14 +46,15 @@ def compare(
         result = run_compare(base, new, max_drop=max_drop, alpha=alpha, force=force)
     except CompareError as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
-    for message in result.forced:
-        print(f"warning: {visible(message)} (--force)", file=sys.stderr)
-    if output_format == "json":
-        sys.stdout.write(json.dumps(result.to_json(max_drop, alpha), indent=2) + "\n")
-    elif output_format == "md":
-        sys.stdout.write(render_markdown(result, alpha) + "\n")
-    else:
-        render_table(stdout_console(), result, alpha)
-    for reason in result.regressions:
-        print(f"regression: {visible(reason)}", file=sys.stderr)
-    return EXIT_GATE_FAILED if result.regressions else EXIT_OK
+    with result:
+        for message in result.forced:
+            print(f"warning: {visible(message)} (--force)", file=sys.stderr)
+        if output_format == "json":
+            result.write_json(sys.stdout, max_drop, alpha)
+        elif output_format == "md":
+            sys.stdout.write(render_markdown(result, alpha) + "\n")
+        else:
+            render_table(stdout_console(), result, alpha)
+        for reason in result.regressions:
+            print(f"regression: {visible(reason)}", file=sys.stderr)
+        return EXIT_GATE_FAILED if result.regressions else EXIT_OK

@@ -5,18 +5,26 @@ Per-case score deltas and verdict changes, per-field hit/miss changes (`field_ac
 and paired statistics over the cases in both files: an exact McNemar test on pass/fail and a
 paired bootstrap confidence interval on the mean score delta.
 
-Both files are streamed: BASE is read once into per-case tables (a score, a verdict and one
-byte per field), NEW is compared row by row against them. Memory grows with the number of
-cases and fields, never with the size of the rows.
+Memory stays flat in the number of rows: both files are streamed into a temporary SQLite
+database (one record per case: its last row's score, verdict and per-field status and counts),
+the pairing, the changed cases and the per-field case lists are SQL over it, and the reports
+read them back in order. Held in memory: the per-field tables and 8 bytes per paired case (the
+score deltas the bootstrap resamples).
 """
 
 from __future__ import annotations
 
+import json
+import marshal
 import os
-from collections.abc import Iterator
+import sqlite3
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
 
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
@@ -27,11 +35,15 @@ from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 14  # fixed: the same two files always give the same interval
 DEFAULT_ALPHA = 0.05
-_BOOTSTRAP_CELLS = 2_000_000  # resample indices drawn at once (memory of one batch: 16 MB)
+_BOOTSTRAP_CELLS = 500_000  # resample indices drawn at once (one batch: 4 MB of indices, 4 MB of values)
+_BATCH = 2000  # rows inserted at once
 
-# one byte per field per case: how field_accuracy scored the field
+# per field of a case: how field_accuracy scored it, and its TP/TN/FP/FN
 _ABSENT, _HIT, _MISS, _OTHER = 0, 1, 2, 3
 _STATUS = {"hit": _HIT, "miss": _MISS}
+_VERDICTS = ("pass", "partial", "fail")
+_HIT_TO_MISS, _MISS_TO_HIT = 0, 1
+_SIDES = ("base", "new")
 
 
 class CompareError(Exception):
@@ -43,7 +55,7 @@ class CompareError(Exception):
         self.hint = hint
 
 
-@dataclass
+@dataclass(frozen=True)
 class CaseChange:
     eval_id: str
     base_score: float
@@ -68,8 +80,11 @@ class CaseChange:
 
 @dataclass
 class FieldChange:
-    hit_to_miss: list[str] = field(default_factory=list)
-    miss_to_hit: list[str] = field(default_factory=list)
+    """One field's counts in both runs and how many paired cases moved (the ids are in the store)."""
+
+    slot: int
+    hit_to_miss: int = 0
+    miss_to_hit: int = 0
     base: Counts = field(default_factory=Counts)
     new: Counts = field(default_factory=Counts)
 
@@ -78,20 +93,49 @@ class FieldChange:
         before, after = self.base.f1, self.new.f1
         return None if before is None or after is None else after - before
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "hit_to_miss": self.hit_to_miss,
-            "miss_to_hit": self.miss_to_hit,
-            "base_f1": self.base.f1,
-            "new_f1": self.new.f1,
-            "f1_delta": self.f1_delta,
-        }
+
+class _Store:
+    """The temporary SQLite database behind one comparison (deleted on close)."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="agentv-compare-")
+        self.db = sqlite3.connect(os.path.join(self._dir.name, "compare.sqlite3"), isolation_level=None)
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE", "cache_size = -8192"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute("BEGIN")
+        for side in _SIDES:  # ids are UTF-8 BLOBs: any text round-trips, and they sort as Python sorts str
+            self.db.execute(
+                f"CREATE TABLE {side} (id BLOB PRIMARY KEY, score REAL, verdict INT, errored INT, fields BLOB)"
+                " WITHOUT ROWID"
+            )
+        self.db.execute("CREATE TABLE changed (id BLOB PRIMARY KEY, base REAL, new REAL, delta REAL, bv INT, nv INT)")
+        self.db.execute("CREATE TABLE moves (slot INT, direction INT, id BLOB, PRIMARY KEY (slot, direction, id))")
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            self._dir.cleanup()
+
+    def rows(self, sql: str, *args: Any) -> Iterator[tuple[Any, ...]]:
+        yield from self.db.execute(sql, args)
+
+    def count(self, sql: str, *args: Any) -> int:
+        return int(self.db.execute(sql, args).fetchone()[0])
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
 
 
 @dataclass
 class Comparison:
+    """The comparison's numbers, with its case lists read back from the store in order. A
+    context manager: closing it deletes the store."""
+
     base: str
     new: str
+    _store: _Store
     paired: int = 0
     base_mean: float | None = None
     new_mean: float | None = None
@@ -102,13 +146,22 @@ class Comparison:
     fail_to_pass: int = 0
     p_value: float | None = None
     verdict_changes: dict[str, int] = field(default_factory=dict)  # "pass->fail" -> cases
-    changed: list[CaseChange] = field(default_factory=list)  # score or verdict changed, worst first
-    only_in_base: list[str] = field(default_factory=list)
-    only_in_new: list[str] = field(default_factory=list)
-    errored: dict[str, str] = field(default_factory=dict)  # eval_id -> "base" | "new" | "both"
+    changed_count: int = 0  # paired cases whose score or verdict changed
+    only_in_base_count: int = 0
+    only_in_new_count: int = 0
+    errored_count: int = 0
     fields: dict[str, FieldChange] = field(default_factory=dict)
     forced: list[str] = field(default_factory=list)  # checks --force overrode
     regressions: list[str] = field(default_factory=list)  # why the gate failed (empty: passed)
+
+    def __enter__(self) -> Comparison:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._store.close()
 
     @property
     def mean_delta(self) -> float | None:
@@ -116,9 +169,53 @@ class Comparison:
             return None
         return self.new_mean - self.base_mean
 
-    def to_json(self, max_drop: float | None, alpha: float) -> dict[str, Any]:
-        """The `--format json` document; its keys are documented in docs/metrics.md."""
-        return {
+    def changed(self, limit: int = -1) -> Iterator[CaseChange]:
+        """Changed cases, worst delta first (then by id)."""
+        for raw, before, after, _, was, now in self._store.rows(
+            "SELECT * FROM changed ORDER BY delta, id LIMIT ?", limit
+        ):
+            yield CaseChange(_text(raw), before, after, _VERDICTS[was], _VERDICTS[now])
+
+    def only_in(self, side: str, limit: int = -1) -> Iterator[str]:
+        """Ids of the cases in one file only (`side` "base" or "new"), sorted."""
+        other = "new" if side == "base" else "base"
+        sql = f"SELECT id FROM {side} WHERE id NOT IN (SELECT id FROM {other}) ORDER BY id LIMIT ?"
+        return (_text(raw) for (raw,) in self._store.rows(sql, limit))
+
+    def errored(self, limit: int = -1) -> Iterator[tuple[str, str]]:
+        """(id, "base" | "new" | "both") for the cases in both files with an error row, sorted."""
+        sql = (
+            "SELECT b.id, b.errored, n.errored FROM base b JOIN new n ON n.id = b.id"
+            " WHERE b.errored OR n.errored ORDER BY b.id LIMIT ?"
+        )
+        for raw, in_base, in_new in self._store.rows(sql, limit):
+            yield _text(raw), "both" if in_base and in_new else "base" if in_base else "new"
+
+    def moved(self, name: str, direction: int, limit: int = -1) -> Iterator[str]:
+        """Ids of the cases where field `name` went hit -> miss (`_HIT_TO_MISS`) or back, sorted."""
+        sql = "SELECT id FROM moves WHERE slot = ? AND direction = ? ORDER BY id LIMIT ?"
+        return (_text(raw) for (raw,) in self._store.rows(sql, self.fields[name].slot, direction, limit))
+
+    def hit_to_miss(self, name: str, limit: int = -1) -> Iterator[str]:
+        return self.moved(name, _HIT_TO_MISS, limit)
+
+    def miss_to_hit(self, name: str, limit: int = -1) -> Iterator[str]:
+        return self.moved(name, _MISS_TO_HIT, limit)
+
+    def write_json(self, out: IO[str], max_drop: float | None, alpha: float) -> None:
+        """The `--format json` document (keys documented in docs/metrics.md), written as it is
+        read: the case lists never sit in memory."""
+        fields = {
+            name: {
+                "hit_to_miss": self.hit_to_miss(name),
+                "miss_to_hit": self.miss_to_hit(name),
+                "base_f1": moved.base.f1,
+                "new_f1": moved.new.f1,
+                "f1_delta": moved.f1_delta,
+            }
+            for name, moved in sorted(self.fields.items())
+        }
+        document: dict[str, Any] = {
             "base": self.base,
             "new": self.new,
             "paired_cases": self.paired,
@@ -133,11 +230,11 @@ class Comparison:
             "pass_rate": {"base": self.base_pass_rate, "new": self.new_pass_rate},
             "mcnemar": {"pass_to_fail": self.pass_to_fail, "fail_to_pass": self.fail_to_pass, "p_value": self.p_value},
             "verdict_changes": dict(sorted(self.verdict_changes.items())),
-            "cases": [change.to_json() for change in self.changed],
-            "only_in_base": self.only_in_base,
-            "only_in_new": self.only_in_new,
-            "errored": dict(sorted(self.errored.items())),
-            "fields": {name: change.to_json() for name, change in sorted(self.fields.items())},
+            "cases": (change.to_json() for change in self.changed()),
+            "only_in_base": self.only_in("base"),
+            "only_in_new": self.only_in("new"),
+            "errored": _Pairs(self.errored()),
+            "fields": fields,
             "gate": {
                 "max_drop": max_drop,
                 "alpha": alpha,
@@ -146,6 +243,37 @@ class Comparison:
             },
             "forced": self.forced,
         }
+        _write_json(out, document, 0)
+        out.write("\n")
+
+
+class _Pairs:
+    """An object written from a stream of (key, value) pairs."""
+
+    def __init__(self, pairs: Iterable[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+
+
+def _write_json(out: IO[str], value: Any, depth: int) -> None:
+    """`json.dump(value, indent=2)`, streaming: generators become arrays and `_Pairs` objects,
+    written one item at a time."""
+    if isinstance(value, dict):
+        value = _Pairs(value.items())
+    if not isinstance(value, _Pairs) and not isinstance(value, (Iterator, list)):
+        out.write(json.dumps(value))
+        return
+    pad, inner = "\n" + "  " * depth, "\n" + "  " * (depth + 1)
+    is_object = isinstance(value, _Pairs)
+    items: Iterable[Any] = value.pairs if isinstance(value, _Pairs) else value
+    empty = True
+    for item in items:
+        out.write(("{" if is_object else "[") + inner if empty else "," + inner)
+        empty = False
+        if is_object:
+            key, item = item
+            out.write(json.dumps(key) + ": ")
+        _write_json(out, item, depth + 1)
+    out.write(("{}" if is_object else "[]") if empty else pad + ("}" if is_object else "]"))
 
 
 def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:
@@ -153,9 +281,11 @@ def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:
     discordant = pass_to_fail + fail_to_pass
     if discordant == 0:
         return 1.0
-    from scipy.stats import binomtest
+    from scipy.special import bdtr  # the binomial CDF (scipy.stats would cost ~70 MB of imports)
 
-    return float(binomtest(pass_to_fail, discordant, 0.5).pvalue)
+    # Under H0 each discordant pair goes either way with p = 1/2: the distribution is symmetric,
+    # so the two-sided p-value is twice the smaller tail (capped at 1), as scipy's binomtest gives.
+    return min(1.0, 2.0 * float(bdtr(min(pass_to_fail, fail_to_pass), discordant, 0.5)))
 
 
 def bootstrap_ci(
@@ -209,21 +339,6 @@ def _is_error(row: ResultRow) -> bool:
     return row.status == "error" or not row.evaluator_results
 
 
-@dataclass
-class _Base:
-    """BASE's per-case tables: index by id, score, verdict, one status byte per field."""
-
-    index: dict[str, int] = field(default_factory=dict)
-    scores: list[float] = field(default_factory=list)
-    verdicts: bytearray = field(default_factory=bytearray)
-    statuses: list[bytes] = field(default_factory=list)
-    errored: set[str] = field(default_factory=set)
-    counts: dict[FieldKey, Counts] = field(default_factory=dict)
-
-
-_VERDICTS = ("pass", "partial", "fail")
-
-
 def _check_files(base: Path, new: Path) -> None:
     for role, path in (("BASE", base), ("NEW", new)):
         if not path.is_file():
@@ -251,6 +366,103 @@ def _check_manifests(base: Path, new: Path, force: bool, forced: list[str]) -> b
     return True
 
 
+class _Fields:
+    """The per-field tables: a slot per (evaluator, field), counts per side, moves per direction."""
+
+    def __init__(self) -> None:
+        self.slots: dict[FieldKey, int] = {}
+        self.counts: tuple[dict[int, Counts], dict[int, Counts]] = ({}, {})
+        self.moves: dict[tuple[int, int], int] = {}
+
+    def encode(self, row: ResultRow) -> bytes:
+        """A case's fields as stored: (slot, status, tp, tn, fp, fn) per field. marshal keeps
+        counts of any size exactly; it only ever reads back what this process wrote."""
+        statuses = field_statuses(row)
+        counts = row_field_counts(row.evaluator_results)
+        records = []
+        for key in statuses.keys() | counts.keys():
+            slot = self.slots.setdefault(key, len(self.slots))
+            records.append((slot, statuses.get(key, _ABSENT), *counts.get(key, Counts()).as_tuple()))
+        return marshal.dumps(records)
+
+    @staticmethod
+    def decode(blob: bytes) -> list[tuple[int, ...]]:
+        records: list[tuple[int, ...]] = marshal.loads(blob)
+        return records
+
+
+def _load(store: _Store, side: str, path: Path, role: str, fields: _Fields) -> None:
+    """One file into its table, the last row of a case replacing earlier ones (a resumed run)."""
+    sql = f"INSERT OR REPLACE INTO {side} VALUES (?, ?, ?, ?, ?)"
+    batch: list[tuple[bytes, float, int, int, bytes]] = []
+    for row in _rows(path, role):
+        key = row.eval_id.encode("utf-8", "surrogatepass")
+        if _is_error(row):
+            batch.append((key, 0.0, 0, 1, b""))
+        else:
+            batch.append((key, row.score, _VERDICTS.index(row.verdict), 0, fields.encode(row)))
+        if len(batch) >= _BATCH:
+            store.db.executemany(sql, batch)
+            batch.clear()
+    store.db.executemany(sql, batch)
+    counts = fields.counts[_SIDES.index(side)]
+    for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):
+        for slot, _, *values in _Fields.decode(blob):
+            counts.setdefault(slot, Counts())
+            counts[slot] += Counts(*values)
+
+
+def _pair(result: Comparison, store: _Store, fields: _Fields) -> array[float]:
+    """The cases scored in both files: sums, verdict moves, changed cases and field moves; the
+    score deltas are returned for the bootstrap."""
+    deltas = array("d")
+    base_sum = new_sum = 0.0
+    base_passed = new_passed = 0
+    changed: list[tuple[bytes, float, float, float, int, int]] = []
+    moves: list[tuple[int, int, bytes]] = []
+    sql = (
+        "SELECT b.id, b.score, b.verdict, b.fields, n.score, n.verdict, n.fields FROM base b"
+        " JOIN new n ON n.id = b.id WHERE b.errored = 0 AND n.errored = 0"
+    )
+    for key, before, was, base_fields, after, now, new_fields in store.rows(sql):
+        delta = after - before
+        deltas.append(delta)
+        base_sum += before
+        new_sum += after
+        was_pass, is_pass = was == 0, now == 0
+        base_passed += was_pass
+        new_passed += is_pass
+        result.pass_to_fail += was_pass and not is_pass
+        result.fail_to_pass += is_pass and not was_pass
+        if was != now:
+            moved_to = f"{_VERDICTS[was]}->{_VERDICTS[now]}"
+            result.verdict_changes[moved_to] = result.verdict_changes.get(moved_to, 0) + 1
+        if delta != 0 or was != now:
+            changed.append((key, before, after, delta, was, now))
+        status_before = {record[0]: record[1] for record in _Fields.decode(base_fields)}
+        for slot, status, *_ in _Fields.decode(new_fields):
+            direction = {(_HIT, _MISS): _HIT_TO_MISS, (_MISS, _HIT): _MISS_TO_HIT}.get(
+                (status_before.get(slot, _ABSENT), status)
+            )
+            if direction is not None:
+                moves.append((slot, direction, key))
+                fields.moves[slot, direction] = fields.moves.get((slot, direction), 0) + 1
+        if len(changed) >= _BATCH or len(moves) >= _BATCH:
+            store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
+            store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
+            changed.clear()
+            moves.clear()
+    store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
+    store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
+    store.db.execute("CREATE INDEX changed_order ON changed (delta, id)")
+    result.changed_count = store.count("SELECT COUNT(*) FROM changed")
+    result.paired = len(deltas)
+    if deltas:
+        result.base_mean, result.new_mean = base_sum / len(deltas), new_sum / len(deltas)
+        result.base_pass_rate, result.new_pass_rate = base_passed / len(deltas), new_passed / len(deltas)
+    return deltas
+
+
 def compare(
     base: str | Path,
     new: str | Path,
@@ -261,118 +473,60 @@ def compare(
 ) -> Comparison:
     """Compare two results files (see the module docstring); CompareError for input that cannot
     be compared. `regressions` says why the gate failed: a mean-score or field-F1 drop over
-    `max_drop`, or more pass->fail than fail->pass with McNemar p < `alpha`."""
+    `max_drop`, or more pass->fail than fail->pass with McNemar p < `alpha`. Close the result
+    (it is a context manager) to delete its store."""
     base_path, new_path = Path(base), Path(new)
     _check_files(base_path, new_path)
-    result = Comparison(str(base), str(new))
-    by_manifest = _check_manifests(base_path, new_path, force, result.forced)
-
-    field_names: dict[FieldKey, int] = {}
-    table = _Base()
-    for row in _rows(base_path, "BASE"):
-        if _is_error(row):
-            table.errored.add(row.eval_id)
-            continue
-        table.errored.discard(row.eval_id)
-        statuses = bytearray(len(field_names))
-        for key, status in field_statuses(row).items():
-            slot = field_names.setdefault(key, len(field_names))
-            if slot >= len(statuses):
-                statuses.extend(bytes(slot + 1 - len(statuses)))
-            statuses[slot] = status
-        for key, counts in row_field_counts(row.evaluator_results).items():
-            table.counts.setdefault(key, Counts())
-            table.counts[key] += counts
-        slot = table.index.setdefault(row.eval_id, len(table.scores))
-        if slot == len(table.scores):
-            table.scores.append(row.score)
-            table.verdicts.append(_VERDICTS.index(row.verdict))
-            table.statuses.append(bytes(statuses))
-        else:  # a later row of the same case (a resumed run) replaces the earlier one
-            table.scores[slot], table.verdicts[slot] = row.score, _VERDICTS.index(row.verdict)
-            table.statuses[slot] = bytes(statuses)
-
-    import numpy as np
-
-    new_errored: set[str] = set()
-    new_ids: dict[str, None] = {}
-    deltas: list[float] = []
-    base_sum = new_sum = 0.0
-    base_passed = new_passed = 0
-    new_counts: dict[FieldKey, Counts] = {}
-    moves: dict[FieldKey, FieldChange] = {}
-    paired_rows: dict[str, CaseChange] = {}
-    for row in _rows(new_path, "NEW"):
-        new_ids[row.eval_id] = None
-        if _is_error(row):
-            new_errored.add(row.eval_id)
-            continue
-        new_errored.discard(row.eval_id)
-        for key, counts in row_field_counts(row.evaluator_results).items():
-            new_counts.setdefault(key, Counts())
-            new_counts[key] += counts
-        at = table.index.get(row.eval_id)
-        if at is None:
-            continue
-        before = table.statuses[at]
-        for key, status in field_statuses(row).items():
-            index = field_names.get(key)
-            was = before[index] if index is not None and index < len(before) else _ABSENT
-            if (was, status) == (_HIT, _MISS):
-                moves.setdefault(key, FieldChange()).hit_to_miss.append(row.eval_id)
-            elif (was, status) == (_MISS, _HIT):
-                moves.setdefault(key, FieldChange()).miss_to_hit.append(row.eval_id)
-        paired_rows[row.eval_id] = CaseChange(
-            row.eval_id, table.scores[at], row.score, _VERDICTS[table.verdicts[at]], row.verdict
+    forced: list[str] = []
+    by_manifest = _check_manifests(base_path, new_path, force, forced)
+    store = _Store()
+    try:
+        result = Comparison(str(base), str(new), store, forced=forced)
+        fields = _Fields()
+        _load(store, "base", base_path, "BASE", fields)
+        _load(store, "new", new_path, "NEW", fields)
+        in_base, in_new = store.count("SELECT COUNT(*) FROM base"), store.count("SELECT COUNT(*) FROM new")
+        shared = store.count("SELECT COUNT(*) FROM base JOIN new ON new.id = base.id")
+        if not by_manifest and in_base and in_new and not shared:
+            message = f"no case id is in both files ({in_base} in BASE, {in_new} in NEW): not the same dataset"
+            if not force:
+                raise CompareError(message, hint="compare runs of one dataset, or pass --force to compare them anyway")
+            result.forced.append(message)
+        result.only_in_base_count, result.only_in_new_count = in_base - shared, in_new - shared
+        result.errored_count = store.count(
+            "SELECT COUNT(*) FROM base JOIN new ON new.id = base.id WHERE base.errored OR new.errored"
         )
+        deltas = _pair(result, store, fields)
+        store.db.execute("COMMIT")
 
-    for eval_id, change in paired_rows.items():  # the last row of each case counts
-        if eval_id in new_errored or eval_id in table.errored:
-            continue
-        deltas.append(change.delta)
-        base_sum += change.base_score
-        new_sum += change.new_score
-        was_pass, is_pass = change.base_verdict == "pass", change.new_verdict == "pass"
-        base_passed += was_pass
-        new_passed += is_pass
-        result.pass_to_fail += was_pass and not is_pass
-        result.fail_to_pass += is_pass and not was_pass
-        if change.base_verdict != change.new_verdict:
-            moved_to = f"{change.base_verdict}->{change.new_verdict}"
-            result.verdict_changes[moved_to] = result.verdict_changes.get(moved_to, 0) + 1
-        if change.delta != 0 or change.base_verdict != change.new_verdict:
-            result.changed.append(change)
-    result.changed.sort(key=lambda change: (change.delta, change.eval_id))
+        keys = {key for key, slot in fields.slots.items() if _has_data(fields, slot)}
+        labels = field_labels(keys)  # the bare field, or `evaluator/field` when several evaluators name it
+        for key in keys:
+            slot = fields.slots[key]
+            result.fields[labels[key]] = FieldChange(
+                slot,
+                hit_to_miss=fields.moves.get((slot, _HIT_TO_MISS), 0),
+                miss_to_hit=fields.moves.get((slot, _MISS_TO_HIT), 0),
+                base=fields.counts[0].get(slot, Counts()),
+                new=fields.counts[1].get(slot, Counts()),
+            )
+        result.ci95 = bootstrap_ci(deltas)
+        result.p_value = mcnemar_p(result.pass_to_fail, result.fail_to_pass)
+        result.regressions = regressions(result, max_drop, alpha)
+        return result
+    except BaseException:
+        store.close()
+        raise
 
-    base_ids = table.index.keys() | table.errored
-    result.only_in_base = sorted(eval_id for eval_id in base_ids if eval_id not in new_ids)
-    result.only_in_new = sorted(eval_id for eval_id in new_ids if eval_id not in base_ids)
-    for eval_id in sorted((table.errored | new_errored) & (base_ids & new_ids.keys())):
-        side = "both" if eval_id in table.errored and eval_id in new_errored else "base"
-        result.errored[eval_id] = side if eval_id in table.errored else "new"
-    if not by_manifest and base_ids and new_ids and not (base_ids & new_ids.keys()):
-        message = f"no case id is in both files ({len(base_ids)} in BASE, {len(new_ids)} in NEW): not the same dataset"
-        if not force:
-            raise CompareError(message, hint="compare runs of one dataset, or pass --force to compare them anyway")
-        result.forced.append(message)
 
-    for key in table.counts.keys() | new_counts.keys():
-        moved = moves.setdefault(key, FieldChange())
-        moved.base, moved.new = table.counts.get(key, Counts()), new_counts.get(key, Counts())
-    labels = field_labels(moves)  # the bare field, or `evaluator/field` when several evaluators name it
-    for key, moved in moves.items():
-        moved.hit_to_miss.sort()  # rows are written as cases finish: sorted, the output is stable
-        moved.miss_to_hit.sort()
-        result.fields[labels[key]] = moved
-
-    result.paired = len(deltas)
-    if deltas:
-        result.base_mean, result.new_mean = base_sum / len(deltas), new_sum / len(deltas)
-        result.base_pass_rate, result.new_pass_rate = base_passed / len(deltas), new_passed / len(deltas)
-        result.ci95 = bootstrap_ci(np.asarray(deltas, dtype=np.float64))
-    result.p_value = mcnemar_p(result.pass_to_fail, result.fail_to_pass)
-    result.regressions = regressions(result, max_drop, alpha)
-    return result
+def _has_data(fields: _Fields, slot: int) -> bool:
+    """A field is reported when either run counted it or a case moved on it."""
+    return (
+        slot in fields.counts[0]
+        or slot in fields.counts[1]
+        or (slot, _HIT_TO_MISS) in fields.moves
+        or (slot, _MISS_TO_HIT) in fields.moves
+    )
 
 
 def regressions(result: Comparison, max_drop: float | None, alpha: float) -> list[str]:
@@ -403,9 +557,9 @@ def _num(value: float | None, sign: bool = False) -> str:
     return f"{value:+.3f}" if sign else f"{value:.3f}"
 
 
-def _ids(ids: list[str]) -> str:
-    shown = ", ".join(ids[:SHOWN])
-    return shown + (f" (+{len(ids) - SHOWN} more)" if len(ids) > SHOWN else "")
+def _ids(ids: Iterable[str], total: int) -> str:
+    shown = ", ".join(ids)
+    return shown + (f" (+{total - SHOWN} more)" if total > SHOWN else "")
 
 
 def summary_lines(result: Comparison, alpha: float) -> list[str]:
@@ -422,11 +576,15 @@ def summary_lines(result: Comparison, alpha: float) -> list[str]:
         f"McNemar: {result.pass_to_fail} pass->fail, {result.fail_to_pass} fail->pass, "
         f"p = {result.p_value:.4g} (alpha {alpha:g})"
     )
-    for label, ids in (("only in BASE", result.only_in_base), ("only in NEW", result.only_in_new)):
-        if ids:
-            lines.append(f"{len(ids)} {label}: {_ids(ids)}")
-    if result.errored:
-        lines.append(f"{len(result.errored)} errored (not compared): {_ids(sorted(result.errored))}")
+    for label, side, total in (
+        ("only in BASE", "base", result.only_in_base_count),
+        ("only in NEW", "new", result.only_in_new_count),
+    ):
+        if total:
+            lines.append(f"{total} {label}: {_ids(result.only_in(side, SHOWN), total)}")
+    if result.errored_count:
+        ids = (eval_id for eval_id, _ in result.errored(SHOWN))
+        lines.append(f"{result.errored_count} errored (not compared): {_ids(ids, result.errored_count)}")
     return lines
 
 
@@ -438,11 +596,11 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
 
     for line in summary_lines(result, alpha):
         console.print(Text(visible(line)))
-    if result.changed:
-        cases = Table(title=f"Changed cases ({len(result.changed)}, worst first)", title_justify="left")
+    if result.changed_count:
+        cases = Table(title=f"Changed cases ({result.changed_count}, worst first)", title_justify="left")
         for column in ("case", "base", "new", "delta", "verdict"):
             cases.add_column(column, justify="left" if column in ("case", "verdict") else "right")
-        for change in result.changed[:SHOWN]:
+        for change in result.changed(SHOWN):
             verdict = change.new_verdict
             if change.base_verdict != change.new_verdict:
                 verdict = f"{change.base_verdict} -> {change.new_verdict}"
@@ -454,8 +612,8 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
                 verdict,
             )
         console.print(cases)
-        if len(result.changed) > SHOWN:
-            console.print(Text(f"{len(result.changed) - SHOWN} more changed cases: --format json lists them all"))
+        if result.changed_count > SHOWN:
+            console.print(Text(f"{result.changed_count - SHOWN} more changed cases: --format json lists them all"))
     if result.fields:
         table = Table(title="Fields", title_justify="left")
         for column in ("field", "hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta"):
@@ -463,8 +621,8 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
         for name, moved in sorted(result.fields.items()):
             table.add_row(
                 Text(visible(name)),
-                str(len(moved.hit_to_miss)),
-                str(len(moved.miss_to_hit)),
+                str(moved.hit_to_miss),
+                str(moved.miss_to_hit),
                 _num(moved.base.f1),
                 _num(moved.new.f1),
                 _num(moved.f1_delta, sign=True),
@@ -472,7 +630,8 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
         console.print(table)
         for name, moved in sorted(result.fields.items()):
             if moved.hit_to_miss:
-                console.print(Text(visible(f"{name} hit->miss: {_ids(moved.hit_to_miss)}")))
+                ids = _ids(result.hit_to_miss(name, SHOWN), moved.hit_to_miss)
+                console.print(Text(visible(f"{name} hit->miss: {ids}")))
     console.print(Text(_verdict_line(result)))
 
 
@@ -492,23 +651,23 @@ def render_markdown(result: Comparison, alpha: float) -> str:
     out = [f"## Compare `{_md(result.base)}` -> `{_md(result.new)}`", ""]
     out += [f"- {_md(line)}" for line in summary_lines(result, alpha)]
     out += ["", f"**{_md(_verdict_line(result))}**", ""]
-    if result.changed:
-        out += [f"### Changed cases ({len(result.changed)}, worst first)", ""]
+    if result.changed_count:
+        out += [f"### Changed cases ({result.changed_count}, worst first)", ""]
         out += ["| case | base | new | delta | verdict |", "|---|---:|---:|---:|---|"]
-        for change in result.changed[:SHOWN]:
+        for change in result.changed(SHOWN):
             out.append(
                 f"| {_md(change.eval_id)} | {_num(change.base_score)} | {_num(change.new_score)} "
                 f"| {_num(change.delta, sign=True)} | {change.base_verdict} -> {change.new_verdict} |"
             )
-        if len(result.changed) > SHOWN:
-            out.append(f"\n{len(result.changed) - SHOWN} more (see `--format json`).")
+        if result.changed_count > SHOWN:
+            out.append(f"\n{result.changed_count - SHOWN} more (see `--format json`).")
         out.append("")
     if result.fields:
         out += ["### Fields", "", "| field | hit->miss | miss->hit | F1 base | F1 new | F1 delta |"]
         out.append("|---|---:|---:|---:|---:|---:|")
         for name, moved in sorted(result.fields.items()):
             out.append(
-                f"| {_md(name)} | {len(moved.hit_to_miss)} | {len(moved.miss_to_hit)} | {_num(moved.base.f1)} "
+                f"| {_md(name)} | {moved.hit_to_miss} | {moved.miss_to_hit} | {_num(moved.base.f1)} "
                 f"| {_num(moved.new.f1)} | {_num(moved.f1_delta, sign=True)} |"
             )
         out.append("")

@@ -352,27 +352,26 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
     per_field: dict[str, Counts] = {}
     fields = details.get("fields")
     for entry in fields if isinstance(fields, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        if not isinstance(entry, dict) or not isinstance(path := entry.get("path"), str):
             continue
         status = entry.get("status")
         if status not in SCORED:
             continue
-        item_counts = _items_counts(entry)
-        if item_counts is not None:
-            per_field.setdefault(entry["path"], Counts())
-            per_field[entry["path"]] += item_counts
-            continue
-        expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
-        if expected_empty or actual_empty:
-            counts = classify(None if expected_empty else 1, None if actual_empty else 1)
-        elif status == "hit":
-            counts = Counts(tp=1)
-        elif status == "miss":
-            counts = Counts(fp=1, fn=1)
-        else:  # both non-empty yet not scored: nothing was decided
-            continue
-        per_field.setdefault(entry["path"], Counts())
-        per_field[entry["path"]] += counts
+        counts = _items_counts(entry)
+        if counts is None:
+            expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
+            if expected_empty or actual_empty:
+                counts = classify(None if expected_empty else 1, None if actual_empty else 1)
+            elif status == "hit":
+                counts = Counts(tp=1)
+            elif status == "miss":
+                counts = Counts(fp=1, fn=1)
+            else:  # both non-empty yet not scored: nothing was decided
+                continue
+        if path in per_field:
+            per_field[path] += counts
+        else:
+            per_field[path] = counts  # fresh: kept, not copied
     return per_field
 
 

@@ -35,6 +35,18 @@ def test_mcnemar_exact_p(pass_to_fail, fail_to_pass, p):
 
 
 @pytest.mark.parametrize(
+    ("pass_to_fail", "fail_to_pass"),
+    [(100, 80), (3000, 2900), (0, 40), (50_000, 49_000), (7, 7), (1, 0)],
+    ids=["100-80", "3000-2900", "0-40", "50k-49k", "tie", "one"],
+)
+def test_mcnemar_agrees_with_scipy_binomtest(pass_to_fail, fail_to_pass):
+    from scipy.stats import binomtest
+
+    expected = binomtest(pass_to_fail, pass_to_fail + fail_to_pass, 0.5).pvalue
+    assert mcnemar_p(pass_to_fail, fail_to_pass) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize(
     ("deltas", "interval"),
     [
         ([], None),
@@ -245,3 +257,65 @@ def test_runs_of_different_datasets_are_refused_by_manifest(ws):
         f"NEW ran 'other' ({ws.root}/other.yaml)"
     )
     assert invoke("compare", "base.jsonl", "other.jsonl", "--force").exit_code == 0
+
+
+def field_row(eval_id: str, **statuses: str):
+    """A field_accuracy row: each keyword a field and its status (hit or miss)."""
+    fields = [
+        {"path": path, "match": "exact", "expected": 1, "actual": 1 if status == "hit" else 2, "status": status}
+        for path, status in statuses.items()
+    ]
+    score = sum(status == "hit" for status in statuses.values()) / len(statuses)
+    results = [processed_result(name="fa", type="field_accuracy", score=score, details={"fields": fields})]
+    return make_row(eval_id=eval_id, score=score, verdict="pass" if score == 1 else "fail", evaluator_results=results)
+
+
+def test_hostile_case_ids_round_trip_and_stay_plain_text(tmp_path):
+    ids = ["nul\x00id", "new\nline", "[bold]markup[/bold]", "ünï \u202e rtl", "x" * 5000, "a|b`c"]
+    base = write_rows(tmp_path / "b.jsonl", [field_row(i, f="hit") for i in ids])
+    new = write_rows(tmp_path / "n.jsonl", [field_row(i, f="miss") for i in ids])
+    data = json.loads(invoke("compare", base, new, "--format", "json").stdout)
+    assert sorted(c["eval_id"] for c in data["cases"]) == sorted(ids)
+    assert data["fields"]["f"]["hit_to_miss"] == sorted(ids)
+    table = invoke("compare", base, new)
+    assert "[bold]markup[/bold]" in table.stdout and "nul\\x00id" in table.stdout and "\x00" not in table.stdout
+    markdown = invoke("compare", base, new, "--format", "md").stdout
+    assert "a\\|b`c" in markdown and "new\\nline" in markdown
+
+
+def test_the_last_row_of_a_case_counts(tmp_path):
+    """A resumed run holds a case twice: its last row is the one compared, field moves included."""
+    base = write_rows(tmp_path / "b.jsonl", [field_row("c1", f="hit", g="hit")])
+    new = write_rows(
+        tmp_path / "n.jsonl",
+        [field_row("c1", f="miss", g="miss"), field_row("c1", f="hit", g="miss")],
+    )
+    data = json.loads(invoke("compare", base, new, "--format", "json").stdout)
+    assert data["fields"]["f"]["hit_to_miss"] == [] and data["fields"]["g"]["hit_to_miss"] == ["c1"]
+    assert data["fields"]["f"]["new_f1"] == 1.0  # counts from the last row only
+    assert [c["new_score"] for c in data["cases"]] == [0.5]
+
+
+def test_many_changes_are_streamed_in_order_and_the_store_is_deleted(tmp_path, monkeypatch):
+    store_root = tmp_path / "tmp"
+    store_root.mkdir()
+    monkeypatch.setenv("TMPDIR", str(store_root))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+    n = 5000
+    base = write_rows(tmp_path / "b.jsonl", [field_row(f"c{i:05d}", f="hit", g="hit") for i in range(n)])
+    new = write_rows(
+        tmp_path / "n.jsonl", [field_row(f"c{i:05d}", f="miss" if i % 2 else "hit", g="hit") for i in range(n)]
+    )
+    result = invoke("compare", base, new, "--format", "json")
+    data = json.loads(result.stdout)
+    assert len(data["cases"]) == n // 2 and data["paired_cases"] == n
+    assert data["fields"]["f"]["hit_to_miss"] == [f"c{i:05d}" for i in range(1, n, 2)]
+    assert data["fields"]["g"] == {"hit_to_miss": [], "miss_to_hit": [], "base_f1": 1.0, "new_f1": 1.0, "f1_delta": 0.0}
+    assert list(store_root.iterdir()) == []
+    assert invoke("compare", base, str(tmp_path / "missing.jsonl")).exit_code == 2
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(Path(new).read_bytes()[:-5])
+    assert invoke("compare", base, str(cut)).exit_code == 2
+    assert list(store_root.iterdir()) == []  # deleted on errors too
