@@ -73,6 +73,8 @@ class RescoreRequest:
     targets: Path | None = None  # default: the run's --targets, else found from the dataset
     workers: int = 4
     threshold: float | None = None
+    baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
+    max_drop: float | None = None
     judge_target: str | None = None
     verbose: bool = False
     cache: bool | None = None  # --cache / --no-cache: LLM-judge replies from the cache (targets never run)
@@ -231,6 +233,8 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
         dry_run=True,
         judge_target=request.judge_target,
         threshold=request.threshold,
+        baseline=request.baseline,
+        max_drop=request.max_drop,
         cache=request.cache,
         cache_dir=request.cache_dir,
     )
@@ -497,6 +501,7 @@ def _start_manifest(plan: RescorePlan, results: JsonlWriter) -> RunManifest | No
             "workers": plan.workers,
             "judge_target": eval_plan.default_judge,
             "threshold": request.threshold,
+            **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
         },
         version=tool_version(),
         started_at=utc_now(),
@@ -585,7 +590,11 @@ def execute_rescore(
                     _write_manifest_file(results, failed)
             raise
         if manifest is not None:
-            finished = finish_manifest(manifest, summary, gate(summary, plan.request.threshold))
+            finished = finish_manifest(
+                manifest,
+                summary,
+                gate(summary, plan.request.threshold, plan.eval_plan.gates, plan.eval_plan.baseline),
+            )
             _write_manifest_file(results, finished)
     return summary
 

@@ -246,6 +246,21 @@ JUNIT_PER_FIELD_OPTION: Any = typer.Option(
     "--junit-per-field",
     help="With --junit: one more testsuite per field_accuracy field, one testcase per case.",
 )
+BASELINE_OPTION: Any = typer.Option(
+    None,
+    "--baseline",
+    metavar="BASE.jsonl",
+    help="Gate against a previous run of the same dataset: fail when the mean score, or a field's F1, "
+    "drops by more than --max-drop.",
+)
+MAX_DROP_OPTION: Any = typer.Option(
+    None,
+    "--max-drop",
+    min=0.0,
+    max=1.0,
+    metavar="X",
+    help="With --baseline: the largest drop allowed.  [default: 0]",
+)
 SUMMARY_MD_OPTION: Any = typer.Option(
     None,
     "--summary-md",

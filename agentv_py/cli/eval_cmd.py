@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from agentv_py.cli.base import (
+    BASELINE_OPTION,
     JUNIT_OPTION,
     JUNIT_PER_FIELD_OPTION,
+    MAX_DROP_OPTION,
     SUMMARY_MD_OPTION,
     EvalCommand,
     app,
@@ -76,21 +78,8 @@ def eval_command(
         metavar="X",
         help="Gate on mean score >= X instead of 'every case passed'.",
     ),
-    baseline: Path | None = typer.Option(
-        None,
-        "--baseline",
-        metavar="BASE.jsonl",
-        help="Gate against a previous run of the same dataset: fail when the mean score, or a field's F1, "
-        "drops by more than --max-drop.",
-    ),
-    max_drop: float | None = typer.Option(
-        None,
-        "--max-drop",
-        min=0.0,
-        max=1.0,
-        metavar="X",
-        help="With --baseline: the largest drop allowed.  [default: 0]",
-    ),
+    baseline: Path | None = BASELINE_OPTION,
+    max_drop: float | None = MAX_DROP_OPTION,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."

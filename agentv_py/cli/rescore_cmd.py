@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from agentv_py.cli.base import (
+    BASELINE_OPTION,
     EXIT_CASE_ERRORS,
     EXIT_CONFIG,
     EXIT_GATE_FAILED,
@@ -17,6 +18,7 @@ from agentv_py.cli.base import (
     EXIT_OUTPUT,
     JUNIT_OPTION,
     JUNIT_PER_FIELD_OPTION,
+    MAX_DROP_OPTION,
     SUMMARY_MD_OPTION,
     app,
     boundary,
@@ -28,7 +30,7 @@ RESCORE_EXIT_CODES = (
     (EXIT_OK, "gate passed"),
     (
         EXIT_GATE_FAILED,
-        "gate failed: some case did not pass, or (with --threshold or the dataset's gates:) a gate failed",
+        "gate failed: some case did not pass, or (with --threshold, the dataset's gates: or --baseline) a gate failed",
     ),
     (
         EXIT_CONFIG,
@@ -86,6 +88,8 @@ def rescore(
         metavar="X",
         help="Gate on mean score >= X instead of 'every case passed'.",
     ),
+    baseline: Path | None = BASELINE_OPTION,
+    max_drop: float | None = MAX_DROP_OPTION,
     workers: int = typer.Option(
         4,
         "--workers",
@@ -122,12 +126,13 @@ def rescore(
     copied; cases without a row are listed, not run."""
     from rich.console import Console
 
-    from agentv_py.cli.eval_cmd import report_options, write_reports
+    from agentv_py.cli.eval_cmd import baseline_options, report_options, write_reports
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
 
     reports = report_options(junit, junit_per_field, summary_md, out)
+    baseline_options(baseline, max_drop)
     request = RescoreRequest(
         results=results,
         dataset=dataset,
@@ -135,6 +140,8 @@ def rescore(
         targets=targets,
         workers=workers,
         threshold=threshold,
+        baseline=baseline,
+        max_drop=max_drop,
         judge_target=judge_target,
         verbose=verbose,
         cache=cache,
@@ -171,8 +178,14 @@ def rescore(
         human.print(f"{plural(len(notes), 'warning')}:", markup=False)
         for note in notes:
             human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
-    gates = plan.eval_plan.gates
+    gates, base = plan.eval_plan.gates, plan.eval_plan.baseline
     write_reports(
-        reports, summary, threshold, dataset=plan.eval_plan.dataset.name, target=plan.target.name, gates=gates
+        reports,
+        summary,
+        threshold,
+        dataset=plan.eval_plan.dataset.name,
+        target=plan.target.name,
+        gates=gates,
+        baseline=base,
     )
-    return gate_exit(summary, threshold, gates)
+    return gate_exit(summary, threshold, gates, base)

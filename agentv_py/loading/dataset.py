@@ -26,6 +26,7 @@ from agentv_py.loading.ground_truth import (
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, validate
 from agentv_py.locate import search_dirs, working_dir
+from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import (
     CodeJudgeConfig,
@@ -88,7 +89,30 @@ def load_dataset(path: str | Path) -> LoadedDataset:
         )
         for i, case in enumerate(model.evalcases)
     ]
+    gate_problems = _evaluator_gate_problems(source, model, cases)
+    if gate_problems:
+        raise ConfigError(gate_problems)
     return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings, source)
+
+
+def _evaluator_gate_problems(source: Source, model: Dataset, cases: list[PreparedCase]) -> list[Problem]:
+    """A `gates.evaluators` entry must name an evaluator some case runs (its `name`, else its
+    type, as results name it): else the gate could never pass."""
+    if model.gates is None or not model.gates.evaluators:
+        return []
+    names = list(dict.fromkeys(config.display_name for prepared in cases for config in prepared.evaluators))
+    problems = []
+    for name in model.gates.evaluators:
+        if name not in names:
+            close = suggest(name, names)
+            hint = f" (did you mean '{close}'?)" if close else ""
+            problems.append(
+                source.problem(
+                    ["gates", "evaluators", name],
+                    f"names evaluator '{name}', which no case runs{hint}; evaluators: {', '.join(names)}",
+                )
+            )
+    return problems
 
 
 def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any], list[Problem]]:

@@ -27,6 +27,7 @@ from agentv_py.models.evaluators import (
     IouScoreConfig,
 )
 from agentv_py.scoring.geometry import is_single, parse_point, parse_shape
+from agentv_py.scoring.items import expected_items_problem
 from agentv_py.scoring.match import MatchResult, match_date, match_fuzzy, match_numeric
 from agentv_py.scoring.paths import MISSING, path_problem, resolve
 
@@ -220,6 +221,8 @@ def _field_problem(spec: FieldSpec, want: Any) -> str | None:
     """Why the field's matcher cannot use this expected value (the evaluator's own test: the
     value matched against itself), or None."""
     result: MatchResult
+    if spec.match == "items":
+        return _items_problem(spec, want)
     if spec.match == "numeric_tolerance":
         result = match_numeric(want, want, spec.tolerance or 0.0, spec.relative)
     elif spec.match == "date":
@@ -229,6 +232,21 @@ def _field_problem(spec: FieldSpec, want: Any) -> str | None:
     else:
         return None
     return (result.reason or "invalid expected value") if result.bad_expected else None
+
+
+def _items_problem(spec: FieldSpec, want: Any) -> str | None:
+    """An items field: the list itself, then each item's sub-fields, as the evaluator checks them
+    (`line_items[2].quantity: expected value is not numeric ...`)."""
+    problem = expected_items_problem(want)
+    if problem is not None:
+        return problem
+    for index, item in enumerate(want):
+        for sub in spec.fields or []:
+            value = resolve(item, sub.path)
+            reason = None if value is MISSING or value is None else _field_problem(sub, value)
+            if reason is not None:
+                return f"{spec.path}[{index}].{sub.path}: {reason}"
+    return None
 
 
 def _geometry_problem(config: IouScoreConfig | CoordinateDistanceConfig, expected: Any) -> str | None:

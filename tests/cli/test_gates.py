@@ -111,6 +111,37 @@ def test_baseline_gates_the_drop_of_the_mean_and_of_each_fields_f1(ws):
     assert gate_lines(same.stderr)[-1] == "gate passed"
 
 
+def test_rescore_gates_against_a_baseline_and_its_manifest_records_every_gate(ws):
+    """Tightening an evaluator and re-scoring: --baseline says which field's F1 the change cost."""
+    with_gates(ws, "gates:\n  min_pass_rate: 0.5", cases=[("c1", GOOD, GOOD), ("c2", {"a": 1, "b": 2.5}, GOOD)])
+    text = Path("dataset.yaml").read_text()
+    lenient = text.replace("{path: b}", "{path: b, match: numeric_tolerance, tolerance: 1}")
+    assert lenient != text
+    Path("dataset.yaml").write_text(lenient)
+    assert invoke("eval", "dataset.yaml", "--out", "base.jsonl").exit_code == 0
+    Path("dataset.yaml").write_text(text)  # exact again: c2's b (2.5 for 2) now misses
+    result = invoke("rescore", "base.jsonl", "--out", "strict.jsonl", "--baseline", "base.jsonl", "--max-drop", "0.1")
+    assert result.exit_code == 1, result.output
+    assert gate_lines(result.stderr) == [
+        "gate pass rate: 0.500 (>= 0.5) passed",
+        "gate mean score drop vs baseline: 0.250 (<= 0.1) failed",
+        "gate field a f1 drop vs baseline: 0.000 (<= 0.1) passed",
+        "gate field b f1 drop vs baseline: 0.500 (<= 0.1) failed",
+        "gate failed: 2 gates of 4 failed",
+    ]
+    manifest = json.loads(Path("strict.jsonl.meta.json").read_text())
+    assert (manifest["options"]["baseline"], manifest["options"]["max_drop"]) == ("base.jsonl", 0.1)
+    assert manifest["gate"]["outcome"] == "gate_failed"
+    assert [(c["name"], c["passed"]) for c in manifest["gate"]["checks"]] == [
+        ("pass rate", True),
+        ("mean score drop vs baseline", False),
+        ("field a f1 drop vs baseline", True),
+        ("field b f1 drop vs baseline", False),
+    ]
+    lone = invoke("rescore", "base.jsonl", "--out", "x.jsonl", "--max-drop", "0.1")
+    assert lone.exit_code == 2 and lone.stderr.splitlines()[0] == "error: --max-drop goes with --baseline BASE.jsonl"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -154,6 +185,19 @@ def test_a_gate_on_a_field_nobody_scores_is_a_located_load_error(ws):
         "  dataset.yaml:1: gates: fields names 'invoice_number', which no field_accuracy evaluator scores "
         "(fields scored: a, b)"
     )
+
+
+def test_a_gate_on_an_evaluator_no_case_runs_is_a_located_load_error(ws):
+    with_gates(ws, "gates:\n  evaluators:\n    field_acuracy: {min_mean: 0.9}\n    latency: {min_mean: 1}", CASES[:1])
+    result = invoke("validate", "dataset.yaml")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "dataset.yaml:3: gates.evaluators.field_acuracy: names evaluator 'field_acuracy', which no case runs "
+        "(did you mean 'field_accuracy'?); evaluators: field_accuracy",
+        "dataset.yaml:4: gates.evaluators.latency: names evaluator 'latency', which no case runs; "
+        "evaluators: field_accuracy",
+        "2 problems found",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -204,3 +204,35 @@ def test_ten_thousand_cases_are_checked_in_one_pass(ws):
         "case c10000: expected value is not numeric: string 'none'; that case will be \"could not score\" "
         "(an evaluator error)"
     ]
+
+
+def test_unusable_ground_truth_of_an_items_field(ws):
+    """The list itself, and each expected item's sub-fields, warned about as the evaluator will fail."""
+    ws.dataset(
+        "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - path: line_items\n          match: items\n          key: [description]\n"
+        "          fields: [{path: quantity, match: numeric_tolerance, tolerance: 0}, {path: description}]\n"
+        + cases(
+            {"line_items": [{"description": "a", "quantity": 1}, {"description": "b", "quantity": None}]},
+            {"line_items": [{"description": "a", "quantity": 1}, {"description": "b", "quantity": "two"}]},
+            {"line_items": "none"},
+            {"line_items": [{"description": "a"}, 7]},
+            {"line_items": None},
+        )
+    )
+    assert warnings_of() == [
+        "dataset.yaml:5: execution.evaluators[0].fields[0]: field 'line_items': the expected value cannot be scored "
+        "in cases c2, c3, c4: line_items[1].quantity: expected value is not numeric: string 'two' (case 'c2'); "
+        'those cases will be "could not score" (an evaluator error)'
+    ]
+    loaded = load_dataset("dataset.yaml")
+    for index, reason in [
+        (1, "field 'line_items[1].quantity': cannot score: expected value is not numeric: string 'two'"),
+        (2, "field 'line_items': cannot score: expected value for match 'items' is string, not a list of objects"),
+        (3, "field 'line_items': cannot score: expected item 1 is number, not an object"),
+    ]:
+        prepared = loaded.cases[index]
+        context = EvalContext(prepared.case.id, "dataset", ws.root, '{"line_items": []}', prepared.expected)
+        result = run_evaluator(prepared.evaluators[0], context)
+        assert result.status == "error", result
+        assert result.reasoning == f"case '{prepared.case.id}', {reason}"

@@ -222,3 +222,30 @@ def test_long_values_are_shortened_in_messages():
 def test_the_schema_rejects_what_ci_systems_reject():
     with pytest.raises(xmlschema.XMLSchemaValidationError):
         SCHEMA.validate('<testsuites><testsuite name="x"><testcase name="a"/></testsuite></testsuites>')
+
+
+def test_a_junit_consumer_reads_what_is_written(tmp_path):
+    """junitparser (the parser behind many CI plugins and scripts) reads the per-field report back:
+    the suites, their counts, and each testcase's outcome with its message."""
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    path = tmp_path / "junit.xml"
+    path.write_text(junit(RUN, per_field=True), encoding="utf-8")
+    report = JUnitXml.fromfile(str(path))
+    suites = {suite.name: suite for suite in report}
+    assert [(name, s.tests, s.failures, s.errors, s.skipped) for name, s in suites.items()] == [
+        ("invoices", 5, 1, 2, 0),
+        ("invoices.total", 5, 1, 1, 1),
+        ("invoices.date", 5, 0, 1, 2),
+    ]
+    outcomes = {
+        case.name: [(type(result).__name__, result.message) for result in case.result]
+        for case in suites["invoices.total"]
+    }
+    assert outcomes["c1"] == [] and outcomes["c5"] == []
+    assert outcomes["c2"] == [("Failure", "expected 10, got 11 (not equal)")]
+    assert outcomes["c4"] == [("Skipped", "not scored for this case")]
+    assert isinstance(next(iter(suites["invoices"])).result, list)
+    kinds = {type(r) for case in suites["invoices"] for r in case.result}
+    assert kinds == {Failure, Error} and Skipped not in kinds
+    assert all(case.time == 1.5 for case in suites["invoices"])
