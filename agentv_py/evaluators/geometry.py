@@ -46,20 +46,35 @@ def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResu
         return None, None, error_result(name=name, type=kind, weight=weight, message=message)
     if context.candidate is NOT_JSON:
         failure = parse_failure(context.answer)
+        details = _none_found(config, expected)
         return (
             None,
             None,
-            processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[failure], reasoning=failure),
+            processed_result(
+                name=name, type=kind, weight=weight, score=0.0, misses=[failure], reasoning=failure, details=details
+            ),
         )
     candidate = resolve(context.candidate, config.path) if config.path else context.candidate
     if candidate is MISSING or candidate is None:
         miss = f"{config.label} ({'missing' if candidate is MISSING else 'null value'})"
+        details = _none_found(config, expected)
         return (
             None,
             None,
-            processed_result(name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss),
+            processed_result(
+                name=name, type=kind, weight=weight, score=0.0, misses=[miss], reasoning=miss, details=details
+            ),
         )
     return candidate, expected, None
+
+
+def _none_found(config: Config, expected: Any) -> dict[str, Any] | None:
+    """An iou_score answer with no shape at all: every expected shape missed (FN), for `agentv
+    metrics` (`scoring.metrics.iou_counts`)."""
+    if not isinstance(config, IouScoreConfig):
+        return None
+    wanted = 1 if is_single(expected, config.expected_format or config.format) else len(expected)
+    return {"threshold": config.threshold, **_rates(Counts(fn=wanted))}
 
 
 def _noun(fmt: str) -> str:
@@ -154,10 +169,17 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
         want, _ = parse_shape(expected, exp_fmt)
         assert want is not None  # the ground truth was checked by _pick
         got, problem = parse_shape(candidate, cand_fmt)
-        if got is None:
+        if got is None:  # a shape given but unusable: a wrong answer (FP and FN), as one in the wrong place
             miss = f"{config.label} (invalid {_noun(cand_fmt)}: {problem})"
             return processed_result(
-                name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss, passed=False
+                name=name,
+                type=config.type,
+                weight=weight,
+                score=0.0,
+                misses=[miss],
+                reasoning=miss,
+                passed=False,
+                details={"threshold": config.threshold, **_rates(Counts(fp=1, fn=1))},
             )
         if config.polygon_mode == "bbox":
             want, got = as_bbox(want), as_bbox(got)

@@ -195,3 +195,22 @@ def test_geometry_evaluators_never_raise(candidate, expected, which):
     assert "internal error" not in result.reasoning
     if result.status == "processed":
         assert 0.0 <= result.score <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "counts"),
+    [
+        ({"other": 1}, {"box": [0, 0, 2, 2]}, (0, 0, 1)),  # no box: the expected one missed
+        ({"box": None}, {"box": [[0, 0, 2, 2], [5, 5, 6, 6]]}, (0, 0, 2)),  # no list: both missed
+        ("not json", {"box": [0, 0, 2, 2]}, (0, 0, 1)),
+        ({"box": [3, 3, 1, 1]}, {"box": [0, 0, 2, 2]}, (0, 1, 1)),  # a box, but unusable: wrong (FP and FN)
+    ],
+    ids=["missing", "null-list", "not-json", "invalid-box"],
+)
+def test_an_answer_without_a_usable_box_still_counts_for_metrics(answer, expected, counts):
+    from agentv_py.scoring.metrics import row_field_counts
+
+    result = run(iou_cfg(path="box", name="box"), answer, expected)
+    assert (result.status, result.score, result.passed) == ("processed", 0.0, False)
+    assert (result.details["tp"], result.details["fp"], result.details["fn"]) == counts
+    assert row_field_counts([result])[("box", "box")].as_tuple() == (counts[0], 0, counts[1], counts[2])
