@@ -21,14 +21,22 @@ def metrics(
         None, "--evaluator", "-e", metavar="NAME", help="Only metrics from evaluators with this name."
     ),
     output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, csv or json."),
+    taxonomy: bool = typer.Option(
+        False,
+        "--taxonomy",
+        help="Also show misses by kind per field: missing, hallucinated, wrong value, format only, near miss "
+        "(--format json always has them).",
+    ),
 ) -> int:
     """Sum per-field TP/TN/FP/FN (field_accuracy, iou_score, judges) into precision, recall, F1, micro and macro."""
     from agentv_py.errors import AgentvError
-    from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table
+    from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table, render_taxonomy
     from agentv_py.report.render import stdout_console, visible
 
     if output_format not in ("table", "csv", "json"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
+    if taxonomy and output_format == "csv":
+        raise AgentvError("--taxonomy goes with --format table (--format json always has the taxonomy)")
     if not results.is_file():
         raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     report = aggregate(results, evaluator)
@@ -53,4 +61,6 @@ def metrics(
         sys.stdout.write(render_csv(report))
     else:
         render_table(stdout_console(), report)
+        if taxonomy:
+            render_taxonomy(stdout_console(), report)
     return EXIT_OK

@@ -22,6 +22,7 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, row_field_counts, total
+from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_kinds, row_taxonomy
 
 HOW_TO_EMIT = (
     "per-field counts come from field_accuracy and iou_score results, and from judges that put them in "
@@ -44,6 +45,7 @@ class MetricsReport:
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped): the first ones
     skipped: int = 0  # every skipped line or entry, described or not
     evaluators_with_metrics: set[str] = field(default_factory=set)
+    kinds: dict[FieldKey, dict[str, int]] = field(default_factory=dict)  # (evaluator, field) -> misses by kind
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -55,6 +57,14 @@ class MetricsReport:
         """Counts by display name: the bare field, or `evaluator/field` when several evaluators name it."""
         labels = field_labels(self.counts)
         return {labels[key]: counts for key, counts in self.counts.items()}
+
+    @property
+    def taxonomy(self) -> dict[str, dict[str, int]]:
+        """Misses by kind per field (`scoring.taxonomy`), every kind present, the most misses first;
+        fields named as in `per_field`."""
+        labels = field_labels(self.counts.keys() | self.kinds.keys())
+        rows = [(labels[key], {kind: kinds.get(kind, 0) for kind in CATEGORIES}) for key, kinds in self.kinds.items()]
+        return dict(sorted(rows, key=lambda item: (-sum(item[1].values()), item[0])))
 
     @property
     def problems_not_listed(self) -> int:
@@ -81,6 +91,7 @@ class MetricsReport:
             "rows_with_metrics": self.rows_with_metrics,
             "skipped": [{"line": line, "reason": reason} for line, reason in self.problems],
             "skipped_count": self.skipped,
+            "taxonomy": self.taxonomy,
         }
 
 
@@ -105,6 +116,9 @@ def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | No
             else:
                 report.counts[key] = counts  # fresh per row: owned from here on
             found = True
+        for key, kinds in row_taxonomy(row.evaluator_results).items():
+            if evaluator is None or key[0] == evaluator:
+                add_kinds(report.kinds.setdefault(key, {}), kinds)
         for problem in problems:
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")
@@ -162,6 +176,28 @@ def render_table(console: Any, report: MetricsReport) -> None:
         + (f"; {report.skipped} skipped (see stderr)" if report.skipped else ""),
         highlight=False,
     )
+
+
+def render_taxonomy(console: Any, report: MetricsReport) -> None:
+    """`--taxonomy`: misses by kind per field (docs/metrics.md#failure-taxonomy), as plain text."""
+    from rich.table import Table
+    from rich.text import Text
+
+    taxonomy = report.taxonomy
+    if not taxonomy:
+        console.print("Misses by kind: no field_accuracy miss in this file", highlight=False)
+        return
+    table = Table(title="Misses by kind", title_justify="left")
+    table.add_column("field", overflow="fold")
+    for kind in CATEGORIES:
+        table.add_column(LABELS[kind], justify="right")
+    table.add_column("misses", justify="right")
+    for name, kinds in taxonomy.items():
+        table.add_row(Text(visible(name)), *(str(kinds[kind]) for kind in CATEGORIES), str(sum(kinds.values())))
+    table.add_section()
+    totals = {kind: sum(kinds[kind] for kinds in taxonomy.values()) for kind in CATEGORIES}
+    table.add_row("total", *(str(totals[kind]) for kind in CATEGORIES), str(sum(totals.values())), style="bold")
+    console.print(table)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
