@@ -823,3 +823,35 @@ def run_eval(
     order = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}
     rows.sort(key=lambda row: order.get(row.eval_id, len(order)))
     return EvalResult(rows, summary)
+
+
+# ----------------------------------------------------------------------------- the HTML report
+
+
+def case_images(dataset: LoadedDataset) -> dict[str, list[str]]:
+    """Each case's images as the HTML report embeds them: local files (absolute paths) and data
+    URIs; an image given by URL is never fetched for a report."""
+    return {
+        prepared.case.id: [ref.value for ref in prepared.images if ref.source in ("file", "data")]
+        for prepared in dataset.cases
+        if prepared.images
+    }
+
+
+def report_images(results: Path, dataset: Path | None) -> tuple[dict[str, list[str]], str | None]:
+    """The images of the cases of a results file, from `dataset` or the dataset its manifest
+    names; ({}, why not) when that dataset is unknown or does not load (the report is made
+    without images)."""
+    if dataset is None:
+        try:
+            dataset = Path(read_manifest(results).dataset.path)
+        except ManifestError:
+            return {}, "no manifest names the dataset (pass --dataset to draw shapes over the case images)"
+    try:
+        loaded = load_dataset(dataset)
+    except ConfigError as exc:
+        first = exc.problems[0] if exc.problems else None
+        return {}, f"dataset {dataset} did not load: {first}"
+    except AgentvError as exc:
+        return {}, f"dataset {dataset} did not load: {exc}"
+    return case_images(loaded), None

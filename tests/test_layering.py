@@ -36,6 +36,7 @@ LAYER_OF = {
     "agentv_py.report": "report",
     "agentv_py.session": "session",
     "agentv_py.rescore": "session",  # `agentv rescore`: beside session, which it builds on
+    "agentv_py.explain": "session",  # `agentv explain`: loads the dataset for option sources
     "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.cli": "cli",

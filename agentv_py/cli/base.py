@@ -83,6 +83,24 @@ COMPARE_EXIT_CODES = (
     ),
     _INTERNAL,
 )
+REPORT_EXIT_CODES = (
+    (EXIT_OK, "report written"),
+    (
+        EXIT_CONFIG,
+        "usage error: the results file is missing or holds no row, or --out names the results file",
+    ),
+    _INTERNAL,
+    (EXIT_OUTPUT, "the report could not be written (no such directory, no permission, disk full)"),
+)
+EXPLAIN_EXIT_CODES = (
+    (EXIT_OK, "explained"),
+    (
+        EXIT_CONFIG,
+        "usage error: the results file is missing or cut short, no such case (near ids named), "
+        "or no such field (the case's fields listed)",
+    ),
+    _INTERNAL,
+)
 SCHEMA_EXIT_CODES = (
     (EXIT_OK, "schema printed"),
     (EXIT_CONFIG, "usage error: no file format, or not one of dataset, targets"),
@@ -94,6 +112,8 @@ ValidateCommand = with_exit_codes("ValidateCommand", VALIDATE_EXIT_CODES)
 MetricsCommand = with_exit_codes("MetricsCommand", METRICS_EXIT_CODES)
 CompareCommand = with_exit_codes("CompareCommand", COMPARE_EXIT_CODES)
 SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
+ReportCommand = with_exit_codes("ReportCommand", REPORT_EXIT_CODES)
+ExplainCommand = with_exit_codes("ExplainCommand", EXPLAIN_EXIT_CODES)
 
 
 class AgentvGroup(HelpGroup):
@@ -196,12 +216,16 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_OUTPUT",
+    "EXPLAIN_EXIT_CODES",
     "METRICS_EXIT_CODES",
+    "REPORT_EXIT_CODES",
     "SCHEMA_EXIT_CODES",
     "VALIDATE_EXIT_CODES",
     "CompareCommand",
     "EvalCommand",
+    "ExplainCommand",
     "MetricsCommand",
+    "ReportCommand",
     "SchemaCommand",
     "ValidateCommand",
     "app",
@@ -260,6 +284,12 @@ MAX_DROP_OPTION: Any = typer.Option(
     max=1.0,
     metavar="X",
     help="With --baseline: the largest drop allowed.  [default: 0]",
+)
+HTML_OPTION: Any = typer.Option(
+    None,
+    "--html",
+    metavar="FILE",
+    help="Also write the HTML report (as `agentv report` makes it) at the end of the run.",
 )
 SUMMARY_MD_OPTION: Any = typer.Option(
     None,

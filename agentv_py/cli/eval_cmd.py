@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 
 from agentv_py.cli.base import (
     BASELINE_OPTION,
+    HTML_OPTION,
     JUNIT_OPTION,
     JUNIT_PER_FIELD_OPTION,
     MAX_DROP_OPTION,
@@ -130,13 +132,14 @@ def eval_command(
     junit: Path | None = JUNIT_OPTION,
     junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
     summary_md: Path | None = SUMMARY_MD_OPTION,
+    html: Path | None = HTML_OPTION,
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
-    reports = report_options(junit, junit_per_field, summary_md, out)
+    reports = report_options(junit, junit_per_field, summary_md, out, html)
     baseline_options(baseline, max_drop)
     request = EvalRequest(
         dataset=dataset,
@@ -183,25 +186,29 @@ class Reports:
     junit_per_field: bool = False
     summary_md: Path | None = None
     step_summary: Path | None = None  # appended to, as GitHub Actions expects
+    html: Path | None = None
 
 
-def report_options(junit: Path | None, junit_per_field: bool, summary_md: Path | None, out: str | None) -> Reports:
+def report_options(
+    junit: Path | None, junit_per_field: bool, summary_md: Path | None, out: str | None, html: Path | None = None
+) -> Reports:
     """The reports asked for; a usage error (exit 2, before anything runs) for options that cannot go together."""
     from agentv_py.errors import AgentvError
 
     usage = "see agentv eval --help"
     if junit_per_field and junit is None:
         raise AgentvError("--junit-per-field goes with --junit FILE", hint=usage)
-    if junit is not None and out == "-":
-        raise AgentvError(
-            "--junit needs the results in a file: it reads them back at the end of the run, not with --out -",
-            hint="pass --out FILE, or leave --out out",
-        )
-    for flag, path in (("--junit", junit), ("--summary-md", summary_md)):
+    for flag, path in (("--junit", junit), ("--html", html)):
+        if path is not None and out == "-":
+            raise AgentvError(
+                f"{flag} needs the results in a file: it reads them back at the end of the run, not with --out -",
+                hint="pass --out FILE, or leave --out out",
+            )
+    for flag, path in (("--junit", junit), ("--summary-md", summary_md), ("--html", html)):
         if path is not None and out is not None and out != "-" and path.resolve() == Path(out).resolve():
             raise AgentvError(f"{flag} names the results file ({out}): pass another file", hint=usage)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
-    return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None)
+    return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
 
 
 def baseline_options(baseline: Path | None, max_drop: float | None) -> None:
@@ -221,10 +228,12 @@ def write_reports(
     target: str,
     gates: Gates | None = None,
     baseline: Baseline | None = None,
+    images: dict[str, list[str]] | None = None,
 ) -> None:
     """Write the reports once the results are safe on disk; a file that cannot be written is
     OutputError (exit 5). The rows are read back from the results file, one pass per need, so
-    memory does not grow with the run; with the results on stdout, the Markdown has no field table."""
+    memory does not grow with the run; with the results on stdout, the Markdown has no field table.
+    `images`: the case images the HTML report draws shapes over."""
     from agentv_py.errors import OutputError
     from agentv_py.models.results import ResultRow
     from agentv_py.report.jsonl import read_rows
@@ -259,6 +268,17 @@ def write_reports(
         for path, append in targets:
             what = "step summary ($GITHUB_STEP_SUMMARY)" if append else "Markdown summary"
             write(path, what, append, lambda out: out.write(text + "\n"))
+    if reports.html is not None and source is not None:
+        from agentv_py.cli.report_cmd import write_html
+
+        if summary.completed:
+            try:
+                reports.html.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(f"cannot write the HTML report {reports.html}: {exc.strerror or exc}") from None
+            write_html(Path(source), reports.html, None, images=images or {})
+        else:
+            print("note: no HTML report: no case finished", file=sys.stderr)
 
 
 def _reuse_option(
@@ -336,7 +356,7 @@ def _run(
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
-    from agentv_py.session import execute
+    from agentv_py.session import case_images, execute
 
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
@@ -367,5 +387,6 @@ def _run(
         target=plan.target.name,
         gates=plan.gates,
         baseline=plan.baseline,
+        images=case_images(plan.dataset) if reports.html is not None else None,
     )
     return gate_exit(summary, threshold, plan.gates, plan.baseline)

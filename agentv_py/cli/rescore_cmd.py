@@ -16,6 +16,7 @@ from agentv_py.cli.base import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    HTML_OPTION,
     JUNIT_OPTION,
     JUNIT_PER_FIELD_OPTION,
     MAX_DROP_OPTION,
@@ -120,6 +121,7 @@ def rescore(
     junit: Path | None = JUNIT_OPTION,
     junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
     summary_md: Path | None = SUMMARY_MD_OPTION,
+    html: Path | None = HTML_OPTION,
 ) -> int:
     """Score the answers stored in RESULTS again with the dataset's current evaluators, without
     calling the target, and write a new results file and manifest. Rows whose target failed are
@@ -130,8 +132,9 @@ def rescore(
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
+    from agentv_py.session import case_images
 
-    reports = report_options(junit, junit_per_field, summary_md, out)
+    reports = report_options(junit, junit_per_field, summary_md, out, html)
     baseline_options(baseline, max_drop)
     request = RescoreRequest(
         results=results,
@@ -187,5 +190,6 @@ def rescore(
         target=plan.target.name,
         gates=gates,
         baseline=base,
+        images=case_images(plan.eval_plan.dataset) if reports.html is not None else None,
     )
     return gate_exit(summary, threshold, gates, base)

@@ -15,6 +15,7 @@ from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, parse_failure
 from agentv_py.scoring.geometry import (
+    Shape,
     as_bbox,
     distance,
     distance_matrix,
@@ -152,6 +153,37 @@ def _rates(counts: Counts) -> dict[str, Any]:
     }
 
 
+DRAWN = 100  # shapes or points per side kept in `details` for the HTML report to draw
+
+
+def _drawn_shape(shape: Shape | None) -> Any:
+    """A shape as the report draws it: `[x1, y1, x2, y2]`, or `[[x, y], ...]` for a polygon."""
+    if shape is None:
+        return None
+    return [list(point) for point in shape.points] if shape.points is not None else list(shape.box)
+
+
+def _drawn(
+    expected: list[Any],
+    candidate: list[Any],
+    parse: Callable[[Any], Any],
+    parse_candidate: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """`details.drawn`: the ground truth's and the answer's shapes or points in the form the
+    report draws (`parse`; `parse_candidate` for the answer when its format differs; None where a
+    value is unusable), by index, at most DRAWN per side."""
+    return {
+        "expected": [parse(value) for value in expected[:DRAWN]],
+        "candidate": [(parse_candidate or parse)(value) for value in candidate[:DRAWN]],
+        "truncated": max(len(expected), len(candidate)) > DRAWN,
+    }
+
+
+def _drawn_point(value: Any) -> list[float] | None:
+    point, _ = parse_point(value)
+    return None if point is None else [_finite(float(c)) for c in point]  # type: ignore[misc]
+
+
 # ----------------------------------------------------------------------------- iou_score
 
 
@@ -195,7 +227,13 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
             hits=[line] if ok else [],
             misses=[] if ok else [line],
             reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
-            details={"iou": value, "threshold": config.threshold, "format": cand_fmt, "expected_format": exp_fmt},
+            details={
+                "iou": value,
+                "threshold": config.threshold,
+                "format": cand_fmt,
+                "expected_format": exp_fmt,
+                "drawn": _drawn([want], [got], _drawn_shape),  # both parsed already
+            },
         )
     wanted = [expected] if is_single(expected, exp_fmt) else list(expected)
     found = [candidate] if is_single(candidate, cand_fmt) else list(candidate)
@@ -242,6 +280,12 @@ def _iou_lists(
         "mean_iou_matched": sum(matched_ious) / len(matched_ious) if matched_ious else None,
         "threshold": config.threshold,
         "matching": config.matching,
+        "drawn": _drawn(
+            wanted,
+            found,
+            lambda value: _drawn_shape(parse(exp_fmt)(value)[0]),
+            lambda value: _drawn_shape(parse(cand_fmt)(value)[0]),
+        ),
     }
     reasoning = (
         f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
@@ -296,7 +340,12 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
             hits=[line] if ok else [],
             misses=[] if ok else [line],
             reasoning=line,
-            details={"distance": _finite(d), "threshold": limit, "metric": metric},
+            details={
+                "distance": _finite(d),
+                "threshold": limit,
+                "metric": metric,
+                "drawn": _drawn([want], [got], _drawn_point),
+            },
         )
     wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
     found = [candidate] if _is_point(candidate) else list(candidate) if isinstance(candidate, list) else [candidate]
@@ -354,6 +403,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
         "threshold": config.threshold,
         "metric": config.metric,
         "matching": config.matching,
+        "drawn": _drawn(wanted, found, _drawn_point),
     }
     return processed_result(
         name=config.display_name,

@@ -1,0 +1,179 @@
+"""`agentv explain RESULTS CASE [FIELD]`: everything behind one case's score, or one field's.
+
+The row comes from the results file (the last row of the case); the evaluator configs, each
+option's source (the dataset line that set it, or `default`) and the case's ground truth come
+from the dataset (`--dataset`, else the one the run manifest names) when it loads. Without it the
+view is made from the row alone and says why. Rendering is `report.explain` (pure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.loading import load_dataset
+from agentv_py.loading.dataset import added_evaluators
+from agentv_py.models.base import suggest
+from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, FieldSpec
+from agentv_py.models.results import ResultRow
+from agentv_py.prepared import LoadedDataset
+from agentv_py.report.explain import EvaluatorSource, Explained
+from agentv_py.report.jsonl import read_rows
+from agentv_py.report.manifest import ManifestError, read_manifest
+
+IDS_LISTED = 5  # case ids named when the case is not found
+
+
+@dataclass
+class _Dataset:
+    loaded: LoadedDataset
+    raw: Any  # the parsed YAML, to tell a key that was written from a default
+    display: str
+
+
+def find_row(results: Path, case_id: str) -> ResultRow:
+    """The last row of `case_id` in a results file; a usage error (exit 2) naming near ids."""
+    if not results.is_file():
+        raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
+    found: ResultRow | None = None
+    ids: dict[str, None] = {}
+    for line, row in read_rows(results):
+        if isinstance(row, str):
+            raise AgentvError(f"{results}:{line}: {row}", hint="the file was cut short or is not a results file")
+        ids.setdefault(row.eval_id, None)
+        if row.eval_id == case_id:
+            found = row
+    if found is None:
+        close = suggest(case_id, list(ids))
+        listed = ", ".join(list(ids)[:IDS_LISTED]) + (" ..." if len(ids) > IDS_LISTED else "")
+        did_you_mean = f" (did you mean '{close}'?)" if close else ""
+        raise AgentvError(
+            f"no case '{case_id}' in {results}{did_you_mean}", hint=f"its cases: {listed}" if ids else None
+        )
+    return found
+
+
+def _load(results: Path, dataset: Path | None) -> tuple[_Dataset | None, str | None]:
+    """The dataset, loaded, or (None, why not)."""
+    if dataset is None:
+        try:
+            dataset = Path(read_manifest(results).dataset.path)
+        except ManifestError:
+            return None, "no manifest names the dataset (pass --dataset)"
+    try:
+        loaded = load_dataset(dataset)
+    except ConfigError as exc:
+        return None, f"dataset {dataset} did not load: {exc.problems[0] if exc.problems else exc}"
+    except AgentvError as exc:
+        return None, f"dataset {dataset} did not load: {exc}"
+    raw: Any = None
+    if loaded.path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            raw = yaml.safe_load(loaded.path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            raw = None
+    display = loaded.source.problem([], "").file if loaded.source is not None else str(dataset)
+    return _Dataset(loaded, raw, display), None
+
+
+def _case_evaluators(data: _Dataset, index: int) -> list[tuple[EvaluatorConfig, list[str | int]]]:
+    """The case's evaluators in run order, each with where it is written in the dataset."""
+    model = data.loaded.model
+    case = model.evalcases[index]
+    placed: list[tuple[EvaluatorConfig, list[str | int]]] = [
+        (config, parts) for i, parts, config in added_evaluators(model) if i == index
+    ]
+    if case.evaluators is not None:
+        placed += [(c, ["evalcases", index, "evaluators", e]) for e, c in enumerate(case.evaluators)]
+    elif case.execution is not None and case.execution.evaluators is not None:
+        placed += [
+            (c, ["evalcases", index, "execution", "evaluators", e]) for e, c in enumerate(case.execution.evaluators)
+        ]
+    else:
+        placed += [(c, ["execution", "evaluators", e]) for e, c in enumerate(model.execution.evaluators)]
+    return placed
+
+
+def _written(raw: Any, parts: list[str | int]) -> bool:
+    """Is this key written in the YAML (not a default)?"""
+    node = raw
+    for part in parts:
+        if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            continue
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            node = node[part]
+            continue
+        return False
+    return True
+
+
+def _where(data: _Dataset, parts: list[str | int]) -> str:
+    line = data.loaded.source.problem(parts, "").line if data.loaded.source is not None else None
+    return f"{data.display}:{line}" if line is not None else data.display
+
+
+# The options each matcher reads (`match`, `required` and `weight` apply to all).
+MATCHER_OPTIONS = {
+    "exact": (),
+    "fuzzy": ("algorithm", "threshold", "case_sensitive"),
+    "numeric_tolerance": ("tolerance", "relative"),
+    "date": ("formats",),
+    "items": ("key", "threshold", "algorithm"),
+}
+
+
+def _field_options(data: _Dataset, spec: FieldSpec, parts: list[str | int]) -> dict[str, tuple[Any, str]]:
+    """Each option the field's matcher reads, with its value and source: `dataset.yaml:LINE` or
+    `default`."""
+    options: dict[str, tuple[Any, str]] = {}
+    for name in ("match", "required", "weight", *MATCHER_OPTIONS.get(spec.match, ())):
+        value = getattr(spec, name)
+        if name == "formats" and spec.match == "date":
+            value = list(spec.date_formats)
+        written = _written(data.raw, [*parts, name]) if data.raw is not None else name in spec.model_fields_set
+        options[name] = (value, _where(data, [*parts, name]) if written else "default")
+    return options
+
+
+def _sources(data: _Dataset, row: ResultRow) -> list[EvaluatorSource | None]:
+    """Per evaluator result of the row: its config and where it comes from (matched by name)."""
+    index = next((p.index for p in data.loaded.cases if p.case.id == row.eval_id), None)
+    if index is None:
+        return [None] * len(row.evaluator_results)
+    placed = _case_evaluators(data, index)
+    by_name: dict[str, list[tuple[EvaluatorConfig, list[str | int]]]] = {}
+    for config, parts in placed:
+        by_name.setdefault(config.display_name, []).append((config, parts))
+    out: list[EvaluatorSource | None] = []
+    for result in row.evaluator_results:
+        candidates = by_name.get(result.name) or []
+        if not candidates:
+            out.append(None)
+            continue
+        config, parts = candidates.pop(0)
+        fields: dict[str, dict[str, tuple[Any, str]]] = {}
+        if isinstance(config, FieldAccuracyConfig):
+            for k, spec in enumerate(config.fields):
+                fields[spec.path] = _field_options(data, spec, [*parts, "fields", k])
+                for s, sub in enumerate(spec.fields or []):
+                    fields[f"{spec.path}[].{sub.path}"] = _field_options(data, sub, [*parts, "fields", k, "fields", s])
+        out.append(EvaluatorSource(config, _where(data, parts), fields))
+    return out
+
+
+def explain(results: Path, case_id: str, dataset: Path | None = None) -> Explained:
+    """What `agentv explain` shows for one case (AgentvError, exit 2, for bad input)."""
+    row = find_row(results, case_id)
+    data, why = _load(results, dataset)
+    if data is None:
+        return Explained(row, [None] * len(row.evaluator_results), None, why)
+    prepared = next((p for p in data.loaded.cases if p.case.id == case_id), None)
+    if prepared is None:
+        why = f"case '{case_id}' is not in {data.display} any more"
+        return Explained(row, [None] * len(row.evaluator_results), None, why)
+    return Explained(row, _sources(data, row), prepared.expected, None, dataset_display=data.display)

@@ -1,0 +1,353 @@
+"""`agentv explain`'s terminal view (pure: a row, its evaluator configs and sources, a console).
+
+A case: its score, each evaluator's score, weight and share of the case score, every
+`field_accuracy` field in one table, and for judges what they were sent (summarised) and what
+they replied. A field: raw and normalised expected and got, the matcher and each option with
+where it came from, score, weight, its share of the case score and what it cost; for `match:
+items`, the similarity matrix, the assignment and the unmatched items. Every value from a run is
+printed as text (`visible`, `rich.text.Text`), never as markup, and shortened unless `full`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentv_py.models.evaluators import (
+    DEFAULT_DATE_FORMATS,
+    CodeJudgeConfig,
+    EvaluatorConfig,
+    LlmJudgeConfig,
+)
+from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.render import visible
+from agentv_py.scoring.match import normalize_text, parse_date, to_number
+from agentv_py.scoring.metrics import similarity_matrix
+
+SHORT = 120  # characters of a value shown without --full
+MATRIX = 20  # rows and columns of a similarity matrix shown
+DETAIL_KEYS = 12  # keys of a judge's details listed
+
+
+class ExplainError(Exception):
+    """FIELD names no field of the case (a usage error, exit 2)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass
+class EvaluatorSource:
+    """An evaluator's config as the dataset has it now, where it is written, and for
+    `field_accuracy` each field's options: path -> option -> (value, `file:line` or `default`)."""
+
+    config: EvaluatorConfig
+    where: str
+    fields: dict[str, dict[str, tuple[Any, str]]] = field(default_factory=dict)
+
+
+@dataclass
+class Explained:
+    row: ResultRow
+    sources: list[EvaluatorSource | None]  # one per top-level evaluator result (None: not known)
+    expected: Any  # the case's ground truth from the dataset (None when not known)
+    why_no_dataset: str | None
+    dataset_display: str | None = None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def shown(value: Any, full: bool) -> str:
+    """A value as JSON-ish text, made safe for a terminal, cut to SHORT characters unless `full`."""
+    return cut_text(_text(value), full)
+
+
+def cut_text(text: str, full: bool) -> str:
+    """Text made safe for a terminal, cut to SHORT characters unless `full`."""
+    text = visible(text)
+    if full or len(text) <= SHORT:
+        return text
+    return f"{text[:SHORT]}… ({len(text)} characters; --full shows all)"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _shares(results: list[EvaluatorResult]) -> list[float]:
+    """Each evaluator's weight share of the case score (skipped ones have none)."""
+    weights = [0.0 if r.status == "skipped" else r.weight for r in results]
+    total = sum(weights)
+    return [w / total if total > 0 else 0.0 for w in weights]
+
+
+def _field_shares(entries: list[Mapping[str, Any]]) -> dict[str, float]:
+    """Each scored field's weight share of its evaluator's score."""
+    scored = [e for e in entries if isinstance(e.get("score"), (int, float)) and e.get("status") in ("hit", "miss")]
+    total = sum(float(e.get("weight", 1.0) or 0.0) for e in scored)
+    return {str(e["path"]): (float(e.get("weight", 1.0) or 0.0) / total if total > 0 else 0.0) for e in scored}
+
+
+def _entries(result: EvaluatorResult) -> list[Mapping[str, Any]]:
+    fields = result.details.get("fields")
+    if result.type != "field_accuracy" or not isinstance(fields, list):
+        return []
+    return [e for e in fields if isinstance(e, Mapping) and isinstance(e.get("path"), str)]
+
+
+def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, Mapping[str, Any]]]:
+    """(evaluator index, result, field entry) for every field_accuracy field of the row."""
+    for index, result in enumerate(row.evaluator_results):
+        for entry in _entries(result):
+            yield index, result, entry
+
+
+# ----------------------------------------------------------------------------- a case
+
+
+def render_case(console: Any, explained: Explained, full: bool = False) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    row = explained.row
+
+    def say(text: str) -> None:
+        console.print(Text(visible(text)), soft_wrap=True)
+
+    say(f"case {row.eval_id}: {row.status}, {row.verdict}, score {row.score:.3f}")
+    say(f"target {row.target}, {row.duration_ms:.0f} ms, {row.attempts} attempt{'s' if row.attempts != 1 else ''}")
+    if row.error:
+        say(f"error: {shown(row.error, full)}")
+    _say_sources(say, explained)
+    results = list(row.evaluator_results)
+    shares = _shares(results)
+    table = Table(title="Evaluators (case score = weighted mean of their scores)", title_justify="left")
+    for column in ("evaluator", "type", "status", "score", "weight", "share", "cost"):
+        table.add_column(column, justify="left" if column in ("evaluator", "type", "status") else "right")
+    for result, share in zip(results, shares, strict=True):
+        cost = share * (1 - (result.score or 0.0)) if result.status != "skipped" else 0.0
+        table.add_row(
+            Text(visible(result.name)),
+            Text(visible(result.type)),
+            result.status,
+            _num(result.score),
+            f"{result.weight:g}",
+            f"{share:.0%}",
+            f"{cost:.3f}",
+        )
+    console.print(table)
+    say("share: the evaluator's weight over all weights; cost: what it took off the case score (share × (1 - score))")
+    rows = list(fields_of(row))
+    if rows:
+        fields = Table(title="Fields", title_justify="left")
+        for column in ("field", "evaluator", "match", "status", "score", "share", "expected", "got", "reason"):
+            fields.add_column(column, overflow="fold")
+        for index, result, entry in rows:
+            share = shares[index] * _field_shares(_entries(result)).get(str(entry["path"]), 0.0)
+            fields.add_row(
+                Text(visible(str(entry["path"]))),
+                Text(visible(result.name)),
+                Text(visible(str(entry.get("match", "")))),
+                Text(visible(str(entry.get("status", "")))),
+                _num(entry.get("score") if isinstance(entry.get("score"), (int, float)) else None),
+                f"{share:.0%}",
+                Text(shown(entry.get("expected"), full)),
+                Text(shown(entry.get("actual"), full) if "actual" in entry else "(nothing)"),
+                Text(visible(str(entry.get("reason") or ""))),
+            )
+        console.print(fields)
+        say("agentv explain RESULTS CASE FIELD shows one field: its options and their sources, normalised values")
+    for index, result in enumerate(results):
+        if result.type != "field_accuracy":
+            _render_judge(say, result, explained.sources[index], explained, full)
+
+
+def _say_sources(say: Any, explained: Explained) -> None:
+    if explained.why_no_dataset is not None:
+        say(f"option sources: dataset not available ({explained.why_no_dataset})")
+    elif explained.dataset_display is not None:
+        say(f"dataset: {explained.dataset_display}")
+
+
+def _render_judge(say: Any, result: EvaluatorResult, source: EvaluatorSource | None, e: Explained, full: bool) -> None:
+    """What a judge (or any evaluator but field_accuracy) was sent, summarised, and what it said."""
+    row = e.row
+    say("")
+    say(f"{result.name} ({result.type}): {result.status}, score {_num(result.score)}, weight {result.weight:g}")
+    if source is not None:
+        say(f"  config: {source.where}")
+        config = source.config
+        if isinstance(config, CodeJudgeConfig):
+            say(f"  sent to: {' '.join(config.script) if isinstance(config.script, list) else config.script}")
+        if isinstance(config, LlmJudgeConfig):
+            prompt = config.prompt
+            kind = "the default prompt" if prompt is None else f"prompt {shown(prompt, False)}"
+            say(f"  asked: {kind}, target {config.target or '(the default judge)'}")
+    answer = row.candidate_answer or ""
+    first = answer.splitlines()[0] if answer else ""
+    say(f"  sent: the answer ({len(answer)} characters; first line {shown(first, full)})")
+    if e.expected is not None:
+        say(f"  sent: the reference ({shown(e.expected, full)})")
+    if result.reasoning:
+        say(f"  replied: {shown(result.reasoning, full) if not full else visible(result.reasoning)}")
+    for line in result.misses[: (None if full else 5)]:
+        say(f"  miss: {visible(line)}")
+    keys = list(result.details)
+    for key in keys[: (None if full else DETAIL_KEYS)]:
+        say(f"  details.{visible(str(key))}: {shown(result.details[key], full)}")
+    if len(keys) > DETAIL_KEYS and not full:
+        say(f"  ... {len(keys) - DETAIL_KEYS} more details keys (--full)")
+    for child in result.evaluator_results:
+        _render_judge(say, child, None, e, full)
+
+
+# ----------------------------------------------------------------------------- a field
+
+
+def find_field(row: ResultRow, name: str) -> tuple[int, EvaluatorResult, Mapping[str, Any]]:
+    """The field named `name` (its path); ExplainError listing the case's fields."""
+    found = [(i, r, entry) for i, r, entry in fields_of(row) if entry["path"] == name]
+    if found:
+        return found[0]
+    paths = list(dict.fromkeys(str(entry["path"]) for _, _, entry in fields_of(row)))
+    listed = ", ".join(paths) if paths else "none (no field_accuracy result)"
+    raise ExplainError(f"case '{row.eval_id}' has no field '{name}'", hint=f"its fields: {listed}")
+
+
+def normalised(entry: Mapping[str, Any], value: Any, options: Mapping[str, tuple[Any, str]]) -> str:
+    """The value as the field's matcher compares it."""
+    match = entry.get("match", "exact")
+    if match == "fuzzy" and isinstance(value, str):
+        case_sensitive = bool(options.get("case_sensitive", (False, ""))[0])
+        return json.dumps(normalize_text(value, case_sensitive), ensure_ascii=False) + (
+            "" if case_sensitive else " (NFKC, whitespace collapsed, casefolded)"
+        )
+    if match == "numeric_tolerance":
+        number = to_number(value)
+        return f"{number!r}" if isinstance(number, float) else f"not a number ({number})"
+    if match == "date":
+        formats = options.get("formats", (list(DEFAULT_DATE_FORMATS), ""))[0] or list(DEFAULT_DATE_FORMATS)
+        iso = parse_date(value, ())
+        if iso is not None:  # ISO 8601 is read first, whatever the formats
+            return f"{iso.isoformat()} (ISO 8601)"
+        for fmt in formats:
+            day = parse_date(value, (fmt,))
+            if day is not None:
+                return f"{day.isoformat()} (format {fmt})"
+        return f"no date in the formats {', '.join(formats)}"
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def render_field(console: Any, explained: Explained, name: str, full: bool = False) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    row = explained.row
+    index, result, entry = find_field(row, name)
+
+    def say(text: str) -> None:
+        console.print(Text(visible(text)), soft_wrap=True)
+
+    source = explained.sources[index] if index < len(explained.sources) else None
+    options = source.fields.get(name, {}) if source is not None else {}
+    say(f"case {row.eval_id}, field {name} ({result.name}, {result.type})")
+    _say_sources(say, explained)
+    say(f"match: {entry.get('match', 'exact')}")
+    if options:
+        table = Table(title="Options", title_justify="left")
+        for column in ("option", "value", "from"):
+            table.add_column(column, overflow="fold")
+        for option, (value, where) in options.items():
+            table.add_row(option, Text(shown(value, True)), Text(visible(where)))
+        console.print(table)
+    else:
+        recorded = {
+            k: v for k, v in entry.items() if k not in ("path", "expected", "actual", "status", "score", "reason")
+        }
+        say(f"options as the row recorded them: {shown(recorded, full)}")
+    say(f"expected: {shown(entry.get('expected'), full)}")
+    say(f"got:      {shown(entry.get('actual'), full) if 'actual' in entry else '(nothing)'}")
+    if entry.get("match") != "items":
+        say(f"expected, normalised: {cut_text(normalised(entry, entry.get('expected'), options), full)}")
+        if "actual" in entry:
+            say(f"got, normalised:      {cut_text(normalised(entry, entry.get('actual'), options), full)}")
+    status, score = entry.get("status"), entry.get("score")
+    say(f"status: {status}, score {_num(score if isinstance(score, (int, float)) else None)}")
+    if entry.get("reason"):
+        say(f"reason: {visible(str(entry['reason']))}")
+    shares = _shares(list(row.evaluator_results))
+    field_share = _field_shares(_entries(result)).get(name, 0.0)
+    weight = entry.get("weight", 1.0)
+    case_share = shares[index] * field_share
+    lost = case_share * (1 - float(score)) if isinstance(score, (int, float)) else 0.0
+    say(
+        f"weight {weight}: {field_share:.0%} of {result.name}'s score, which is {shares[index]:.0%} of the case "
+        f"score; this field is {case_share:.1%} of the case score and cost it {lost:.3f}"
+    )
+    if entry.get("match") == "items":
+        _render_items(console, say, entry, full)
+
+
+def _render_items(console: Any, say: Any, entry: Mapping[str, Any], full: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    alignment = entry.get("alignment")
+    expected, actual = entry.get("expected"), entry.get("actual")
+    if not isinstance(alignment, Mapping) or not isinstance(expected, list):
+        return
+    key = [str(k) for k in alignment.get("key") or ["description"]]
+    say(f"items: paired by {', '.join(key)} (threshold {alignment.get('threshold')}, {alignment.get('algorithm')})")
+    answer = actual if isinstance(actual, list) else []
+    objects = [j for j, item in enumerate(answer) if isinstance(item, dict)]
+    if expected and objects:
+        matrix = similarity_matrix(expected, [answer[j] for j in objects], key)
+        say("similarity of the keys (rows: expected items, columns: answer items):")
+        table = Table()
+        table.add_column("")
+        shown_cols = objects[:MATRIX]
+        for j in shown_cols:
+            table.add_column(f"[{j}]", justify="right")
+        for i, similarities in enumerate(matrix[:MATRIX]):
+            table.add_row(f"[{i}]", *(f"{value:.2f}" for value in similarities[: len(shown_cols)]))
+        console.print(table)
+        left = max(len(expected) - MATRIX, 0), max(len(objects) - MATRIX, 0)
+        if any(left):
+            say(f"({left[0]} expected and {left[1]} answer items not shown)")
+    pairs = alignment.get("pairs")
+    say("assignment:")
+    for pair in pairs if isinstance(pairs, list) else []:
+        if not isinstance(pair, Mapping):
+            continue
+        say(
+            f"  expected[{pair.get('expected')}] ~ answer[{pair.get('actual')}]: similarity {pair.get('similarity')}, "
+            f"{pair.get('status')}, score {pair.get('score')}"
+        )
+        for sub in pair.get("fields") or []:
+            if isinstance(sub, Mapping):
+                line = f"    {sub.get('path')}: {sub.get('status')}, expected {shown(sub.get('expected'), full)}"
+                line += f", got {shown(sub.get('actual'), full)}" if sub.get("status") != "hit" else ""
+                say(line + (f" ({sub.get('reason')})" if sub.get("reason") else ""))
+    for label, ids, items in (
+        ("missing", alignment.get("missing"), expected),
+        ("extra", alignment.get("extra"), answer),
+    ):
+        for i in ids if isinstance(ids, list) else []:
+            value = items[i] if isinstance(i, int) and 0 <= i < len(items) else None
+            console.print(Text(visible(f"  {label} [{i}]: ") + shown(value, full)))
+    if alignment.get("truncated"):
+        say("  (the row lists the first pairs only)")

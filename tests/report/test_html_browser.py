@@ -1,0 +1,235 @@
+"""The HTML report in a real browser: headless Chromium (Debian's package, driven by Playwright)
+opens the file from file://, with no console error; filters hide rows, sorting sorts, a case
+opens to its field diff, line items and boxes over the image; hostile values stay text."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium() -> str | None:
+    for candidate in (os.environ.get("AGENTV_CHROMIUM"), "chromium", "chromium-browser", "/usr/bin/chromium"):
+        if candidate and (found := shutil.which(candidate)):
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium()
+    if executable is None:
+        message = "Chromium not found (Debian: apt-get install chromium; or set AGENTV_CHROMIUM)"
+        if os.environ.get("CI"):
+            pytest.fail(message + ": .ci/run installs it")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A report opened in a fresh page, with its console errors and uncaught exceptions kept."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("dialog", lambda dialog: (self.errors.append("dialog: " + dialog.message), dialog.dismiss()))
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.goto(path.resolve().as_uri())
+        self.page.wait_for_selector("html[data-ready='1']")
+
+    def rows(self) -> list[str]:
+        return self.page.locator("#case-table tbody tr.case td:first-child").all_text_contents()
+
+
+def png(width: int, height: int) -> bytes:
+    """A grey PNG of the given size, made by hand (no imaging library needed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, list(args))
+
+
+EXPECTED = {
+    "invoice_number": "INV-1",
+    "total": 120.5,
+    "box": [10, 10, 60, 40],
+    "line_items": [{"description": "Widget", "quantity": 2}, {"description": "Gadget", "quantity": 1}],
+}
+
+
+@pytest.fixture
+def real_run(ws) -> Path:
+    """A real eval (cli target printing each case's answer file) with field_accuracy (items too)
+    and iou_score over a case image, written with --html."""
+    ws.file("page.png", png(100, 60))
+    answers = {
+        "good": EXPECTED,
+        "wrong-total": {**EXPECTED, "total": 99, "box": [12, 12, 58, 42]},
+        "bad-items": {**EXPECTED, "line_items": [{"description": "Gadget", "quantity": 3}, {"description": "Bolt"}]},
+        "no-box": {"invoice_number": "inv-1", "total": 120.5, "line_items": []},
+    }
+    cases = []
+    for case_id, answer in answers.items():
+        ws.file(f"fx/{case_id}.json", json.dumps(answer))
+        cases.append(
+            f"  - id: {case_id}\n"
+            f"    input_messages: [{{role: user, content: [{{type: file, value: fx/{case_id}.json}}, "
+            f"{{type: image, value: page.png}}]}}]\n"
+            f"    expected_messages: [{{role: assistant, content: {json.dumps(EXPECTED)}}}]\n"
+        )
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n"
+        "    - type: field_accuracy\n      fields:\n"
+        "        - {path: invoice_number}\n        - {path: total, match: numeric_tolerance, tolerance: 0.01}\n"
+        "        - {path: line_items, match: items, key: [description],"
+        " fields: [{path: quantity, match: numeric_tolerance, tolerance: 0}]}\n"
+        "    - {type: iou_score, name: box, path: box, threshold: 0.5}\n"
+        "evalcases:\n" + "".join(cases)
+    )
+    ws.cli_target("cat {FILES}")
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--html", "report.html")
+    assert result.exit_code == 1, result.output  # three cases do not pass
+    return ws.root / "report.html"
+
+
+def test_a_real_run_in_a_real_browser(browser, real_run, tmp_path):
+    view = Page(browser, real_run)
+    page = view.page
+    assert view.rows() == ["good", "wrong-total", "bad-items", "no-box"]  # dataset order, from the manifest
+    assert page.locator("#count").text_content() == "4 of 4 cases"
+    # the header and the gate came from the manifest
+    assert "agentv report: dataset" in page.locator("h1").text_content()
+    assert "gate failed" in page.locator("#gates").text_content()
+
+    order = ["good", "wrong-total", "bad-items", "no-box"]
+    verdicts = {row["eval_id"]: row["verdict"] for row in map(json.loads, real_run.with_name("run.jsonl").open())}
+    assert verdicts["good"] == "pass" and verdicts["no-box"] == "fail"
+    for verdict in ("pass", "partial", "fail"):
+        page.select_option("#f-verdict", verdict)
+        assert view.rows() == [case for case in order if verdicts[case] == verdict]
+    page.select_option("#f-verdict", "")
+    page.select_option("#f-field", label="total")
+    assert view.rows() == ["wrong-total"]
+    page.select_option("#f-field", "")
+    page.fill("#q", "BAD")  # case ids, case-insensitive
+    assert view.rows() == ["bad-items"]
+    page.fill("#q", "line_items")  # and missed fields
+    assert view.rows() == ["bad-items", "no-box"]
+    page.fill("#q", "")
+    page.click("#case-table th[data-sort='score']")
+    scores = [float(s) for s in page.locator("#case-table tbody tr.case td:nth-child(2)").all_text_contents()]
+    assert scores == sorted(scores) and len(scores) == 4
+
+    # a case opens to its field diff: expected and got side by side, coloured by outcome
+    page.locator("tr.case", has_text="wrong-total").click()
+    page.wait_for_selector("tr.detail table.diff")
+    miss = page.locator("tr.detail table.diff tr.miss").first
+    assert miss.locator("td").nth(0).text_content() == "total"
+    assert miss.locator("td.exp").text_content() == "120.5" and miss.locator("td.got").text_content() == "99"
+    assert "outside tolerance" in miss.locator("td").nth(6).text_content()
+    # boxes drawn over the case image (a data URI), expected and answer
+    image = page.locator("tr.detail .shapes img")
+    assert image.get_attribute("src").startswith("data:image/png;base64,")
+    page.wait_for_function("document.querySelectorAll('tr.detail .shapes svg rect').length === 2")
+
+    # line items in matching order, per-cell colours, unmatched items listed
+    page.locator("tr.case", has_text="bad-items").click()
+    items = page.locator("tr.detail", has_text="bad-items").locator(".items")
+    items.wait_for()
+    assert items.locator("table.items-table tbody tr").count() == 1  # Gadget ~ Gadget
+    assert items.locator("td.cell-miss").count() == 1  # quantity 1 vs 3
+    text = items.text_content()
+    assert "missing (expected, not found): 1" in text and "extra (found, not expected): 1" in text
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    if os.environ.get("AGENTV_SCREENSHOTS"):
+        shutil.copy(tmp_path / "report.png", Path(os.environ["AGENTV_SCREENSHOTS"]) / "report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+    assert view.errors == []
+    assert all(url.startswith(("file:", "data:")) for url in view.requests), view.requests
+    page.close()
+
+
+HOSTILE = [
+    "<script>window.__pwned = 1</script>",
+    '<img src=x onerror="window.__pwned = 2">',
+    '"><svg onload="window.__pwned = 3">',
+    "</script><script>window.__pwned = 4</script>",
+    "{{ 7*7 }} ${7*7}",
+]
+
+
+def test_hostile_values_stay_text(browser, tmp_path):
+    from agentv_py.evaluators.base import processed_result
+    from tests.conftest import make_row
+
+    rows = []
+    for i, value in enumerate(HOSTILE):
+        fields = [{"path": value, "match": "exact", "expected": value, "actual": value + "!", "status": "miss"}]
+        results = [
+            processed_result(name="fields", type="field_accuracy", score=0.0, details={"fields": fields}),
+            processed_result(name=value, type="code_judge", score=0.0, reasoning=value, details={"why": value}),
+        ]
+        rows.append(
+            make_row(
+                eval_id=f"{value}#{i}",
+                score=0.0,
+                verdict="fail",
+                candidate_answer=value,
+                misses=[value],
+                evaluator_results=results,
+            )
+        )
+    (tmp_path / "run.jsonl").write_bytes(b"".join(json.dumps(r.to_json_dict()).encode() + b"\n" for r in rows))
+    result = invoke("report", str(tmp_path / "run.jsonl"), "-o", str(tmp_path / "report.html"))
+    assert result.exit_code == 0, result.output
+    view = Page(browser, tmp_path / "report.html")
+    page = view.page
+    assert view.rows() == [f"{value}#{i}" for i, value in enumerate(HOSTILE)]
+    for i in range(len(HOSTILE)):
+        page.locator("tr.case").nth(i).click()
+    page.wait_for_function(f"document.querySelectorAll('tr.detail .evaluator').length === {2 * len(HOSTILE)}")
+    for details in page.locator("tr.detail details").all():
+        details.evaluate("node => { node.open = true }")
+    shown = page.locator("#cases").text_content()
+    for value in HOSTILE:
+        assert value in shown
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("#cases script, #cases img:not([alt='case image']), #cases svg[onload]").count() == 0
+    assert view.errors == []
+    page.close()
