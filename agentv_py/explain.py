@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from agentv_py.errors import AgentvError, ConfigError
-from agentv_py.loading import load_dataset
+from agentv_py.errors import AgentvError
 from agentv_py.loading.dataset import added_evaluators
 from agentv_py.models.base import suggest
 from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, FieldSpec
@@ -23,7 +22,7 @@ from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained
 from agentv_py.report.jsonl import read_rows
-from agentv_py.report.manifest import ManifestError, read_manifest
+from agentv_py.session import run_dataset
 
 IDS_LISTED = 5  # case ids named when the case is not found
 
@@ -58,25 +57,17 @@ def find_row(results: Path, case_id: str) -> ResultRow:
 
 
 def _load(results: Path, dataset: Path | None) -> tuple[_Dataset | None, str | None]:
-    """The dataset, loaded, or (None, why not)."""
-    if dataset is None:
-        try:
-            dataset = Path(read_manifest(results).dataset.path)
-        except ManifestError:
-            return None, "no manifest names the dataset (pass --dataset)"
-    try:
-        loaded = load_dataset(dataset)
-    except ConfigError as exc:
-        return None, f"dataset {dataset} did not load: {exc.problems[0] if exc.problems else exc}"
-    except AgentvError as exc:
-        return None, f"dataset {dataset} did not load: {exc}"
+    """The dataset, loaded, with its YAML parsed (to tell written keys from defaults), or (None, why not)."""
+    loaded, why = run_dataset(results, dataset)
+    if loaded is None:
+        return None, why
     raw: Any = None
     if loaded.path.suffix.lower() in (".yaml", ".yml"):
         try:
             raw = yaml.safe_load(loaded.path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError, UnicodeDecodeError):
             raw = None
-    display = loaded.source.problem([], "").file if loaded.source is not None else str(dataset)
+    display = loaded.source.problem([], "").file if loaded.source is not None else str(loaded.path)
     return _Dataset(loaded, raw, display), None
 
 

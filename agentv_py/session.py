@@ -838,20 +838,26 @@ def case_images(dataset: LoadedDataset) -> dict[str, list[str]]:
     }
 
 
-def report_images(results: Path, dataset: Path | None) -> tuple[dict[str, list[str]], str | None]:
-    """The images of the cases of a results file, from `dataset` or the dataset its manifest
-    names; ({}, why not) when that dataset is unknown or does not load (the report is made
-    without images)."""
+def run_dataset(results: Path, dataset: Path | None) -> tuple[LoadedDataset | None, str | None]:
+    """The dataset a results file was made from (`dataset`, else the one its manifest names),
+    loaded; (None, why not) when it is unknown or does not load."""
     if dataset is None:
         try:
             dataset = Path(read_manifest(results).dataset.path)
         except ManifestError:
-            return {}, "no manifest names the dataset (pass --dataset to draw shapes over the case images)"
+            return None, "no manifest names the dataset (pass --dataset)"
     try:
-        loaded = load_dataset(dataset)
+        return load_dataset(dataset), None
     except ConfigError as exc:
-        first = exc.problems[0] if exc.problems else None
-        return {}, f"dataset {dataset} did not load: {first}"
+        return None, f"dataset {dataset} did not load: {exc.problems[0] if exc.problems else exc}"
     except AgentvError as exc:
-        return {}, f"dataset {dataset} did not load: {exc}"
+        return None, f"dataset {dataset} did not load: {exc}"
+
+
+def report_images(results: Path, dataset: Path | None) -> tuple[dict[str, list[str]], str | None]:
+    """The images of the cases of a results file (`run_dataset`); ({}, why not) when its
+    dataset is not available (the report is made without images)."""
+    loaded, why = run_dataset(results, dataset)
+    if loaded is None:
+        return {}, f"{why}: shapes are drawn without the case images"
     return case_images(loaded), None

@@ -2,7 +2,8 @@
 """HTML report benchmark (issue 15): size, build time and time to interactive at 100 and 10,000 cases.
 
 Writes results files of N rows (the 9-field `field_accuracy` rows of bench_compare.py, 10% of
-fields missed), runs `agentv report` on each (wall time, peak RSS, file size), then opens each
+fields missed, every row's values made its own so compression gets no help from repeats), runs
+`agentv report` on each (wall time, peak RSS, file size), then opens each
 report in headless Chromium (Debian's /usr/bin/chromium, or $AGENTV_CHROMIUM, driven by
 Playwright) from file:// and reads, from the page itself, when its case table was drawn
 (`window.__agentvReadyAt`: ms since navigation start) and how long opening the first case took
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -31,31 +31,44 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import timed_child  # noqa: E402
 from bench_compare import BASE_MISS_RATE, FIELDS, make_row  # noqa: E402
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.report.test_html_browser import CHROMIUM_ARGS, chromium  # noqa: E402
+
+
+def _varied(row: dict[str, object], rng: random.Random) -> dict[str, object]:
+    """Every row's values its own (ids, amounts, names), as in a real run: the report's
+    compression gets no help from rows that repeat each other."""
+    results = row["evaluator_results"]
+    assert isinstance(results, list)
+    fields = [dict(entry) for entry in results[0]["details"]["fields"]]
+    for entry in fields:
+        value = entry["expected"]
+        if isinstance(value, (int, float)):
+            fresh: object = round(rng.uniform(10, 99_999), 2)
+        else:
+            fresh = f"{value}-{rng.getrandbits(40):010x}"
+        entry["expected"] = fresh
+        entry["actual"] = fresh if entry["status"] == "hit" else f"{fresh}x"
+    results[0] = {**results[0], "details": {**results[0]["details"], "fields": fields}}
+    row["candidate_answer"] = orjson.dumps({entry["path"]: entry["actual"] for entry in fields}).decode()
+    return row
 
 
 def write_results(path: Path, rows: int, seed: int = 15) -> None:
     rng = random.Random(seed)
     with open(path, "wb") as out:
         for i in range(rows):
-            out.write(orjson.dumps(make_row(i, [rng.random() >= BASE_MISS_RATE for _ in FIELDS])) + b"\n")
+            row = make_row(i, [rng.random() >= BASE_MISS_RATE for _ in FIELDS])
+            out.write(orjson.dumps(_varied(row, rng)) + b"\n")
 
 
 def page_times(report: Path, repeat: int) -> tuple[float, float]:
     """Median ms to interactive (the table drawn) and to the first case opened, in Chromium."""
-    import os
 
     from playwright.sync_api import sync_playwright
 
-    executable = os.environ.get("AGENTV_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    executable = chromium()
+    if executable is None:
+        raise SystemExit("Chromium not found: sh scripts/chromium.sh, or set AGENTV_CHROMIUM")
     ready, opened = [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)

@@ -76,19 +76,21 @@ def test_charts_are_svg_with_escaped_labels():
 
 def test_report_of_a_resumed_run_with_bad_lines_and_several_datasets(tmp_path):
     rows = [fa_row("c1", 2), fa_row("c2", 1, dataset="other"), fa_row("c1", 1)]  # c1 resumed: its last row wins
+    rows.append(make_row(eval_id="c3", status="error", score=0.0, verdict="fail", error="target exited with code 2"))
     results = write(tmp_path / "run.jsonl", rows, extra=b"not json\n")
     result = invoke("report", str(results))
     assert result.exit_code == 0, result.output
     assert result.stdout == f"{tmp_path / 'run.html'}\n"
-    assert result.stderr.startswith("agentv: report of 2 cases, ")
+    assert result.stderr.startswith("agentv: report of 3 cases, ")
     page = (tmp_path / "run.html").read_text()
     index, details = embedded(page)
-    assert [row[0] for row in index["rows"]] == ["c1", "c2"]
-    assert [row[2] for row in index["rows"]] == ["pass", "pass"]
+    assert [row[0] for row in index["rows"]] == ["c1", "c2", "c3"]
+    assert [row[2] for row in index["rows"]] == ["pass", "pass", "error"]
     assert index["datasets"] == ["d", "other"]
-    assert [d["evaluators"][0]["fields"][0]["actual"] for d in details] == [1, 1]
+    assert [d["evaluators"][0]["fields"][0]["actual"] for d in details[:2]] == [1, 1]
+    assert (details[2]["evaluators"], details[2]["error"]) == ([], "target exited with code 2")
     assert "rows of several datasets (d, other)" in page
-    assert "1 line of the results file could not be read and is left out: line 4: not JSON" in page
+    assert "1 line of the results file could not be read and is left out: line 5: not JSON" in page
     assert "No manifest beside the results file" in page
 
 

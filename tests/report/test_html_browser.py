@@ -215,15 +215,20 @@ def test_hostile_values_stay_text(browser, tmp_path):
                 evaluator_results=results,
             )
         )
+    error = make_row(
+        eval_id="error-row", status="error", score=0.0, verdict="fail", error=HOSTILE[0], candidate_answer=None
+    )
+    rows.append(error)  # a row without evaluator results
     (tmp_path / "run.jsonl").write_bytes(b"".join(json.dumps(r.to_json_dict()).encode() + b"\n" for r in rows))
     result = invoke("report", str(tmp_path / "run.jsonl"), "-o", str(tmp_path / "report.html"))
     assert result.exit_code == 0, result.output
     view = Page(browser, tmp_path / "report.html")
     page = view.page
-    assert view.rows() == [f"{value}#{i}" for i, value in enumerate(HOSTILE)]
-    for i in range(len(HOSTILE)):
+    assert view.rows() == [*(f"{value}#{i}" for i, value in enumerate(HOSTILE)), "error-row"]
+    for i in range(len(HOSTILE) + 1):
         page.locator("tr.case").nth(i).click()
     page.wait_for_function(f"document.querySelectorAll('tr.detail .evaluator').length === {2 * len(HOSTILE)}")
+    assert "error: " + HOSTILE[0] in page.locator("tr.detail").last.text_content()
     for details in page.locator("tr.detail details").all():
         details.evaluate("node => { node.open = true }")
     shown = page.locator("#cases").text_content()
