@@ -134,7 +134,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
-        run_healthcheck(checked.target, dataset.directory, checked.secrets)
+        slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
+        run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
     loaded = checked.loaded
     plan = EvalPlan(
         request,

@@ -168,13 +168,14 @@ SELECTED = [
     (
         "bedrock_judge",
         "error: target 'bedrock_judge' has provider 'bedrock', which agentv does not run; "
-        "agentv runs cli, mock, openai, azure, anthropic and gemini targets\n"
+        "agentv runs cli, python, mock, openai, azure, anthropic and gemini targets\n"
         "hint: targets agentv can run in .agentv/targets.yaml: azure_base, copy_sh; select one with --target NAME\n",
     ),
     (
         "codex_agent",
         "error: target 'codex_agent' has provider 'codex', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate codex, wrap the agent as "
+        "agentv runs cli, python, mock, openai, azure, anthropic and gemini targets; "
+        "to evaluate codex, wrap the agent as "
         "a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})\n"
         "hint: targets agentv can run in .agentv/targets.yaml: azure_base, copy_sh; select one with --target NAME\n",
     ),
@@ -215,11 +216,12 @@ def test_a_file_with_no_runnable_target(ws):
     assert result.exit_code == 2
     assert result.stderr == (
         "error: target 'default' has provider 'vscode', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate vscode, wrap the agent "
+        "agentv runs cli, python, mock, openai, azure, anthropic and gemini targets; "
+        "to evaluate vscode, wrap the agent "
         "as a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to "
         "{OUTPUT_FILE})\n"
         "hint: .agentv/targets.yaml has no target of a provider agentv runs "
-        "(cli, mock, openai, azure, anthropic and gemini); add one\n"
+        "(cli, python, mock, openai, azure, anthropic and gemini); add one\n"
     )
 
 
@@ -233,7 +235,7 @@ def test_a_judge_target_agentv_does_not_run_is_a_located_problem(project):
     message = (
         "  dataset.yaml:5: execution.evaluators[0]: llm_judge 'llm_judge': judge target 'bedrock_judge' "
         "(from judge_target of target 'copy_sh') cannot judge: target 'bedrock_judge' has provider 'bedrock', "
-        "which agentv does not run; agentv runs cli, mock, openai, azure, anthropic and gemini targets"
+        "which agentv does not run; agentv runs cli, python, mock, openai, azure, anthropic and gemini targets"
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     assert result.exit_code == 2
@@ -259,7 +261,8 @@ def test_an_explicit_judge_target_agentv_does_not_run(project):
         "error: 1 problem found:",
         "  dataset.yaml:5: execution.evaluators[0].target: llm_judge 'q': judge target 'codex_agent' (from target) "
         "cannot judge: target 'codex_agent' has provider 'codex', which AgentV ran but agentv does not; "
-        "agentv runs cli, mock, openai, azure, anthropic and gemini targets; to evaluate codex, wrap the agent as "
+        "agentv runs cli, python, mock, openai, azure, anthropic and gemini targets; "
+        "to evaluate codex, wrap the agent as "
         "a cli target (command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})",
     ]
 
@@ -270,7 +273,7 @@ def test_make_runner_refuses_an_opaque_target(tmp_path):
         make_runner(config, dataset_dir=tmp_path, work_dir=tmp_path, secrets=[])
     assert caught.value.message == (
         "target 'v' has provider 'vertex', which agentv does not run; "
-        "agentv runs cli, mock, openai, azure, anthropic and gemini targets"
+        "agentv runs cli, python, mock, openai, azure, anthropic and gemini targets"
     )
 
 

@@ -39,6 +39,7 @@ LAYER_OF = {
     "agentv_py.explain": "session",  # `agentv explain`: loads the dataset for option sources
     "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
+    "agentv_py.worker": "judge-sdk",  # runs in workers' own interpreters: standard library only
     "agentv_py.cli": "cli",
     "agentv_py.__main__": "cli",
     "agentv_py": "api",

@@ -309,7 +309,7 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: clii\n",
         [
             "targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). "
-            "Valid providers: cli, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
+            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
         ],
     ),
     (
@@ -324,7 +324,7 @@ TARGET_ERRORS = [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
             "name, judge_target, vision, cache, cache_key, provider, command_template, command, timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
+            "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"
         ],
     ),
@@ -333,7 +333,7 @@ TARGET_ERRORS = [
         "targets:\n  - {name: az, provider: bedrock}\n  - name: t\n    provider: azur-openai\n",
         [
             "targets.yaml:4: targets[1].provider: Unknown provider: azur-openai (did you mean 'azure-openai'?). "
-            "Valid providers: cli, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
+            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
         ],
     ),
     (
@@ -348,7 +348,7 @@ TARGET_ERRORS = [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
             "name, judge_target, vision, cache, cache_key, provider, command_template, command, timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, provider_batching, verbose, cli_verbose, keep_temp_files, "
+            "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"
         ],
     ),

@@ -30,8 +30,16 @@ PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 AZURE_PROVIDERS: tuple[str, ...] = ("azure", "azure-openai")
 ANTHROPIC_PROVIDERS: tuple[str, ...] = ("anthropic",)
 GEMINI_PROVIDERS: tuple[str, ...] = ("gemini", "google", "google-gemini")
-PROVIDERS: tuple[str, ...] = ("cli", "mock", "openai", *AZURE_PROVIDERS, *ANTHROPIC_PROVIDERS, *GEMINI_PROVIDERS)
-RUNNABLE_SUMMARY = "cli, mock, openai, azure, anthropic and gemini"  # for messages
+PROVIDERS: tuple[str, ...] = (
+    "cli",
+    "python",
+    "mock",
+    "openai",
+    *AZURE_PROVIDERS,
+    *ANTHROPIC_PROVIDERS,
+    *GEMINI_PROVIDERS,
+)
+RUNNABLE_SUMMARY = "cli, python, mock, openai, azure, anthropic and gemini"  # for messages
 # Providers AgentV knew that agentv does not run: such a target loads (kept opaque, `OpaqueTarget`)
 # and is an error only when a run selects it as the eval target or needs it as a judge.
 AGENT_PROVIDERS: tuple[str, ...] = (
@@ -126,6 +134,9 @@ class CliTarget(TargetBase):
     env: dict[str, str] = Field(default_factory=dict)
     # true: one command answers all of a run's cases first, as JSONL (agentv_py/runner/batch.py)
     provider_batching: bool = False
+    # worker: the command starts a long-lived worker per slot, asked once per case over JSON
+    # Lines (docs/workers.md); process: the command runs once per case
+    mode: Literal["process", "worker"] = "process"
     # AgentV keys accepted without effect: agentv has no per-target verbose output; its
     # {OUTPUT_FILE} lives in the run's temporary directory, removed when the run ends; and
     # `agentv eval --workers` sets the parallelism.
@@ -164,6 +175,21 @@ class CliTarget(TargetBase):
     @classmethod
     def _files_format(cls, value: str) -> str:
         return _check_placeholders(value, FILES_FORMAT_FIELDS, "files_format")
+
+    @model_validator(mode="after")
+    def _worker_command(self) -> CliTarget:
+        """A worker's command starts it once: the case's values travel in each request instead."""
+        if self.mode == "worker":
+            used = sorted({p for p in PLACEHOLDERS if "{" + p + "}" in self.command_template})
+            if used:
+                names = ", ".join("{" + p + "}" for p in used)
+                raise ValueError(
+                    f"with mode: worker the command starts the worker once, so it takes no per-case placeholder "
+                    f"({names}): each request carries the prompt, files, images and output file (docs/workers.md)"
+                )
+            if self.provider_batching:
+                raise ValueError("mode: worker and provider_batching cannot be used together")
+        return self
 
     @field_validator("timeout_seconds")
     @classmethod
@@ -516,6 +542,34 @@ def _opaque_target(data: dict[str, Any]) -> OpaqueTarget:
         raise PydanticCustomError("invalid_option", text, {"agentv_key": key}) from None
 
 
+CALLABLE_RE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+class PythonTarget(TargetBase):
+    """Call a Python function (`callable: package.module:function`, sync or async) with each
+    case, in long-lived worker subprocesses, never in agentv's own process (docs/workers.md)."""
+
+    provider: Literal["python"]
+    callable: str
+    path: list[str] = Field(default_factory=list)  # put first on sys.path (relative: to the dataset)
+    timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    workers: Workers = None
+
+    @field_validator("callable")
+    @classmethod
+    def _callable(cls, value: str) -> str:
+        if not CALLABLE_RE.fullmatch(value.strip()):
+            raise ValueError(f"callable must be 'package.module:function', got {value!r}")
+        return value.strip()
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
 # Each spelling of a provider -> the tag of its union member.
 _MEMBER_TAGS = {
     **dict.fromkeys(AZURE_PROVIDERS, AZURE_PROVIDERS[0]),
@@ -535,6 +589,7 @@ def _provider_tag(value: Any) -> str | None:
 TargetConfig = Annotated[
     Annotated[
         Annotated[CliTarget, Tag("cli")]
+        | Annotated[PythonTarget, Tag("python")]
         | Annotated[MockTarget, Tag("mock")]
         | Annotated[OpenAITarget, Tag("openai")]
         | Annotated[AzureTarget, Tag("azure")]
@@ -548,7 +603,7 @@ TargetConfig = Annotated[
 # Targets that call a model through its provider's SDK (every one can judge, as any target can).
 ModelTarget = OpenAITarget | AzureTarget | AnthropicTarget | GeminiTarget
 # The targets agentv can run.
-RunnableTarget = CliTarget | MockTarget | ModelTarget
+RunnableTarget = CliTarget | PythonTarget | MockTarget | ModelTarget
 
 
 def is_model_target(config: object) -> TypeGuard[ModelTarget]:

@@ -130,7 +130,7 @@ class ProcessRegistry:
             self._closed = True
             pids = list(self._pids)
         for pid in pids:
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
         REAPER.sweep(killed=pids)  # what they left outside their groups goes too
 
 
@@ -366,7 +366,7 @@ def _reap(pid: int) -> None:
 REAPER = Reaper()
 
 
-def _signal_group(pid: int, sig: int) -> None:
+def signal_group(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
@@ -374,12 +374,12 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def _terminate_group(proc: subprocess.Popen[bytes], grace: float) -> None:
-    _signal_group(proc.pid, signal.SIGTERM)
+    signal_group(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass
-    _signal_group(proc.pid, signal.SIGKILL)  # also reaches descendants that ignored SIGTERM
+    signal_group(proc.pid, signal.SIGKILL)  # also reaches descendants that ignored SIGTERM
     proc.wait()
 
 
@@ -432,7 +432,7 @@ def run_process(
         REAPER.finished(tag, None)
         return _spawn_failure(argv, cwd, exc, time.monotonic() - start)
     if registry is not None and not registry.add(proc.pid):  # the run stopped meanwhile
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
         _close_pipes(proc)
         REAPER.finished(tag, proc.pid)
@@ -440,7 +440,7 @@ def run_process(
     try:
         return _communicate(proc, stdin, start, timeout, output_cap, kill_grace, registry)
     except BaseException:
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
         _close_pipes(proc)
         raise
@@ -585,7 +585,7 @@ def _communicate(
         _terminate_group(proc, kill_grace)
     else:
         # Whatever the child left behind in its group (daemons, stuck grandchildren) goes too.
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
     _close_pipes(proc)
     return ProcResult(

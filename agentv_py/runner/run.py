@@ -95,6 +95,7 @@ class Run:
         self._stop = threading.Event()
         self._deadline: float | None = None  # set by the first stop(): one deadline for all joins
         self._threads: list[threading.Thread] = []
+        self._runners: list[TargetRunner] = []  # those with long-lived workers are closed with the run
         self._failure: BaseException | None = None  # what killed a worker, re-raised by execute
         self.work_dir = Path(tempfile.mkdtemp(prefix="agentv-"))
         try:
@@ -164,13 +165,15 @@ class Run:
             return exc.message
 
     def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
-        return make_runner(
+        runner = make_runner(
             config,
             dataset_dir=self.dataset.directory,
             work_dir=self.work_dir,
             secrets=secrets,
             processes=self.processes,
         )
+        self._runners.append(runner)
+        return runner
 
     def execute(self, on_row: Callable[[ResultRow], None]) -> None:
         """Run every case and hand each row to `on_row` (on the calling thread) as it finishes.
@@ -362,6 +365,10 @@ class Run:
     def close(self) -> None:
         """Stop the run (if it is still going), close its cache and remove its scratch directory."""
         self.stop()
+        for runner in self._runners:
+            closing = getattr(runner, "close", None)
+            if closing is not None:
+                closing()  # worker-mode targets: every worker stopped and reaped
         if self.cache is not None:
             self.cache.store.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)

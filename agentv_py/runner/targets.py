@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import errno
 import itertools
 import os
 import re
 import stat
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ from agentv_py.models.targets import (
     MockTarget,
     ModelTarget,
     OpaqueTarget,
+    PythonTarget,
     TargetConfig,
     not_runnable_message,
 )
@@ -273,38 +276,15 @@ class CliRunner:
         if failure:
             return None, f"target '{self.name}' failed: {failure}"
         if output_path:
-            # Never follow a symlink, never block on a FIFO: only a regular file is read.
-            try:
-                fd = os.open(output_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-            except FileNotFoundError:
-                tail = result.stderr_tail()
-                return None, f"target '{self.name}' exited 0 but did not write {{OUTPUT_FILE}}" + (
-                    f": {self.redact(tail)}" if tail else ""
-                )
-            except OSError as exc:
-                kind = "a symlink" if exc.errno == errno.ELOOP else "a socket" if exc.errno == errno.ENXIO else None
-                if kind:
-                    return None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
-                return None, f"target '{self.name}' wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}"
-            try:
-                mode = os.fstat(fd).st_mode
-                if not stat.S_ISREG(mode):
-                    kind = (
-                        "a FIFO"
-                        if stat.S_ISFIFO(mode)
-                        else "a directory"
-                        if stat.S_ISDIR(mode)
-                        else "a socket"
-                        if stat.S_ISSOCK(mode)
-                        else "a device"
+            raw_file, problem = read_output_file(output_path, cap)
+            if raw_file is None:
+                if problem == MISSING_OUTPUT:
+                    tail = result.stderr_tail()
+                    return None, f"target '{self.name}' exited 0 but {problem}" + (
+                        f": {self.redact(tail)}" if tail else ""
                     )
-                    return None, f"target '{self.name}' wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
-                with open(fd, "rb", closefd=False) as handle:
-                    raw = handle.read(cap + 1)
-            finally:
-                os.close(fd)
-            if len(raw) > cap:
-                return None, f"target '{self.name}' wrote more than the {cap // (1024 * 1024)} MB cap"
+                return None, f"target '{self.name}' {problem}"
+            raw = raw_file
             what = "the output file"
         else:
             raw, what = result.stdout, "stdout"
@@ -314,6 +294,44 @@ class CliRunner:
         if not text.strip():
             return None, f"target '{self.name}' returned an empty answer ({what})"
         return text, None
+
+
+MISSING_OUTPUT = "did not write {OUTPUT_FILE}"
+
+
+def read_output_file(path: str, cap: int) -> tuple[bytes | None, str | None]:
+    """An {OUTPUT_FILE}'s bytes, or (None, what went wrong: MISSING_OUTPUT, or how it was
+    written wrongly). Never follows a symlink, never blocks on a FIFO: only a regular file of at
+    most `cap` bytes is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None, MISSING_OUTPUT
+    except OSError as exc:
+        kind = "a symlink" if exc.errno == errno.ELOOP else "a socket" if exc.errno == errno.ENXIO else None
+        if kind:
+            return None, f"wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+        return None, f"wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}"
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a directory"
+                if stat.S_ISDIR(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device"
+            )
+            return None, f"wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+        with open(fd, "rb", closefd=False) as handle:
+            raw = handle.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > cap:
+        return None, f"wrote more than the {cap // (1024 * 1024)} MB cap"
+    return raw, None
 
 
 class MockRunner:
@@ -397,6 +415,8 @@ def make_runner(
 ) -> TargetRunner:
     """The runner for a target; every runner also answers chat messages, so any target can judge.
     Commands it starts are tracked in `processes` (the run's registry)."""
+    if isinstance(config, PythonTarget) or (isinstance(config, CliTarget) and config.mode == "worker"):
+        return WorkerRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
     if isinstance(config, CliTarget):
         return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
     if isinstance(config, MockTarget):
@@ -433,7 +453,7 @@ def command_line_problem(argv: list[str], env: Mapping[str, str] | None, values:
     return f"{{{name}}} is {size} bytes and {over}: {instead}"
 
 
-def target_env(config: CliTarget) -> dict[str, str] | None:
+def target_env(config: CliTarget | PythonTarget) -> dict[str, str] | None:
     """The environment of a cli target's commands (cases and healthcheck alike): agentv's own
     plus the target's `env:` (None: inherit agentv's unchanged)."""
     return {**os.environ, **config.env} if config.env else None
@@ -476,9 +496,13 @@ def check_targets(configs: Iterable[TargetConfig], dataset_dir: Path, secrets: I
     raise TargetError(redact("\n".join(problem for _, problem in problems)), hint=hint)
 
 
-def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:
+def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1) -> None:
     """Run the target's healthcheck once, with the target's `env:`; raise TargetError (nothing is
-    run) when it fails. The message and hint (its output, command and cwd) have `secrets` masked."""
+    run) when it fails. The message and hint (its output, command and cwd) have `secrets` masked.
+    A worker target first starts its `slots` workers (`worker_start_problem`)."""
+    problem = worker_start_problem(config, dataset_dir, secrets, slots)
+    if problem is not None:
+        raise TargetError(problem, hint="docs/workers.md: a worker first writes its handshake line")
     if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
     check = config.healthcheck
@@ -525,3 +549,187 @@ def http_healthcheck_failure(url: str, timeout: float) -> str | None:
     except (OSError, ValueError) as exc:
         return f"could not connect: {exc}"
     return None if 200 <= status < 300 else f"returned {status}"
+
+
+def worker_argv(config: CliTarget | PythonTarget, dataset_dir: Path) -> list[str]:
+    """The command that starts one worker: a `mode: worker` target's command, or for `provider:
+    python` agentv's own interpreter serving the callable (`python -m agentv_py.worker`)."""
+    if isinstance(config, CliTarget):
+        return render_command(config.command_template, {}).argv
+    paths = [str(working_dir(dataset_dir, path)) for path in config.path]
+    return [
+        sys.executable,
+        "-m",
+        "agentv_py.worker",
+        "--callable",
+        config.callable,
+        *(arg for path in paths for arg in ("--path", path)),
+    ]
+
+
+# Workers started by the start check (`worker_start_problem`), kept for the run's pool to adopt
+# so their start (a model's import) is not paid twice; stopped at exit if no run adopts them.
+_WARM: dict[tuple[str, ...], list[Any]] = {}
+_WARM_LOCK = threading.Lock()
+
+
+def _stop_warm() -> None:
+    with _WARM_LOCK:
+        workers = [worker for started in _WARM.values() for worker in started]
+        _WARM.clear()
+    for worker in workers:
+        worker.stop()
+
+
+atexit.register(_stop_warm)
+
+
+def worker_start_problem(config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1) -> str | None:
+    """Start `slots` workers of a worker target at once and wait for their handshakes (their
+    imports done): why one cannot start (a missing callable, an import that raises), said before
+    any case runs; None when they started (they are kept for the run's pool, so no import is paid
+    twice) or the target has no workers."""
+    if not (isinstance(config, PythonTarget) or (isinstance(config, CliTarget) and config.mode == "worker")):
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentv_py.process.worker import Worker
+
+    cwd = str(working_dir(dataset_dir, config.cwd))
+    argv = worker_argv(config, dataset_dir)
+    workers = [
+        Worker(argv, cwd=cwd, env=target_env(config), registry=None, line_cap=DEFAULT_OUTPUT_CAP)
+        for _ in range(max(1, slots))
+    ]
+    with ThreadPoolExecutor(len(workers)) as starting:
+        errors = list(starting.map(lambda worker: worker.start(config.timeout_seconds), workers))
+    failed = next((error for error in errors if error is not None), None)
+    if failed is not None:
+        for worker in workers:
+            worker.stop()
+        return Redactor(secrets)(f"target '{config.name}' worker could not start: {failed}")
+    with _WARM_LOCK:
+        previous = _WARM.pop((config.name, cwd, *argv), [])
+        _WARM[(config.name, cwd, *argv)] = workers
+    for worker in previous:
+        worker.stop()
+    return None
+
+
+class WorkerRunner:
+    """A cli target with `mode: worker`, or a `provider: python` target: long-lived workers (one
+    per run slot, started on first use) asked once per case over JSON Lines (`process.worker`,
+    docs/workers.md)."""
+
+    def __init__(
+        self,
+        config: CliTarget | PythonTarget,
+        *,
+        dataset_dir: Path,
+        work_dir: Path,
+        secrets: list[str] | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        processes: ProcessRegistry | None = None,
+        argv: list[str] | None = None,
+    ) -> None:
+        from agentv_py.process.worker import Worker, WorkerPool
+
+        self.name = config.name
+        self.vision = config.vision
+        self.config = config
+        self.cwd = str(working_dir(dataset_dir, config.cwd))
+        self.work_dir = work_dir
+        self.redact = Redactor(secrets or [])
+        self.output_cap = output_cap
+        self.env = target_env(config)
+        self._argv = argv if argv is not None else worker_argv(config, dataset_dir)
+        self._counter = itertools.count()
+
+        def make() -> Worker:
+            return Worker(self._argv, cwd=self.cwd, env=self.env, registry=processes, line_cap=output_cap)
+
+        self.pool = WorkerPool(make, start_timeout=config.timeout_seconds)
+        with _WARM_LOCK:  # the workers the start check started, if any: adopted, not started again
+            warm = _WARM.pop((config.name, self.cwd, *self._argv), [])
+        for worker in warm:
+            self.pool.adopt(worker, processes)
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        try:
+            images = [image.path() for image in case.images]
+        except (OSError, ValueError) as exc:
+            return TargetOutcome(None, f"target '{self.name}' failed: {exc}", retryable=False)
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", case.case.id)[:80]
+        number = next(self._counter)
+        output_file = str(self.work_dir / f"{safe}.{attempt}.{number}.out")
+        request = {
+            "v": 1,
+            "id": f"{number}",
+            "case_id": case.case.id,
+            "prompt": case.question,
+            "files": list(case.file_paths),
+            "images": images,
+            "attempt": attempt - 1,  # as {ATTEMPT}: AgentV counted from 0
+            "output_file": output_file,
+        }
+        return self._ask(request, output_file)
+
+    def complete(self, messages: list[ChatMessage]) -> ChatReply:
+        """As a judge: the messages' text as the prompt, their images as images."""
+        number = next(self._counter)
+        request: dict[str, Any] = {
+            "v": 1,
+            "id": f"{number}",
+            "case_id": "judge",
+            "prompt": "\n\n".join(m.text for m in messages if m.text),
+            "files": [],
+            "images": [image.path() for message in messages for image in message.images],
+            "attempt": 0,
+            "output_file": str(self.work_dir / f"judge.{number}.out"),
+        }
+        outcome = self._ask(request, str(request["output_file"]))
+        return ChatReply(outcome.answer, outcome.error, duration_ms=outcome.duration_ms)
+
+    def _ask(self, request: dict[str, Any], output_file: str) -> TargetOutcome:
+        worker, error = self.pool.acquire()
+        if worker is None:
+            why = self.redact(error or "")
+            return TargetOutcome(None, f"target '{self.name}' failed: worker could not start: {why}")
+        try:
+            reply = worker.request(request, self.config.timeout_seconds)
+        finally:
+            self.pool.release(worker)
+        if reply.data is None:
+            return TargetOutcome(None, f"target '{self.name}' failed: {self.redact(reply.error or '')}")
+        if "error" in reply.data and "answer" not in reply.data:
+            tail = reply.stderr.strip().splitlines()[-1] if reply.stderr.strip() else ""
+            said = " ".join(str(reply.data.get("error")).split())[:300]  # one line, bounded
+            return TargetOutcome(
+                None, f"target '{self.name}' failed: {self.redact(said)}" + (f" ({self.redact(tail)})" if tail else "")
+            )
+        if reply.data.get("output_file") is True and "answer" not in reply.data:
+            raw, problem = read_output_file(output_file, self.output_cap)
+            try:
+                os.unlink(output_file)
+            except OSError:
+                pass
+            if raw is None:
+                return TargetOutcome(None, f"target '{self.name}' {problem}")
+            text, error = _decode(raw, f"target '{self.name}' answer (the output file)")
+            if text is None:
+                return TargetOutcome(None, error)
+        elif "answer" in reply.data:
+            answer = reply.data["answer"]
+            text = answer if isinstance(answer, str) else dumps(answer)
+        else:
+            return TargetOutcome(
+                None, f"target '{self.name}' failed: the worker's reply has no 'answer' (nor 'error', 'output_file')"
+            )
+        if not text.strip():
+            return TargetOutcome(None, f"target '{self.name}' returned an empty answer")
+        outcome = unwrap_answer(text)
+        outcome.duration_ms = reply.duration_ms
+        return outcome
+
+    def close(self) -> None:
+        self.pool.close()

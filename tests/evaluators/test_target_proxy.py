@@ -451,7 +451,8 @@ def test_a_judge_names_any_target_of_the_targets_file(tmp_path, chat_server, mon
         "opaque": [
             [
                 "target proxy /invoke: target 'opaque' cannot be used: target 'opaque' has provider 'codex', which "
-                "AgentV ran but agentv does not; agentv runs cli, mock, openai, azure, anthropic and gemini targets; "
+                "AgentV ran but agentv does not; agentv runs cli, python, mock, openai, azure, "
+                "anthropic and gemini targets; "
                 "to evaluate codex, wrap the agent as a cli target (command_template runs it with {PROMPT} and it "
                 "prints its answer or writes it to {OUTPUT_FILE}) (HTTP 500)",
                 500,

@@ -1,0 +1,248 @@
+"""Worker mode (`mode: worker` cli targets) and `provider: python`: real worker processes,
+started once per slot, each misbehaviour an error row with its reason, never a hang or a
+mixed-up answer, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+from tests.conftest import script
+
+WORKER = script("hostile_worker.py")
+
+
+def invoke(*args: str):
+    return CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, list(args))
+
+
+def rows(path: str = "run.jsonl") -> dict[str, dict]:
+    return {row["eval_id"]: row for row in map(json.loads, Path(path).read_text().splitlines())}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def worker_dataset(ws, mode: str, ids=("c1", "c2", "bad", "c3", "c4"), timeout: float = 20) -> None:
+    ws.cli_target(f"{sys.executable} {WORKER} {mode}", extra=f"mode: worker\ntimeout_seconds: {timeout}")
+    ws.cases_dataset([(case_id, {"a": 1, "b": 2}, {"a": 1, "b": 2}) for case_id in ids])
+
+
+def test_one_worker_answers_every_case_and_is_stopped_at_the_end(ws):
+    worker_dataset(ws, "ok")
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    found = rows()
+    pids = {json.loads(row["candidate_answer"])["pid"] for row in found.values()}
+    assert len(found) == 5 and len(pids) == 1  # one worker, started once, asked five times
+    assert not alive(pids.pop())
+
+
+def test_two_slots_start_two_workers_lazily(ws):
+    worker_dataset(ws, "ok", ids=tuple(f"c{i}" for i in range(8)))
+    assert invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "2").exit_code == 0
+    pids = {json.loads(row["candidate_answer"])["pid"] for row in rows().values()}
+    assert 1 <= len(pids) <= 2 and not any(alive(pid) for pid in pids)
+
+
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [
+        (
+            "garbage",
+            "target 't' failed: worker replied with a line that is not a JSON object: this is not json: stderr of bad",
+        ),
+        ("wrong-id", 'target \'t\' failed: worker replied to request "someone-else", not to "2": stderr of bad'),
+        ("close-stdout", "target 't' failed: worker closed its stdout: killed by SIGKILL: stderr of bad"),
+        ("crash", "target 't' failed: worker closed its stdout (exit code 9): stderr of bad"),
+        ("error", "target 't' failed: the model refused second line (stderr of bad)"),
+    ],
+    ids=["garbage", "wrong-id", "close-stdout", "crash", "error-reply"],
+)
+def test_a_misbehaving_worker_fails_that_case_only(ws, mode, error):
+    worker_dataset(ws, mode)
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    assert result.exit_code == 4, result.output
+    found = rows()
+    assert found["bad"]["status"] == "error"
+    assert found["bad"]["error"] == error
+    for case_id in ("c1", "c2", "c3", "c4"):  # the others answered, each with its own answer
+        assert found[case_id]["status"] == "ok" and found[case_id]["score"] == 1.0, found[case_id]
+    pids = {json.loads(row["candidate_answer"])["pid"] for row in found.values() if row["status"] == "ok"}
+    if mode != "error":
+        assert len(pids) == 2  # the worker was replaced after the bad case
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_a_worker_that_answers_twice_never_mixes_answers(ws):
+    worker_dataset(ws, "twice")
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    found = rows()
+    assert found["bad"]["status"] == "ok"  # its first reply was its answer
+    # the stale second reply reached the next request: refused, that worker replaced
+    assert found["c3"]["status"] == "error"
+    assert found["c3"]["error"].startswith('target \'t\' failed: worker replied to request "2", not to "3"')
+    assert found["c4"]["status"] == "ok"
+    assert result.exit_code == 4
+
+
+def test_a_worker_that_never_answers_is_killed_at_the_timeout(ws):
+    worker_dataset(ws, "hang", ids=("c1", "bad", "c2"), timeout=1)
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    assert result.exit_code == 4, result.output
+    found = rows()
+    assert found["bad"]["error"] == (
+        "target 't' failed: worker gave no reply within 1 s (killed; a new one starts): stderr of bad"
+    )
+    assert found["c2"]["status"] == "ok"
+
+
+def test_the_output_file_reply(ws):
+    worker_dataset(ws, "output-file", ids=("bad",))
+    assert invoke("eval", "dataset.yaml", "--out", "run.jsonl").exit_code == 0
+    assert json.loads(rows()["bad"]["candidate_answer"])["a"] == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        (
+            "exit-at-start",
+            "error: target 't' worker could not start: worker exited before its handshake "
+            "(exit code 3): cannot load the model",
+        ),
+        (
+            "no-handshake",
+            "error: target 't' worker could not start: worker did not start with the handshake "
+            '{"agentv_worker": 1}: its first line was {"hello": "world"} (docs/workers.md)',
+        ),
+    ],
+    ids=["exit-at-start", "no-handshake"],
+)
+def test_a_worker_that_cannot_start_stops_the_run_before_any_case(ws, mode, message):
+    worker_dataset(ws, mode, timeout=5)
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == message
+    assert not Path("run.jsonl").exists() or Path("run.jsonl").read_text() == ""
+
+
+def test_a_worker_command_takes_no_per_case_placeholder(ws):
+    ws.cli_target("python3 w.py {PROMPT}", extra="mode: worker")
+    ws.cases_dataset([("c1", {"a": 1}, {"a": 1})])
+    result = invoke("validate", "dataset.yaml")
+    assert result.exit_code == 2
+    assert "with mode: worker the command starts the worker once, so it takes no per-case placeholder ({PROMPT})" in (
+        result.stderr
+    )
+
+
+PACKAGE = """
+import asyncio, json, os, time
+time.sleep(0.1)  # a slow import
+
+def extract(request):
+    print("printed by the function")  # stderr: never the protocol
+    with open(request["files"][0]) as handle:
+        return {**json.load(handle), "pid": os.getpid(), "case": request["case_id"]}
+
+async def extract_async(request):
+    await asyncio.sleep(0)
+    return extract(request)
+
+def boom(request):
+    raise RuntimeError("no model for " + request["case_id"])
+"""
+
+
+@pytest.mark.parametrize("function", ["extract", "extract_async"])
+def test_provider_python_calls_the_function_in_workers(ws, function):
+    ws.file("src/extractor/__init__.py", PACKAGE)
+    ws.targets(f"targets:\n  - name: t\n    provider: python\n    callable: extractor:{function}\n    path: src\n")
+    ws.cases_dataset([(f"c{i}", {"a": 1, "b": 2}, {"a": 1, "b": 2}) for i in range(4)])
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    answers = [json.loads(row["candidate_answer"]) for row in rows().values()]
+    assert sorted(a["case"] for a in answers) == ["c0", "c1", "c2", "c3"]
+    assert len({a["pid"] for a in answers}) == 1 and answers[0]["pid"] != os.getpid()  # never in agentv's process
+
+
+def test_provider_python_errors(ws):
+    ws.file("src/extractor/__init__.py", PACKAGE)
+    ws.file("src/broken.py", "raise ImportError('the model weights are missing')\n")
+    ws.targets(
+        "targets:\n"
+        "  - {name: t, provider: python, callable: 'extractor:boom', path: src}\n"
+        "  - {name: nofunc, provider: python, callable: 'extractor:nothing', path: src}\n"
+        "  - {name: broken, provider: python, callable: 'broken:run', path: src}\n"
+        "  - {name: nomodule, provider: python, callable: 'nowhere:run', path: src}\n"
+    )
+    ws.cases_dataset([("c1", {"a": 1}, {"a": 1})])
+    raised = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--max-retries", "0")
+    assert raised.exit_code == 4
+    assert rows()["c1"]["error"] == "target 't' failed: RuntimeError: no model for c1 (RuntimeError: no model for c1)"
+    for target, message in [
+        ("nofunc", "worker exited before its handshake (exit code 2): extractor has no 'nothing'"),
+        (
+            "broken",
+            "worker exited before its handshake (exit code 2): cannot import broken: "
+            "ImportError: the model weights are missing",
+        ),
+        (
+            "nomodule",
+            "worker exited before its handshake (exit code 2): cannot import nowhere: "
+            "ModuleNotFoundError: No module named 'nowhere'",
+        ),
+    ]:
+        result = invoke("eval", "dataset.yaml", "--target", target, "--out", f"{target}.jsonl")
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines()[0] == f"error: target '{target}' worker could not start: {message}"
+    ws.targets("targets:\n  - {name: t, provider: python, callable: 'just_a_module'}\n")
+    bad = invoke("validate", "dataset.yaml")
+    assert bad.exit_code == 2
+    assert "callable must be 'package.module:function', got 'just_a_module'" in bad.stderr
+
+
+def test_an_interrupted_run_leaves_no_worker_behind(ws, tmp_path):
+    """SIGINT while a worker is busy: exit 130, valid rows so far, every worker process gone."""
+    import signal
+    import subprocess
+    import time
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    worker_dataset(ws, "hang", ids=("c1", "c2", "bad", "c3"), timeout=60)
+    env = {**os.environ, "WORKER_PIDS": str(pids)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentv_py", "eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "2"],
+        cwd=ws.root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    results = Path(ws.root / "run.jsonl")
+
+    def written() -> int:
+        return len(results.read_text().splitlines()) if results.exists() else 0
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and written() < 3:  # c1, c2, c3 answered; bad hangs
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    started = [int(name.name) for name in pids.iterdir()]
+    assert started and not any(alive(pid) for pid in started)
+    for line in results.read_text().splitlines():
+        json.loads(line)  # every row whole
