@@ -33,6 +33,7 @@ the same way instead of being clamped.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -306,15 +307,14 @@ def _error_result(message: str) -> JudgeResult:
     return JudgeResult(score=0.0, misses=[message], reasoning=message, status="error", passed=False)
 
 
-def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
-    """Read the payload, call `fn`, print its result; return the exit code (0 pass, 1 otherwise)."""
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+def _result_text(fn: JudgeFunction, payload: Callable[[], Any]) -> tuple[str, int]:
+    """Call `fn` on the payload (`payload()` reads it); the result as one JSON line and the exit
+    code (0 pass, 1 otherwise). Anything that goes wrong is an error result, never a score."""
     try:
-        payload = json.load(stdin)
-        if not isinstance(payload, dict):
+        data = payload()
+        if not isinstance(data, dict):
             raise ValueError("the payload on stdin is not a JSON object")
-        result = _coerce(fn(JudgeInput.from_payload(payload)))
+        result = _coerce(fn(JudgeInput.from_payload(data)))
         problems = result.problems()
         if problems:
             result = _error_result("invalid judge result: " + "; ".join(problems))
@@ -328,15 +328,58 @@ def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None 
     except ValueError as exc:  # a NaN or a cycle the contract does not look for (in details, say)
         result = _error_result(f"invalid judge result: it cannot be printed as JSON ({exc})")
         text = _dumps(result)
-    stdout.write(text + "\n")
-    stdout.flush()
-    return 0 if result.status == "processed" and result.is_pass() else 1
+    return text, 0 if result.status == "processed" and result.is_pass() else 1
+
+
+def run(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Read the payload, call `fn`, print its result; return the exit code (0 pass, 1 otherwise)."""
+    source = stdin or sys.stdin
+    out = stdout or sys.stdout
+    text, code = _result_text(fn, lambda: json.load(source))
+    out.write(text + "\n")
+    out.flush()
+    return code
+
+
+PERSISTENT_ENV = "AGENTV_JUDGE_PERSISTENT"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def serve(fn: JudgeFunction, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """A persistent judge (`persistent: true`, docs/workers.md): the handshake, then one reply
+    line `{"id", "result", "exit"}` per request line `{"id", "payload"}`, until stdin closes.
+    What `fn` prints goes to stderr, never into the replies."""
+    source = stdin or sys.stdin
+    out = stdout or sys.stdout
+    sys.stdout = sys.stderr
+    out.write('{"agentv_worker": 1}\n')
+    out.flush()
+    for line in source:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError:
+            request = None
+        request = request if isinstance(request, dict) else {}
+        payload = request.get("payload")
+        text, code = _result_text(fn, functools.partial(_same, payload))
+        ident = json.dumps(request.get("id"))
+        out.write(f'{{"id": {ident}, "result": {text}, "exit": {code}}}\n')
+        out.flush()
+    return 0
 
 
 def judge(fn: F) -> F:
-    """Decorator: when the judge file runs as a script, run `fn` as the judge and exit."""
+    """Decorator: when the judge file runs as a script, run `fn` as the judge and exit (serving
+    requests in a loop when agentv started it as a persistent judge)."""
     if getattr(fn, "__module__", None) == "__main__":
-        sys.exit(run(fn))
+        import os
+
+        sys.exit(serve(fn) if os.environ.get(PERSISTENT_ENV) == "1" else run(fn))
     return fn
 
 

@@ -5,11 +5,13 @@
    a cli target that starts it per case (`python extractor.py FILE`), a `mode: worker` cli target
    (`python extractor.py --worker`, the three-line `agentv_py.worker.serve`), and `provider:
    python` (`callable: extractor:extract`).
-2. The worker protocol's own cost: M requests through agentv's `Worker.request` to a trivial
+2. A trivial Python code judge (the SDK's @judge) over the same cases with a mock target: spawned
+   per case vs `persistent: true`.
+3. The worker protocol's own cost: M requests through agentv's `Worker.request` to a trivial
    worker, against M bare round trips (a line written, a line read) to a trivial echo process over
    the same kind of pipes; the difference per request is what the protocol adds.
 
-Usage: python scripts/bench_workers.py [--cases 200] [--import-seconds 2] [--requests 2000]
+Usage: python scripts/bench_workers.py [--cases 200] [--import-seconds 2] [--requests 2000] [--judge-cases 1000]
 """
 
 from __future__ import annotations
@@ -86,6 +88,44 @@ def eval_wall(folder: Path, target: str, workers: int) -> float:
     return took
 
 
+JUDGE = """
+from agentv_py.judge import JudgeInput, JudgeResult, judge
+
+@judge
+def check(inp: JudgeInput) -> JudgeResult:
+    return JudgeResult(score=1.0 if inp.get("total") == inp.get_expected("total") else 0.0)
+"""
+
+
+def judge_walls(folder: Path, cases: int, workers: int) -> dict[bool, float]:
+    """Wall time of an eval whose only evaluator is a trivial Python code judge, spawned per case
+    and persistent."""
+    (folder / "judge.py").write_text(JUDGE)
+    walls = {}
+    for persistent in (False, True):
+        rows = "".join(
+            f"  - {{id: c{i}, input_messages: [{{role: user, content: hi}}], "
+            f"expected_messages: [{{role: assistant, content: {{total: {i}}}}}]}}\n"
+            for i in range(cases)
+        )
+        (folder / "judged.yaml").write_text(
+            "execution:\n  target: perfect\n  evaluators:\n"
+            f"    - {{type: code_judge, persistent: {str(persistent).lower()}, script: [{sys.executable}, judge.py]}}\n"
+            "evalcases:\n" + rows
+        )
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "agentv_py", "eval", "judged.yaml", "--workers", str(workers), "--out", "j.jsonl"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
+        walls[persistent] = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"judge eval exit {done.returncode}\n{done.stderr[-2000:]}")
+    return walls
+
+
 def protocol_overhead(folder: Path, requests: int) -> tuple[float, float]:
     """(µs per request through Worker.request, µs per bare pipe round trip)."""
     (folder / "echo.py").write_text(ECHO)
@@ -120,6 +160,7 @@ def main() -> int:
     parser.add_argument("--import-seconds", type=float, default=2.0)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--judge-cases", type=int, default=1000, help="cases of the code-judge comparison")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentv-bench-workers-") as tmp:
         folder = Path(tmp)
@@ -147,6 +188,7 @@ def main() -> int:
                   - {{name: worker, provider: cli, mode: worker, command_template: "{python} extractor.py --worker",
                       timeout_seconds: 60}}
                   - {{name: python, provider: python, callable: "extractor:extract", path: ".", timeout_seconds: 60}}
+                  - {{name: perfect, provider: mock, echo_expected: true}}
                 """
             )
         )
@@ -155,6 +197,11 @@ def main() -> int:
         for target in ("spawn", "worker", "python"):
             ratio = walls["spawn"] / walls[target]
             print(f"  {target:>6}: {walls[target]:7.2f} s" + ("" if target == "spawn" else f"  ({ratio:5.1f}x faster)"))
+        judged = judge_walls(folder, args.judge_cases, args.workers)
+        print(
+            f"a trivial Python code judge, {args.judge_cases} cases: spawned per case {judged[False]:.2f} s, "
+            f"persistent {judged[True]:.2f} s ({judged[False] / judged[True]:.1f}x faster)"
+        )
         through, bare = protocol_overhead(folder, args.requests)
         print(
             f"protocol, {args.requests} requests: Worker.request {through:.1f} us, bare pipe round trip {bare:.1f} us, "

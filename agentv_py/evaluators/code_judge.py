@@ -8,11 +8,13 @@ error result (score 0, a miss naming the judge, the problem and the stderr tail)
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -193,6 +195,8 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
             argv, timeout=config.timeout_seconds, stdin=stdin, cwd=cwd, env=env, registry=context.processes
         )
 
+    if config.persistent:
+        return _persistent_judge(config, context, str(cwd), stdin, env)
     if config.target is None:
         return judge_result(config, run(env))
     client, problem = _proxy_judge(config, context)
@@ -201,6 +205,72 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
     with TargetProxy(client, config.target.max_calls, context.judges) as proxy:
         result = run({**env, **proxy.env()})
     return _with_proxy_usage(config, judge_result(config, result), proxy.usage())
+
+
+PERSISTENT_ENV = "AGENTV_JUDGE_PERSISTENT"  # set for persistent judges: the SDK's @judge serves in a loop
+
+
+def _judge_pool(config: CodeJudgeConfig, context: EvalContext, cwd: str, env: dict[str, str]) -> Any:
+    """The run's worker pool for this judge (one per script and cwd), made on first use and
+    closed with the run (`ProcessRegistry.at_close`)."""
+    from agentv_py.process.worker import Worker, WorkerPool
+
+    registry = context.processes
+    argv = script_argv(config.script)
+    key = ("code_judge", cwd, *argv)
+    shared = registry.shared if registry is not None else _LOCAL_POOLS
+    with _POOLS_LOCK:
+        pool = shared.get(key)
+        if pool is None:
+
+            def make() -> Worker:
+                return Worker(
+                    argv, cwd=cwd, env={**env, PERSISTENT_ENV: "1"}, registry=registry, line_cap=DEFAULT_OUTPUT_CAP
+                )
+
+            pool = shared[key] = WorkerPool(make, start_timeout=config.timeout_seconds)
+            if registry is not None and not registry.at_close(pool.close):
+                pool.close()
+    return pool
+
+
+_POOLS_LOCK = threading.Lock()
+_LOCAL_POOLS: dict[Any, Any] = {}  # judges run outside a run (tests, the API): one pool per process
+
+
+def _persistent_judge(
+    config: CodeJudgeConfig, context: EvalContext, cwd: str, payload: bytes, env: dict[str, str]
+) -> EvaluatorResult:
+    """Ask the judge's long-lived process (docs/workers.md): the payload as one request line,
+    the result back in the reply; every failure is this evaluation's error, and a lost judge
+    process is replaced for the next one."""
+    pool = _judge_pool(config, context, cwd, env)
+    worker, error = pool.acquire()
+    if worker is None:
+        return _error(config, f"persistent judge could not start: {error}")
+    request = {"v": 1, "id": f"{next(_REQUESTS)}", "case_id": context.eval_id, "payload": loads(payload.decode())}
+    try:
+        reply = worker.request(request, config.timeout_seconds)
+    finally:
+        pool.release(worker)
+    stderr = reply.stderr.encode()
+    if reply.data is None:
+        return _error(config, reply.error or "no reply")
+    result = reply.data.get("result")
+    if not isinstance(result, dict):
+        said = reply.data.get("error")
+        why = (
+            f"reported: {' '.join(str(said).split())[:300]}"
+            if said is not None
+            else "replied without a 'result' object"
+        )
+        return _error(config, why, ProcResult(None, b"", stderr, reply.duration_ms / 1000))
+    code = reply.data.get("exit", 0)
+    code = code if code in (0, 1) else 0
+    return _checked(config, result, code, ProcResult(code, b"", stderr, reply.duration_ms / 1000))
+
+
+_REQUESTS = itertools.count()
 
 
 PROXY_DETAILS_KEY = "agentv"  # details[agentv][target_proxy]: agentv's record, apart from the judge's own

@@ -273,6 +273,9 @@ class CodeJudgeConfig(EvaluatorBase):
     cwd: str | None = None
     timeout_seconds: float = 30.0
     target: Annotated[TargetAccess | None, BeforeValidator(_target_access)] = None
+    # true: one long-lived judge process per run slot, fed each payload as a JSON line
+    # (docs/workers.md); the Python SDK's @judge serves so by itself
+    persistent: bool = False
 
     @classmethod
     def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
@@ -287,6 +290,15 @@ class CodeJudgeConfig(EvaluatorBase):
     @classmethod
     def _timeout(cls, value: float) -> float:
         return positive_timeout(value)
+
+    @model_validator(mode="after")
+    def _persistent_alone(self) -> CodeJudgeConfig:
+        if self.persistent and self.target is not None:
+            raise ValueError(
+                "a persistent code_judge cannot use 'target': the judge target proxy is set up per evaluation; "
+                "drop 'persistent: true' for this judge"
+            )
+        return self
 
     @property
     def config(self) -> dict[str, Any] | None:

@@ -27,8 +27,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agentv_py.process.programs import find_program, missing_program_message
 
@@ -102,6 +103,8 @@ class ProcessRegistry:
         self._lock = threading.Lock()
         self._pids: set[int] = set()
         self._closed = False
+        self._on_close: list[Callable[[], None]] = []
+        self.shared: dict[Any, Any] = {}  # what lives as long as the run: persistent judges' worker pools
 
     @property
     def closed(self) -> bool:
@@ -124,14 +127,26 @@ class ProcessRegistry:
         with self._lock:
             return sorted(self._pids)
 
+    def at_close(self, callback: Callable[[], None]) -> bool:
+        """Call `callback` when the registry closes (after the kills); False when it is closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._on_close.append(callback)
+            return True
+
     def close(self) -> None:
-        """Refuse new processes and SIGKILL every tracked group (idempotent)."""
+        """Refuse new processes and SIGKILL every tracked group (idempotent), then run the
+        close callbacks (`at_close`: worker pools reaping their workers)."""
         with self._lock:
             self._closed = True
             pids = list(self._pids)
+            callbacks, self._on_close = self._on_close, []
         for pid in pids:
             signal_group(pid, signal.SIGKILL)
         REAPER.sweep(killed=pids)  # what they left outside their groups goes too
+        for callback in callbacks:
+            callback()
 
 
 TAG_VARIABLE = "AGENTV_COMMAND"
