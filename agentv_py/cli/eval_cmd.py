@@ -237,9 +237,6 @@ def write_reports(
     from agentv_py.errors import OutputError
     from agentv_py.models.results import ResultRow
     from agentv_py.report.jsonl import read_rows
-    from agentv_py.report.junit import write_junit
-    from agentv_py.report.markdown import summary_markdown, tally_fields
-    from agentv_py.report.summary import gate
 
     source = summary.results_path if summary.results_path and summary.results_path != "<stdout>" else None
 
@@ -257,10 +254,15 @@ def write_reports(
             raise OutputError(f"cannot write the {what} {path}: {exc.strerror or exc}{kept}") from None
 
     if reports.junit is not None:
+        from agentv_py.report.junit import write_junit  # imported only when asked for: it costs ~30 ms
+
         junit, per_field = reports.junit, reports.junit_per_field
         write(junit, "JUnit report", False, lambda out: write_junit(out, rows, dataset=dataset, per_field=per_field))
     targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]
     if targets:
+        from agentv_py.report.markdown import summary_markdown, tally_fields
+        from agentv_py.report.summary import gate
+
         fields = tally_fields(rows()) if source is not None else None
         text = summary_markdown(
             summary, gate(summary, threshold, gates, baseline), fields, dataset=dataset, target=target
