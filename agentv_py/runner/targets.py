@@ -145,7 +145,28 @@ def describe_failure(result: ProcResult, timeout: float, cap: int, redact: Redac
     return None
 
 
-class CliRunner:
+class _LocalTarget:
+    """What every target run as local processes has: its name, working directory, environment,
+    secrets to mask, output cap and scratch directory."""
+
+    def __init__(
+        self,
+        config: CliTarget | PythonTarget,
+        dataset_dir: Path,
+        work_dir: Path,
+        secrets: list[str] | None,
+        output_cap: int,
+    ) -> None:
+        self.name = config.name
+        self.vision = config.vision
+        self.cwd = str(working_dir(dataset_dir, config.cwd))
+        self.work_dir = work_dir
+        self.redact = Redactor(secrets or [])
+        self.output_cap = output_cap
+        self.env = target_env(config)
+
+
+class CliRunner(_LocalTarget):
     """Runs `command_template` once per case."""
 
     def __init__(
@@ -158,14 +179,8 @@ class CliRunner:
         output_cap: int = DEFAULT_OUTPUT_CAP,
         processes: ProcessRegistry | None = None,
     ) -> None:
-        self.name = config.name
-        self.vision = config.vision
+        super().__init__(config, dataset_dir, work_dir, secrets, output_cap)
         self.config = config
-        self.cwd = str(working_dir(dataset_dir, config.cwd))
-        self.work_dir = work_dir
-        self.redact = Redactor(secrets or [])
-        self.output_cap = output_cap
-        self.env = target_env(config)
         self.processes = processes  # the run's registry: stopping the run kills our commands
         self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
         self._counter = itertools.count()
@@ -616,7 +631,7 @@ def worker_start_problem(config: TargetConfig, dataset_dir: Path, secrets: list[
     return None
 
 
-class WorkerRunner:
+class WorkerRunner(_LocalTarget):
     """A cli target with `mode: worker`, or a `provider: python` target: long-lived workers (one
     per run slot, started on first use) asked once per case over JSON Lines (`process.worker`,
     docs/workers.md)."""
@@ -634,14 +649,8 @@ class WorkerRunner:
     ) -> None:
         from agentv_py.process.worker import Worker, WorkerPool
 
-        self.name = config.name
-        self.vision = config.vision
+        super().__init__(config, dataset_dir, work_dir, secrets, output_cap)
         self.config = config
-        self.cwd = str(working_dir(dataset_dir, config.cwd))
-        self.work_dir = work_dir
-        self.redact = Redactor(secrets or [])
-        self.output_cap = output_cap
-        self.env = target_env(config)
         self._argv = argv if argv is not None else worker_argv(config, dataset_dir)
         self._counter = itertools.count()
 
