@@ -474,17 +474,113 @@ def cache_dir() -> Path | None:
     return Path(base) / "yaml"
 
 
-def _load(content: bytes) -> Any:
-    """Parse one YAML document with `_Loader`. The cyclic garbage collector is paused meanwhile:
-    a large file builds hundreds of thousands of objects, none of them garbage, and collections
-    triggered by those allocations would take longer than the parse itself."""
-    paused = gc.isenabled()
-    gc.disable()
+class _Unusual(Exception):
+    """The fast path met something it leaves to the node path (an anchor, an alias, a tag, a
+    merge key, a duplicate key, a refused value, a parse error)."""
+
+
+_STR, _NULL, _BOOL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"
+_BY_CONSTRUCTOR = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+def _load_plain(content: bytes) -> Any:
+    """The data of a YAML document built straight from the C parser's events, in one pass,
+    without nodes: the common case (no anchors, aliases, explicit tags or merge keys; every
+    bound kept). Anything else raises _Unusual, and the node path (`_Loader`) parses the file
+    again and says what is wrong, located, exactly as it always did."""
     loader = _Loader(content)
     try:
-        return loader.get_single_data()
+        get_event = loader.get_event
+        implicit = loader.yaml_implicit_resolvers
+        constructors = loader.yaml_constructors
+        scalar_event, end_events = yaml.ScalarEvent, (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+        sequence_start, mapping_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
+        get_event()  # stream start
+        if loader.check_event(yaml.StreamEndEvent):
+            return None
+        get_event()  # document start
+        # one frame per open container: [value, is_mapping, pending key, keys seen]
+        stack: list[list[Any]] = []
+        while True:
+            event = get_event()
+            kind = event.__class__
+            if kind is scalar_event:
+                if event.anchor is not None or event.tag is not None:
+                    raise _Unusual
+                text = event.value
+                tag = _STR
+                if event.implicit[0]:
+                    for candidate, pattern in implicit.get(text[:1], ()):
+                        if pattern.match(text):
+                            tag = candidate
+                            break
+                if tag == _STR:
+                    value: Any = text
+                elif tag == _NULL:
+                    value = None
+                elif tag == _BOOL:
+                    value = yaml.constructor.SafeConstructor.bool_values[text.lower()]
+                elif tag in _BY_CONSTRUCTOR:
+                    try:
+                        value = constructors[tag](loader, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark))
+                    except (_NodeRefused, ValueError, OverflowError):
+                        raise _Unusual from None
+                else:  # a merge key, `=`, anything else
+                    raise _Unusual
+                identity: Any = (tag, text)
+            elif kind is sequence_start or kind is mapping_start:
+                if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
+                    raise _Unusual
+                mapping = kind is mapping_start
+                stack.append([{} if mapping else [], mapping, None, set() if mapping else None])
+                continue
+            elif kind in end_events:
+                value = stack.pop()[0]
+                identity = None  # a container: never a key
+            else:  # an alias, or anything unexpected
+                raise _Unusual
+            if not stack:
+                if not loader.check_event(yaml.DocumentEndEvent):
+                    raise _Unusual
+                get_event()  # document end
+                if not loader.check_event(yaml.StreamEndEvent):
+                    raise _Unusual  # another document: the node path says so
+                return value
+            frame = stack[-1]
+            if not frame[1]:
+                frame[0].append(value)
+            elif frame[2] is None:
+                if identity is None or identity in frame[3]:
+                    raise _Unusual  # a list or mapping as a key; a duplicate key
+                frame[3].add(identity)
+                frame[2] = (value,)
+            else:
+                frame[0][frame[2][0]] = value
+                frame[2] = None
+    except yaml.YAMLError:
+        raise _Unusual from None
     finally:
         loader.dispose()
+
+
+def _load(content: bytes) -> Any:
+    """Parse one YAML document: the fast path (`_load_plain`), else `_Loader`'s node path. The
+    cyclic garbage collector is paused meanwhile: a large file builds hundreds of thousands of
+    objects, none of them garbage, and collections triggered by those allocations would take
+    longer than the parse itself."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        try:
+            return _load_plain(content)
+        except _Unusual:
+            pass
+        loader = _Loader(content)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    finally:
         if paused:
             gc.enable()
 

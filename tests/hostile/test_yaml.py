@@ -16,6 +16,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentv_py.errors import ConfigError
 from agentv_py.loading import load_dataset, load_targets
@@ -495,3 +497,78 @@ def test_json_tags_and_dates_still_load(ws):
         + "    input: hi\n    expected_output: {a: !!str 12, b: !!int '7', c: !!float 1, d: 2025-01-15, e: !!null ''}\n"
     )
     assert load_dataset("dataset.yaml").cases[0].expected == {"a": "12", "b": 7, "c": 1.0, "d": "2025-01-15", "e": None}
+
+
+# -- the fast path: data straight from the parser's events -----------------------------------------
+
+yaml_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.sampled_from(
+        ["yes", "No", "on", "~", "null", "1e3", "0x1F", "0o17", ".inf", "-.Inf", "2025-01-15", "<<", "="]
+    ),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=6) | st.integers(-5, 5) | st.booleans(), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def node_path(content: bytes):
+    loader = yaml_source._Loader(content)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(yaml_values, st.sampled_from([None, True, False]))
+def test_the_fast_path_builds_what_the_node_path_builds(value, flow):
+    """Whatever YAML text a value dumps to, block or flow style, the fast path gives exactly the
+    node path's data, or leaves the file to it (never a different value)."""
+    import yaml
+
+    content = yaml.safe_dump(value, default_flow_style=flow, allow_unicode=True).encode()
+    expected = node_path(content)
+    try:
+        fast = yaml_source._load_plain(content)
+    except yaml_source._Unusual:
+        return
+    assert repr(fast) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\nb: *x\n",  # an anchor and an alias
+        "a: !!str 12\n",  # an explicit tag
+        "base: &b {x: 1}\nc:\n  <<: *b\n",  # a merge key
+        "a: 1\na: 2\n",  # a duplicate key
+        "? [1, 2]\n: x\n",  # a list as a key
+        "a: 1\n---\nb: 2\n",  # two documents
+        "n: 1" + "0" * 5000 + "\n",  # more digits than Python reads
+    ],
+    ids=["alias", "tag", "merge", "duplicate", "list-key", "two-documents", "long-int"],
+)
+def test_what_the_fast_path_leaves_to_the_node_path(text):
+    with pytest.raises(yaml_source._Unusual):
+        yaml_source._load_plain(text.encode())
+
+
+def test_a_plain_dataset_is_read_by_the_fast_path(ws, monkeypatch):
+    def no_nodes(self):
+        raise AssertionError("the node path ran")
+
+    monkeypatch.setattr(yaml_source._Loader, "get_single_data", no_nodes)
+    monkeypatch.setenv("AGENTV_NO_CACHE", "1")
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
+        "evalcases:\n  - {id: c1, input_messages: [{role: user, content: hi}], "
+        "expected_messages: [{role: assistant, content: {a: 1}}]}\n"
+    )
+    assert [case.case.id for case in load_dataset("dataset.yaml").cases] == ["c1"]
