@@ -32,7 +32,7 @@ from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import read_rows
 from agentv_py.report.summary import RunSummary
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
-from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, row_taxonomy
+from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
 
 VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
 LIST_ITEMS = 200  # hits, misses, items listed per evaluator in the details
@@ -176,10 +176,7 @@ def _add(build: _Build, row: ResultRow) -> None:
     for key, counts in row_field_counts(row.evaluator_results).items():
         build.counts.setdefault(key, Counts())
         build.counts[key] += counts
-    for key, kinds in row_taxonomy(row.evaluator_results).items():
-        into = build.taxonomy.setdefault(key, {})
-        for kind, count in kinds.items():
-            into[kind] = into.get(kind, 0) + count
+    add_taxonomy(build.taxonomy, row_taxonomy(row.evaluator_results))
     evaluators = sorted({_intern(build.names, result.name) for result in row.evaluator_results})
     missed = [_intern(build.fields, path) for path in _missed_fields(row.evaluator_results)]
     scored = [_intern(build.fields, path) for path in _scored_fields(row.evaluator_results)]
@@ -406,7 +403,7 @@ def build_report(
 
     labels = field_labels(build.counts)
     per_field: dict[str, Counts] = {labels[key]: counts for key, counts in build.counts.items()}
-    taxonomy_labels = field_labels(build.taxonomy)
+    taxonomy_labels = field_labels(build.counts.keys() | build.taxonomy.keys())  # named as in the field table
     taxonomy = sorted(
         ((taxonomy_labels[key], kinds) for key, kinds in build.taxonomy.items() if sum(kinds.values())),
         key=lambda item: (-sum(item[1].values()), item[0]),

@@ -22,7 +22,7 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, row_field_counts, total
-from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_kinds, row_taxonomy
+from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
 
 HOW_TO_EMIT = (
     "per-field counts come from field_accuracy and iou_score results, and from judges that put them in "
@@ -45,7 +45,7 @@ class MetricsReport:
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped): the first ones
     skipped: int = 0  # every skipped line or entry, described or not
     evaluators_with_metrics: set[str] = field(default_factory=set)
-    kinds: dict[FieldKey, dict[str, int]] = field(default_factory=dict)  # (evaluator, field) -> misses by kind
+    kinds: dict[FieldKey, dict[str, int]] = field(default_factory=dict)  # (evaluator, field) -> errors by kind
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -60,8 +60,9 @@ class MetricsReport:
 
     @property
     def taxonomy(self) -> dict[str, dict[str, int]]:
-        """Misses by kind per field (`scoring.taxonomy`), every kind present, the most misses first;
-        fields named as in `per_field`."""
+        """Misses by kind per field (`scoring.taxonomy.row_taxonomy`: every matcher miss, and every
+        FP or FN of `per_field`), every kind present (0 included), fields with a miss only, the most
+        misses first; fields named as in `per_field`."""
         labels = field_labels(self.counts.keys() | self.kinds.keys())
         rows = [(labels[key], {kind: kinds.get(kind, 0) for kind in CATEGORIES}) for key, kinds in self.kinds.items()]
         return dict(sorted(rows, key=lambda item: (-sum(item[1].values()), item[0])))
@@ -116,9 +117,10 @@ def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | No
             else:
                 report.counts[key] = counts  # fresh per row: owned from here on
             found = True
-        for key, kinds in row_taxonomy(row.evaluator_results).items():
-            if evaluator is None or key[0] == evaluator:
-                add_kinds(report.kinds.setdefault(key, {}), kinds)
+        kinds = row_taxonomy(row.evaluator_results)
+        add_taxonomy(
+            report.kinds, kinds if evaluator is None else {k: v for k, v in kinds.items() if k[0] == evaluator}
+        )
         for problem in problems:
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")
@@ -185,7 +187,8 @@ def render_taxonomy(console: Any, report: MetricsReport) -> None:
 
     taxonomy = report.taxonomy
     if not taxonomy:
-        console.print("Misses by kind: no field_accuracy miss in this file", highlight=False)
+        which = f" (evaluator {visible(report.evaluator)})" if report.evaluator else ""
+        console.print(Text(f"Misses by kind: no field_accuracy miss in this file{which}"))
         return
     table = Table(title="Misses by kind", title_justify="left")
     table.add_column("field", overflow="fold")

@@ -183,7 +183,9 @@ def _number_problem(value: Any, marker: str) -> str:
 def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: bool = False) -> MatchResult:
     """`match: numeric_tolerance`. Options: `tolerance` (>= 0; the allowed difference) and
     `relative` (default false: absolute |a - e| <= tolerance; true: |a - e| <= tolerance * |e|).
-    Numeric strings ("1,889.50", "$12") are read as numbers; booleans and non-finite values are not."""
+    Plain numeric strings ("1889.50", " 12 ") are read as numbers; strings with thousands separators or
+    currency signs ("1,889.50", "$12") are not, nor are booleans and non-finite values (the failure
+    taxonomy calls such a miss "format only": docs/metrics.md)."""
     c, e = to_number(candidate), to_number(expected)
     if e == _NOT_NUMERIC:
         return MatchResult(

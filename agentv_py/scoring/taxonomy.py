@@ -1,23 +1,33 @@
-"""The failure taxonomy: what kind of miss each `field_accuracy` miss is.
+"""The failure taxonomy: what kind of error each `field_accuracy` miss is.
 
 A field that missed is, by the first rule that applies:
 
     missing        expected a value, the answer has none (absent, null, blank)
     hallucinated   expected none, the answer has one
-    format_only    equal once both are normalised: strings by case and whitespace (NFKC,
-                   casefolded, runs of whitespace collapsed), numbers parsed (`"1,234.50 USD"`
-                   and `1234.5`), dates parsed (the default date formats: `15-Jan-2025` and
-                   `2025-01-15`)
-    near_miss      fuzzy similarity of the two (normalised, as text) >= 0.9
+    format_only    equal once both are normalised: text by case and whitespace (NFKC, casefolded,
+                   runs of whitespace collapsed; a non-string in its compact JSON form, so `true`
+                   and `"TRUE"`), numbers parsed (`"$1,234.50"`, `"1234.5 USD"` and `1234.5`; two
+                   different currency signs or codes are not a format), dates parsed (ISO 8601 and
+                   the default date formats: `15-Jan-2025` and `2025-01-15`); and null against a
+                   blank string or an empty list (both "nothing")
+    near_miss      similarity of the two normalised texts >= 0.9, by the fuzzy matcher's own
+                   measure (normalised Levenshtein), so a near miss of two strings passes
+                   `match: fuzzy` at threshold 0.9
     wrong_value    anything else
 
-missing / hallucinated / wrong_value point at the model (or, for wrong values, at ground truth
-to check); format_only at a normaliser, the matcher's options (`fuzzy`, `numeric_tolerance`,
-date `formats`) or the ground truth's form; near_miss at OCR noise, typos, or a fuzzy threshold.
+missing / hallucinated point at the model (or at ground truth that left a field out);
+format_only at a normaliser, the matcher's options (`fuzzy`, `numeric_tolerance`, date `formats`)
+or the ground truth's form; near_miss at OCR noise, typos, or a fuzzy threshold; wrong_value at
+the model or the ground truth (check it).
 
 A `match: items` field counts per item: each missing item `missing`, each extra item
-`hallucinated`, and each wrong sub-field of a matched item by the rules above (matched items
-the listing in `details` left out count `wrong_value`). Pure; never raises on any JSON value.
+`hallucinated`, and each wrong sub-field of a matched item by the rules above (wrong items the
+bounded listing in `details` left out count `wrong_value` each, so totals stay exact).
+
+`row_taxonomy` also gives a kind to the fields `agentv metrics` counts as errors without a
+matcher miss (a "not scored" field: optional and absent from the answer is FN, so `missing`;
+absent from the ground truth but answered is FP, so `hallucinated`): every FP or FN of the
+per-field table has a kind. Pure; never raises on any JSON value.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from typing import Any
 
 from agentv_py.models.evaluators import DEFAULT_DATE_FORMATS
 from agentv_py.scoring.match import normalize_text, parse_date, similarity, to_number
-from agentv_py.scoring.metrics import FieldKey, is_empty, walk_results
+from agentv_py.scoring.metrics import SCORED, FieldKey, is_empty, walk_results
 
 CATEGORIES: tuple[str, ...] = ("missing", "hallucinated", "wrong_value", "format_only", "near_miss")
 LABELS: dict[str, str] = {
@@ -39,61 +49,95 @@ LABELS: dict[str, str] = {
     "format_only": "format only",
     "near_miss": "near miss",
 }
-NEAR = 0.9  # fuzzy similarity from which a miss is a near miss
-_TEXT_LIMIT = 10_000  # characters compared by similarity (longer values: wrong_value unless equal)
+NEAR = 0.9  # similarity from which a miss is a near miss
+TEXT_LIMIT = 10_000  # characters compared by similarity (a longer value is a wrong value unless equal)
+PARSE_LIMIT = 64  # characters read as a number or a date (a longer string is neither)
 
-# Currency signs and ISO codes around a number, and thousands separators inside it.
-_CURRENCY = re.compile(r"^\s*(?:[$€£¥₹]|[A-Za-z]{3}\b)?\s*(.*?)\s*(?:[$€£¥₹]|\b[A-Za-z]{3})?\s*$")
+_SIGNS = frozenset("$€£¥₹")
+_CODE = re.compile(r"[A-Z]{3}")  # an ISO 4217-style currency code, upper case only ("Box 12" is no amount)
+# A thousands separator: a comma, apostrophe or space between a digit and a group of three digits.
 _THOUSANDS = re.compile(r"(?<=\d)[,\s'](?=\d{3}(?:\D|$))")
 
 
-def _number(value: Any) -> float | None:
-    """A number, from a JSON number or a string such as `"$1,234.50"`, `"1 234,5"` is not one."""
-    if isinstance(value, str):
-        found = _CURRENCY.match(value)
-        text = _THOUSANDS.sub("", found.group(1) if found else value)
-        parsed = to_number(text)
-    else:
-        parsed = to_number(value)
-    return parsed if isinstance(parsed, float) else None
+def _amount(value: Any) -> tuple[float, str] | None:
+    """(number, currency marker or "") from a JSON number or a short string such as `"$1,234.50"`,
+    `"USD 99"`, `"1'234 €"`; None when it is no finite number. Parsed by peeling at most one
+    sign or code off either end (no backtracking regex: a hostile string costs linear time)."""
+    if not isinstance(value, str):
+        number = to_number(value)
+        return (number, "") if isinstance(number, float) else None
+    text = value.strip()
+    if not text or len(text) > PARSE_LIMIT:
+        return None
+    marker = ""
+    if text[0] in _SIGNS:
+        marker, text = text[0], text[1:]
+    elif text[-1] in _SIGNS:
+        marker, text = text[-1], text[:-1]
+    elif _CODE.fullmatch(text[:3]) and not text[3:4].isalpha():
+        marker, text = text[:3], text[3:]
+    elif _CODE.fullmatch(text[-3:]) and not text[-4:-3].isalpha():
+        marker, text = text[-3:], text[:-3]
+    number = to_number(_THOUSANDS.sub("", text.strip()))
+    return (number, marker) if isinstance(number, float) else None
 
 
-def _text(value: Any) -> str:
-    """A value as text to compare: strings as they are, anything else as compact JSON."""
+def _same_amount(expected: Any, actual: Any) -> bool | None:
+    """Whether two values are one amount; None when either is no number."""
+    a, b = _amount(expected), _amount(actual)
+    if a is None or b is None:
+        return None
+    (x, mark_a), (y, mark_b) = a, b
+    both_signs = mark_a in _SIGNS and mark_b in _SIGNS
+    both_codes = len(mark_a) == 3 and len(mark_b) == 3
+    return x == y and not ((both_signs or both_codes) and mark_a != mark_b)
+
+
+def _same_date(expected: Any, actual: Any) -> bool:
+    if not isinstance(expected, str) or not isinstance(actual, str):
+        return False
+    if len(expected) > PARSE_LIMIT or len(actual) > PARSE_LIMIT:
+        return False
+    day = parse_date(expected, DEFAULT_DATE_FORMATS)
+    return day is not None and day == parse_date(actual, DEFAULT_DATE_FORMATS)
+
+
+def _nothing(value: Any) -> bool:
+    """Empty (`scoring.metrics.is_empty`), or an empty list or object."""
+    return is_empty(value) or (isinstance(value, (list, dict)) and not value)
+
+
+def _text(value: Any) -> str | None:
+    """A value as text to compare: a string as it is, anything else as compact JSON; None for a
+    value with no faithful text (an integer over Python's digit limit, nesting too deep)."""
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError):
-        return str(type(value).__name__)
-
-
-def _format_only(expected: Any, actual: Any) -> bool:
-    a, b = _number(expected), _number(actual)
-    if a is not None and b is not None:
-        return a == b
-    if isinstance(expected, str) and isinstance(actual, str):
-        if normalize_text(expected) == normalize_text(actual):
-            return True
-        day_a, day_b = parse_date(expected, DEFAULT_DATE_FORMATS), parse_date(actual, DEFAULT_DATE_FORMATS)
-        return day_a is not None and day_a == day_b
-    return False
+        return None
 
 
 def classify_values(expected: Any, actual: Any) -> str:
     """The kind of miss for a field whose matcher said the two differ (see the module docstring)."""
     expected_empty, actual_empty = is_empty(expected), is_empty(actual)
-    if not expected_empty and actual_empty:
+    if (expected_empty or actual_empty) and _nothing(expected) and _nothing(actual):
+        return "format_only"  # null against "", "  ", [] or {}: both nothing, in different forms
+    if actual_empty:
         return "missing"
-    if expected_empty and not actual_empty:
+    if expected_empty:
         return "hallucinated"
-    if expected_empty and actual_empty:
-        return "wrong_value"  # e.g. null against "": both empty, yet the matcher said they differ
     try:
-        if _format_only(expected, actual):
+        same = _same_amount(expected, actual)
+        if same or (same is None and _same_date(expected, actual)):
             return "format_only"
-        a, b = normalize_text(_text(expected)), normalize_text(_text(actual))
-        if len(a) <= _TEXT_LIMIT and len(b) <= _TEXT_LIMIT and similarity(a, b) >= NEAR:
+        a, b = _text(expected), _text(actual)
+        if a is None or b is None:
+            return "wrong_value"
+        a, b = normalize_text(a), normalize_text(b)
+        if a == b:
+            return "format_only"
+        if len(a) <= TEXT_LIMIT and len(b) <= TEXT_LIMIT and similarity(a, b) >= NEAR:
             return "near_miss"
     except (ValueError, OverflowError, RecursionError):
         pass  # a value no rule can read: a wrong value
@@ -102,7 +146,8 @@ def classify_values(expected: Any, actual: Any) -> str:
 
 def classify_miss(entry: Any) -> str | None:
     """The kind of miss of one entry of a `field_accuracy` result's `details.fields`; None unless
-    its status is "miss". An `items` field is classified by `classify_items` instead."""
+    its status is "miss" (an absent `actual` is no answer). A `match: items` entry has one kind
+    per item: `classify_items`."""
     if not isinstance(entry, Mapping) or entry.get("status") != "miss":
         return None
     return classify_values(entry.get("expected"), entry.get("actual"))
@@ -113,55 +158,76 @@ def _count(data: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def classify_items(entry: Mapping[str, Any]) -> dict[str, int]:
-    """Kinds of miss in one `match: items` entry: missing items, extra items, and each wrong
-    sub-field of the matched items listed (matched items not listed, but counted wrong, count
-    `wrong_value`)."""
+def _added(into: dict[str, int], kind: str, count: int = 1) -> None:
+    if count > 0:
+        into[kind] = into.get(kind, 0) + count
+
+
+def classify_items(entry: Any) -> dict[str, int]:
+    """Kinds of miss in one `match: items` entry (status hit, miss or not scored; {} otherwise):
+    `items.missing` missing, `items.extra` hallucinated, and for the wrong matched items listed
+    in `alignment.pairs`, each wrong sub-field by `classify_miss` (a wrong pair with no sub-field
+    listed: one wrong value); the `items.wrong` not listed count one wrong value each. With no
+    `items` counts (the answer had no list), each non-empty expected item is missing. A miss
+    nothing else explains is one wrong value."""
+    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED:
+        return {}
     kinds: dict[str, int] = {}
-
-    def add(kind: str, count: int = 1) -> None:
-        if count > 0:
-            kinds[kind] = kinds.get(kind, 0) + count
-
-    counts = entry.get("items")
-    add("missing", _count(counts, "missing"))
-    add("hallucinated", _count(counts, "extra"))
-    alignment = entry.get("alignment")
-    pairs = alignment.get("pairs") if isinstance(alignment, Mapping) else None
-    listed_wrong = 0
-    for pair in pairs if isinstance(pairs, list) else []:
-        if not isinstance(pair, Mapping) or pair.get("status") != "miss":
-            continue
-        listed_wrong += 1
-        subs = [classify_miss(sub) for sub in pair.get("fields") or [] if isinstance(sub, Mapping)]
-        found = [kind for kind in subs if kind is not None]
-        for kind in found or ["wrong_value"]:
-            add(kind)
-    add("wrong_value", _count(counts, "wrong") - listed_wrong)
+    counts, expected = entry.get("items"), entry.get("expected")
+    if isinstance(counts, Mapping):
+        _added(kinds, "missing", _count(counts, "missing"))
+        _added(kinds, "hallucinated", _count(counts, "extra"))
+        alignment = entry.get("alignment")
+        pairs = alignment.get("pairs") if isinstance(alignment, Mapping) else None
+        listed_wrong = 0
+        for pair in pairs if isinstance(pairs, list) else []:
+            if not isinstance(pair, Mapping) or pair.get("status") != "miss":
+                continue
+            listed_wrong += 1
+            subs = pair.get("fields")
+            found = [kind for sub in subs if (kind := classify_miss(sub))] if isinstance(subs, list) else []
+            for kind in found or ["wrong_value"]:
+                _added(kinds, kind)
+        _added(kinds, "wrong_value", _count(counts, "wrong") - listed_wrong)
+    elif isinstance(expected, list):  # as `agentv metrics` counts it: every expected item missed
+        _added(kinds, "missing", sum(1 for item in expected if not is_empty(item)))
+    if not kinds and entry.get("status") == "miss":
+        kinds[classify_miss(entry) or "wrong_value"] = 1  # e.g. [] against null: format only
     return kinds
 
 
+def classify_entry(entry: Any) -> dict[str, int]:
+    """Kinds of error in one entry of `details.fields`: a miss by `classify_miss` (an items field
+    by `classify_items`); a hit or "not scored" field only when one side is empty, as `agentv
+    metrics` counts it (answer empty: FN, missing; ground truth empty: FP, hallucinated)."""
+    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED:
+        return {}
+    if entry.get("match") == "items" and isinstance(entry.get("expected"), list):
+        return classify_items(entry)
+    kind = classify_miss(entry)
+    if kind is not None:
+        return {kind: 1}
+    expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
+    if expected_empty == actual_empty:
+        return {}
+    return {"missing" if actual_empty else "hallucinated": 1}
+
+
 def row_taxonomy(results: Iterable[Any]) -> dict[FieldKey, dict[str, int]]:
-    """(evaluator name, field path) -> {kind: misses} over one row's results (composites'
-    members included); fields without a miss are left out."""
+    """(evaluator name, field path) -> {kind: count} over one row's evaluator results (results
+    objects or their JSON dicts; composites' members included, `scoring.metrics.walk_results`).
+    Fields without an error are left out."""
     out: dict[FieldKey, dict[str, int]] = {}
     for name, kind, details in walk_results(results):
         entries = details.get("fields")
         if kind != "field_accuracy" or not isinstance(entries, list):
             continue
         for entry in entries:
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("path"), str):
+            if not isinstance(entry, Mapping) or not isinstance(path := entry.get("path"), str):
                 continue
-            if entry.get("status") != "miss":
-                continue
-            if entry.get("match") == "items" and isinstance(entry.get("items"), Mapping):
-                found = classify_items(entry)
-            else:
-                single = classify_miss(entry)
-                found = {single: 1} if single is not None else {}
+            found = classify_entry(entry)
             if found:
-                into = out.setdefault((name, entry["path"]), {})
-                add_kinds(into, found)
+                add_kinds(out.setdefault((name, path), {}), found)
     return out
 
 
@@ -169,3 +235,9 @@ def add_kinds(into: dict[str, int], more: Mapping[str, int]) -> None:
     """Sum `more` into `into` (kind -> count)."""
     for kind, count in more.items():
         into[kind] = into.get(kind, 0) + count
+
+
+def add_taxonomy(into: dict[FieldKey, dict[str, int]], more: Mapping[FieldKey, Mapping[str, int]]) -> None:
+    """Sum one row's `row_taxonomy` (or any other) into a running total, in place."""
+    for key, kinds in more.items():
+        add_kinds(into.setdefault(key, {}), kinds)
