@@ -1,14 +1,24 @@
 """A dataset as the engine runs it: every case with its files, images, ground truth and
 evaluators resolved once, at load time. The loader builds these; the runner only reads them.
+
+A big dataset's prepared cases are not held as objects: `PreparedCases` keeps them pickled, a
+chunk at a time, in an unlinked temporary file, and gives them back as they are needed, so a run's
+memory does not grow with the number of cases.
 """
 
 from __future__ import annotations
 
+import bisect
+import io
 import os
-from collections.abc import Iterable
+import pickle
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol, overload
 
 from agentv_py.errors import Problem
 from agentv_py.media import ImageRef
@@ -66,6 +76,189 @@ class PreparedCase:
         )
 
 
+_CHUNKS_KEPT = 2  # chunks kept unpickled (the one the run is in, and the one before or after)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a chunk with the objects every case shares (the suite's evaluator configs) by
+    reference, so they are stored once and every case gets the same objects back."""
+
+    def __init__(self, file: IO[bytes], shared: dict[int, int]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._shared = shared
+
+    def persistent_id(self, obj: Any) -> int | None:
+        return self._shared.get(id(obj))
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file: IO[bytes], shared: Sequence[object]) -> None:
+        super().__init__(file)
+        self._shared = shared
+
+    def persistent_load(self, pid: Any) -> object:
+        return self._shared[pid]
+
+
+class PreparedCases(Sequence[PreparedCase]):
+    """A dataset's prepared cases, in order. Up to `chunk_cases` they are held as objects; beyond
+    that every chunk the loader adds is pickled into an unlinked temporary file, and read back (the
+    last few kept) when a case of it is needed, so memory stays flat in the number of cases. Only
+    what the loader pickled is ever unpickled. `ids` are held for every case. Thread-safe for
+    reading."""
+
+    chunk_cases = 1000  # cases the loader validates, prepares and adds together
+
+    def __init__(self, shared: Sequence[object] = ()) -> None:
+        self.ids: list[str] = []
+        self._shared = list(shared)
+        self._shared_ids = {id(obj): i for i, obj in enumerate(self._shared)}
+        self._held: list[PreparedCase] | None = []  # every case, until a second chunk comes
+        self._file: IO[bytes] | None = None
+        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each pickled chunk
+        self._starts: list[int] = []  # the index of each chunk's first case
+        self._stored = 0  # cases in the file
+        self._kept: OrderedDict[int, list[PreparedCase]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, chunk: list[PreparedCase]) -> None:
+        """Append a chunk of cases (the loader's, `chunk_cases` at a time)."""
+        self.ids.extend(prepared.case.id for prepared in chunk)
+        if self._held is not None and len(self._held) + len(chunk) <= self.chunk_cases:
+            self._held.extend(chunk)
+            return
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._file = tempfile.TemporaryFile(prefix="agentv-cases-")  # noqa: SIM115 - lives as long as the cases
+            if held:
+                self._store(held)
+        self._store(chunk)
+
+    def _store(self, chunk: list[PreparedCase]) -> None:
+        assert self._file is not None
+        buffer = io.BytesIO()
+        _Pickler(buffer, self._shared_ids).dump(chunk)
+        data = buffer.getvalue()
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(data)
+        self._file.flush()
+        self._chunks.append((offset, len(data)))
+        self._starts.append(self._stored)
+        self._stored += len(chunk)
+
+    def _chunk(self, number: int) -> list[PreparedCase]:
+        with self._lock:
+            kept = self._kept.get(number)
+            if kept is not None:
+                self._kept.move_to_end(number)
+                return kept
+            assert self._file is not None
+            offset, length = self._chunks[number]
+            data = os.pread(self._file.fileno(), length, offset)
+            chunk: list[PreparedCase] = _Unpickler(io.BytesIO(data), self._shared).load()
+            self._kept[number] = chunk
+            if len(self._kept) > _CHUNKS_KEPT:
+                self._kept.popitem(last=False)
+            return chunk
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> PreparedCase: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PreparedCase]: ...
+
+    def __getitem__(self, index: int | slice) -> PreparedCase | list[PreparedCase]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("case index out of range")
+        if self._held is not None:
+            return self._held[index]
+        number = bisect.bisect_right(self._starts, index) - 1
+        return self._chunk(number)[index - self._starts[number]]
+
+    def __iter__(self) -> Iterator[PreparedCase]:
+        if self._held is not None:
+            yield from self._held
+            return
+        for number in range(len(self._chunks)):
+            yield from self._chunk(number)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class CaseSelection(Sequence[PreparedCase]):
+    """Some of a dataset's cases, by index (`--eval-id`, the cases a re-run or a re-score takes):
+    read through the dataset's `PreparedCases` as they are needed, not held."""
+
+    def __init__(self, cases: Sequence[PreparedCase], indices: Sequence[int]) -> None:
+        self._cases = cases
+        self._indices = list(indices)
+        all_ids = case_ids(cases)
+        self.ids = [all_ids[i] for i in self._indices]
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, index: int) -> PreparedCase: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PreparedCase]: ...
+
+    def __getitem__(self, index: int | slice) -> PreparedCase | list[PreparedCase]:
+        if isinstance(index, slice):
+            return [self._cases[i] for i in self._indices[index]]
+        return self._cases[self._indices[index]]
+
+    def __iter__(self) -> Iterator[PreparedCase]:
+        return (self._cases[i] for i in self._indices)
+
+
+def case_ids(cases: Sequence[PreparedCase]) -> list[str]:
+    """The ids of `cases`, in order, without reading a case back (`PreparedCases.ids`)."""
+    if isinstance(cases, (PreparedCases, CaseSelection)):
+        return cases.ids
+    return [prepared.case.id for prepared in cases]
+
+
+def select(cases: Sequence[PreparedCase], wanted: Iterable[str]) -> CaseSelection:
+    """The cases with these ids (each id a case of `cases`), in the order given."""
+    index = {case_id: i for i, case_id in enumerate(case_ids(cases))}
+    return CaseSelection(cases, [index[case_id] for case_id in wanted])
+
+
+class CaseModels(Sequence[EvalCase]):
+    """The `EvalCase`s of `PreparedCases`, read through them (a loaded dataset's `model.evalcases`)."""
+
+    def __init__(self, cases: PreparedCases) -> None:
+        self._cases = cases
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    @overload
+    def __getitem__(self, index: int) -> EvalCase: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EvalCase]: ...
+
+    def __getitem__(self, index: int | slice) -> EvalCase | list[EvalCase]:
+        if isinstance(index, slice):
+            return [prepared.case for prepared in self._cases[index]]
+        return self._cases[index].case
+
+    def __iter__(self) -> Iterator[EvalCase]:
+        return (prepared.case for prepared in self._cases)
+
+
 @dataclass
 class LoadedDataset:
     """A validated dataset file and its prepared cases."""
@@ -73,7 +266,7 @@ class LoadedDataset:
     path: Path
     name: str
     model: Dataset
-    cases: list[PreparedCase]
+    cases: PreparedCases
     warnings: list[Problem] = field(default_factory=list)
     source: ProblemSource | None = None  # for problems found later (judge targets)
 

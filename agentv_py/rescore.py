@@ -17,7 +17,7 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
-from agentv_py.prepared import PreparedCase
+from agentv_py.prepared import PreparedCase, case_ids, select
 from agentv_py.report.jsonl import MAX_LINE_BYTES, JsonlWriter, ResultsUnavailable, open_new_results, read_rows
 from agentv_py.report.manifest import (
     ManifestError,
@@ -87,7 +87,7 @@ class RescorePlan:
     eval_plan: EvalPlan  # the dataset, its judges and their secrets, as `agentv eval --dry-run` plans them
     manifest: RunManifest | None  # the old run's, when it could be read
     lines: dict[int, str]  # line of RESULTS -> the case its row re-scores (each case's last row)
-    cases: list[PreparedCase]  # those cases, in the order of their rows
+    cases: Sequence[PreparedCase]  # those cases, in the order of their rows
     target: TargetInfo  # the target that gave the answers (the new manifest records it)
     derived_from: str | None
     warnings: list[str] = field(default_factory=list)
@@ -95,7 +95,7 @@ class RescorePlan:
     positions: dict[str, int] = field(default_factory=dict)  # case id -> its index in the dataset
 
     def __post_init__(self) -> None:
-        self.positions = {prepared.case.id: i for i, prepared in enumerate(self.eval_plan.dataset.cases)}
+        self.positions = {case_id: i for i, case_id in enumerate(case_ids(self.eval_plan.dataset.cases))}
 
     @property
     def judged(self) -> bool:
@@ -285,7 +285,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     eval_plan = _plan_dataset(request, manifest, dataset_path)
     dataset = eval_plan.dataset
     scan = _scan(results)
-    by_id = {prepared.case.id: prepared for prepared in dataset.cases}
+    by_id = set(case_ids(dataset.cases))
     shown = str(results)
 
     if not scan.last:
@@ -337,7 +337,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         warnings.append(
             f"{plural(len(gone), 'row')} of {shown} {are} for cases no longer in the dataset (dropped): {_ids(gone)}"
         )
-    missing = [prepared.case.id for prepared in dataset.cases if prepared.case.id not in scan.last]
+    missing = [case_id for case_id in case_ids(dataset.cases) if case_id not in scan.last]
     if missing:
         have = "has" if len(missing) == 1 else "have"
         warnings.append(
@@ -358,7 +358,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         eval_plan,
         manifest,
         {number: lines[number] for number in ordered},
-        [by_id[lines[number]] for number in ordered],
+        select(dataset.cases, (lines[number] for number in ordered)),
         target,
         derived_from,
         warnings,

@@ -40,7 +40,7 @@ from agentv_py.models.targets import (
     is_model_target,
     not_runnable_message,
 )
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import LoadedDataset, PreparedCase, case_ids, select
 from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.manifest import (
@@ -90,7 +90,7 @@ class EvalRequest:
 class EvalPlan:
     request: EvalRequest
     dataset: LoadedDataset
-    cases: list[PreparedCase]
+    cases: Sequence[PreparedCase]
     target: TargetConfig
     secrets: list[str]
     out: str
@@ -156,7 +156,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     return plan
 
 
-def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: list[PreparedCase]) -> Baseline:
+def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> Baseline:
     """--baseline: the previous run's mean and field counts; a usage error (exit 2) when it cannot be used."""
     try:
         info = read_manifest(path).dataset if path.is_file() else None
@@ -168,7 +168,7 @@ def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: l
             max_drop,
             dataset_path=dataset.path,
             dataset_name=dataset.name,
-            case_ids=[prepared.case.id for prepared in cases],
+            case_ids=case_ids(cases),
             base_dataset=(info.path, info.name) if info is not None else None,
         )
     except BaselineError as exc:
@@ -182,8 +182,8 @@ class Reuse:
     mode: ReuseMode
     source: Path
     shown: str  # the file as the user gave it
-    selected: list[PreparedCase]  # every selected case (the manifest's); `to_run` are those that run
-    to_run: list[PreparedCase]
+    selected: Sequence[PreparedCase]  # every selected case (the manifest's); `to_run` are those that run
+    to_run: Sequence[PreparedCase]
     kept: list[ResultRow]  # resume: the file's rows; a re-run: the rows copied into the new file
     stored: RunManifest | None  # None: missing or unreadable, reused with --force
     run_id: str | None  # resume: the run's own id (rows and manifest keep it); None: a new one
@@ -204,7 +204,7 @@ def _has_error(row: ResultRow) -> bool:
 
 
 def plan_reuse(
-    request: EvalRequest, dataset: LoadedDataset, cases: list[PreparedCase], checked: Preflight, out: str
+    request: EvalRequest, dataset: LoadedDataset, cases: Sequence[PreparedCase], checked: Preflight, out: str
 ) -> Reuse:
     """Read the results file to reuse and decide which of the selected `cases` run: with --resume
     those without a row, with --rerun-failed those whose row did not pass, with --retry-errors
@@ -278,7 +278,7 @@ def plan_reuse(
             f"it {gone} and its case runs again"
         )
     by_case = stored.last_by_case()
-    known = {prepared.case.id for prepared in dataset.cases}
+    known = set(dataset.cases.ids)
     unknown = [case_id for case_id in by_case if case_id not in known]
     if unknown:
         listed = ", ".join(f"'{case_id}'" for case_id in unknown[:5]) + (
@@ -286,12 +286,12 @@ def plan_reuse(
         )
         notes.append(f"{shown} holds rows of {plural(len(unknown), 'case')} not in the dataset ({listed}): kept")
     if mode == "resume":
-        to_run = [prepared for prepared in cases if prepared.case.id not in by_case]
+        to_run: Sequence[PreparedCase] = select(cases, (i for i in case_ids(cases) if i not in by_case))
         kept = stored.rows
     else:
         again = _did_not_pass if mode == "rerun_failed" else _has_error
-        redo = {c.case.id for c in cases if c.case.id not in by_case or again(by_case[c.case.id])}
-        to_run = [prepared for prepared in cases if prepared.case.id in redo]
+        redo = {i for i in case_ids(cases) if i not in by_case or again(by_case[i])}
+        to_run = select(cases, (i for i in case_ids(cases) if i in redo))
         kept = [row for row in stored.rows if row.eval_id not in redo]
     last_run_id = next((row.run_id for row in reversed(stored.rows) if row.run_id), None)
     previous = manifest.run_id if manifest is not None else last_run_id
@@ -345,7 +345,7 @@ class Preflight:
 def preflight(
     request: EvalRequest,
     dataset: LoadedDataset,
-    cases: list[PreparedCase],
+    cases: Sequence[PreparedCase],
     *,
     missing_env: Literal["error", "warn"] = "error",
 ) -> Preflight:
@@ -540,7 +540,7 @@ def _default_judge(request: EvalRequest, dataset: LoadedDataset, target: TargetC
     return None, f"target '{target.name}' is a {target.provider} target; only a model target judges itself"
 
 
-def _check_model_target(target: TargetConfig, cases: list[PreparedCase]) -> None:
+def _check_model_target(target: TargetConfig, cases: Sequence[PreparedCase]) -> None:
     """A model target given images must be marked `vision: true`; a gemini one cannot take image
     URLs (agentv sends Gemini images inline and fetches nothing)."""
     if not is_model_target(target):
@@ -609,7 +609,7 @@ def execute(
     kept = reuse.kept if reuse is not None else []
     summary = RunSummary(total_selected=len(plan.cases) + len(kept), keep_all_lines=plan.request.verbose)
     ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
-    positions = {prepared.case.id: i for i, prepared in enumerate(ordered)}  # ids are unique
+    positions = {case_id: i for i, case_id in enumerate(case_ids(ordered))}  # ids are unique
     options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
     if writer is not None:
         results = writer
@@ -821,7 +821,7 @@ def run_eval(
     plan = plan_eval(request)
     rows: list[ResultRow] = []
     summary = execute(plan, rows.append)
-    order = {prepared.case.id: i for i, prepared in enumerate(plan.cases)}
+    order = {case_id: i for i, case_id in enumerate(case_ids(plan.cases))}
     rows.sort(key=lambda row: order.get(row.eval_id, len(order)))
     return EvalResult(rows, summary)
 

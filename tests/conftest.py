@@ -17,6 +17,17 @@ TARGETS_DIR = Path(__file__).parent / "fixtures" / "targets"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(params=["whole", "chunks-of-1"])
+def both_chunkings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test twice: the dataset loaded in one chunk, and one case per chunk (each case
+    validated apart and read back from the loader's temporary file), which must look the same."""
+    if request.param == "chunks-of-1":
+        from agentv_py.prepared import PreparedCases
+
+        monkeypatch.setattr(PreparedCases, "chunk_cases", 1)
+    return str(request.param)
+
+
 def process_alive(pid: int) -> bool:
     """Is `pid` running (a zombie counts as dead)?"""
     try:

@@ -13,6 +13,8 @@ from agentv_py.cli import app
 from agentv_py.errors import ConfigError
 from agentv_py.loading.dataset import load_dataset
 
+pytestmark = pytest.mark.usefixtures("both_chunkings")
+
 SIDECAR = """\
 description: suite defaults for the cases in data.jsonl
 dataset: from-sidecar

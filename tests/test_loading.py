@@ -14,6 +14,8 @@ from agentv_py.loading import (
     select_target_name,
 )
 
+pytestmark = pytest.mark.usefixtures("both_chunkings")
+
 SUITE = """\
 execution:
   evaluators:

@@ -4,9 +4,12 @@ which CI runs without secrets, and the healthcheck (an action, not a check) is e
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
+
+pytestmark = pytest.mark.usefixtures("both_chunkings")
 
 SUITE = "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
 CASES = "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: hi}]\n    expected_output: {a: 1}\n"

@@ -15,16 +15,16 @@ from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
-from agentv_py.loading.config import load_guideline_config
+from agentv_py.loading.config import GuidelineConfig, load_guideline_config
 from agentv_py.loading.ground_truth import (
     GroundTruthError,
+    GroundTruthFields,
     finite_problems,
     ground_truth_location,
-    ground_truth_warnings,
     read_ground_truth,
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
-from agentv_py.loading.source import Source, read_yaml, validate
+from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases, validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
@@ -36,7 +36,7 @@ from agentv_py.models.evaluators import (
     LlmJudgeConfig,
     aggregator_template_problem,
 )
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import CaseModels, LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem
 from agentv_py.prompts import read_prompt_template
@@ -45,74 +45,198 @@ from agentv_py.scoring.paths import path_problem
 
 def load_dataset(path: str | Path) -> LoadedDataset:
     """Load and validate a dataset file (YAML, or JSONL with its sidecar); raise ConfigError
-    listing every problem found."""
+    listing every problem found.
+
+    The cases are parsed packed (`read_yaml(pack_cases=True)`) and then validated, checked and
+    prepared a chunk (`PreparedCases.chunk_cases`) at a time, each chunk with the suite keys, by the same checks
+    a whole file gets; prepared chunks go to `PreparedCases`. Checks across cases (duplicate ids,
+    gates, fields no case's ground truth has) keep what they need between chunks. So memory does
+    not grow with the number of cases, and every problem of the file is still found before a run."""
     dataset_path = Path(path).resolve() if Path(path).exists() else Path(path)
     # A YAML file, or a JSONL file (+ sidecar) read into the same structure: one set of checks.
-    source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path))
-    model, problems = validate(source, raw, Dataset)
-    problems.extend(_semantic_problems(source, raw))
-    # File resolution needs the raw case list even when the model failed, so every problem shows.
+    source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path), pack_cases=True)
     guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
-    resolved, file_problems = resolve_case_files(source, raw, Path(path).resolve().parent, guideline_config.config)
-    problems.extend(file_problems)
-    if problems or guideline_config.problems:
-        raise ConfigError(guideline_config.problems + sorted(problems, key=lambda p: (p.line or 0, p.location)))
-    assert model is not None
-    truths, truth_problems = _ground_truths(source, raw, model)
-    if truth_problems:
-        raise ConfigError(truth_problems)
-    judge_problems = _judge_problems(source, model, dataset_path.resolve().parent)
-    evaluators, prompt_problems = _resolve_prompts(source, model, dataset_path.resolve().parent)
-    judge_problems += prompt_problems
-    if judge_problems:
-        raise ConfigError(judge_problems)
-    suite = evaluators[("execution",)]
-    name = model.dataset or dataset_path.stem
-    warnings = guideline_config.warnings + sorted(
-        _path_warnings(source, model) + ground_truth_warnings(source, model, truths) + _ignored_keys(source, model),
-        key=lambda p: (p.line or 0, p.location),
-    )
-    added: dict[int, list[EvaluatorConfig]] = {}  # the rubric evaluator first, or the default judge alone
-    for i, _, config in added_evaluators(model):
-        added.setdefault(i, []).append(config)
-    cases = [
-        PreparedCase(
-            case=case,
-            index=i,
-            files=resolved.get((i, "file"), []),
-            images=resolved.get((i, "image"), []),
-            expected=truths[i],
-            question=case.question,
-            evaluators=[*added.get(i, []), *evaluators.get(("evalcases", i), suite)],
-            guideline_files=resolved.get((i, "guideline"), []),
-            guideline_items=frozenset(resolved.get((i, "guideline_item"), [])),
-        )
-        for i, case in enumerate(model.evalcases)
-    ]
-    gate_problems = _evaluator_gate_problems(source, model, cases)
-    if gate_problems:
-        raise ConfigError(gate_problems)
-    return LoadedDataset(dataset_path.resolve(), name, model, cases, warnings, source)
+    loading = _Loading(source, Path(path).resolve().parent, dataset_path.resolve().parent, guideline_config.config)
+    split = split_cases(raw)
+    if split is None:
+        loading.add(raw, 0)  # not a mapping with a list of cases: one pass says what is wrong
+    else:
+        suite, packed = split
+        size = PreparedCases.chunk_cases
+        for start in range(0, max(len(packed), 1), size):
+            loading.add({**suite, "evalcases": unpack_cases(packed[start : start + size])}, start)
+        del packed, raw, split  # only the current chunk is held
+    return loading.finish(dataset_path, guideline_config.problems, guideline_config.warnings)
 
 
-def _evaluator_gate_problems(source: Source, model: Dataset, cases: list[PreparedCase]) -> list[Problem]:
-    """A `gates.evaluators` entry must name an evaluator some case runs (its `name`, else its
-    type, as results name it): else the gate could never pass."""
-    if model.gates is None or not model.gates.evaluators:
-        return []
-    names = list(dict.fromkeys(config.display_name for prepared in cases for config in prepared.evaluators))
-    problems = []
-    for name in model.gates.evaluators:
-        if name not in names:
-            close = suggest(name, names)
-            hint = f" (did you mean '{close}'?)" if close else ""
-            problems.append(
-                source.problem(
-                    ["gates", "evaluators", name],
-                    f"names evaluator '{name}', which no case runs{hint}; evaluators: {', '.join(names)}",
-                )
+class _Loading:
+    """One dataset being loaded, a chunk of cases at a time (`load_dataset`). Problems are kept
+    by stage — structure and files, then ground truth, then judges and prompts — and the first
+    stage with any is raised, as a whole-file load would; a chunk stops at its first failing stage.
+    A later chunk reports only problems located in its cases (the suite's are the first chunk's)."""
+
+    def __init__(self, source: Source, base_dir: Path, dataset_dir: Path, guidelines: GuidelineConfig | None) -> None:
+        self.source = source
+        self.base_dir = base_dir
+        self.dataset_dir = dataset_dir
+        self.guidelines = guidelines
+        self.stages: tuple[list[Problem], list[Problem], list[Problem]] = ([], [], [])
+        self.first_seen: dict[str, int] = {}
+        self.model: Dataset | None = None
+        self.all_valid = True  # every chunk's model validated (the gate checks need all of them)
+        self.suite: list[EvaluatorConfig] = []
+        self.cases: PreparedCases | None = None
+        self.warnings: list[Problem] = []
+        self.truth_fields = GroundTruthFields()
+        self.scored_fields: dict[str, None] = {}
+        self.evaluator_names: dict[str, None] = {}
+
+    def add(self, raw: Any, offset: int) -> None:
+        source = self.source.shifted(offset)
+        first = offset == 0
+
+        def own(problems: list[Problem]) -> list[Problem]:
+            return problems if first else [p for p in problems if p.location.startswith("evalcases[")]
+
+        model, problems = validate(source, raw, Dataset)
+        problems.extend(self._duplicates(raw, offset))
+        # File resolution needs the raw case list even when the model failed, so every problem shows.
+        resolved, file_problems = resolve_case_files(source, raw, self.base_dir, self.guidelines)
+        problems = own(problems + file_problems)
+        if model is None:
+            self.all_valid = False
+        if problems or model is None or self.stages[0]:
+            self.stages[0].extend(problems)
+            return
+        if first:
+            self.model = model
+        _scored_fields(model.execution.evaluators if first else [], self.scored_fields)
+        for case in model.evalcases:
+            _scored_fields(case.case_evaluators, self.scored_fields)
+        truths, truth_problems = _ground_truths(source, raw, model)
+        if truth_problems or self.stages[1]:
+            self.stages[1].extend(truth_problems)
+            return
+        judge_problems = _judge_problems(source, model, self.dataset_dir)
+        evaluators, prompt_problems = _resolve_prompts(source, model, self.dataset_dir)
+        judge_problems = own(judge_problems + prompt_problems)
+        if judge_problems or self.stages[2]:
+            self.stages[2].extend(judge_problems)
+            return
+        if first:
+            self.suite = evaluators[("execution",)]
+            self.cases = PreparedCases(shared=[*self.suite, DEFAULT_JUDGE])
+        assert self.cases is not None
+        self.warnings += own(_path_warnings(source, model)) + _ignored_keys(source, model)
+        self.truth_fields.add(model, truths, offset)
+        added: dict[int, list[EvaluatorConfig]] = {}  # the rubric evaluator first, or the default judge alone
+        for i, _, config in added_evaluators(model):
+            added.setdefault(i, []).append(config)
+        chunk = [
+            PreparedCase(
+                case=case,
+                index=offset + i,
+                files=resolved.get((i, "file"), []),
+                images=resolved.get((i, "image"), []),
+                expected=truths[i],
+                question=case.question,
+                evaluators=[*added.get(i, []), *evaluators.get(("evalcases", i), self.suite)],
+                guideline_files=resolved.get((i, "guideline"), []),
+                guideline_items=frozenset(resolved.get((i, "guideline_item"), [])),
             )
-    return problems
+            for i, case in enumerate(model.evalcases)
+        ]
+        for prepared in chunk:
+            for config in prepared.evaluators:
+                self.evaluator_names.setdefault(config.display_name, None)
+        self.cases.add(chunk)
+
+    def _duplicates(self, raw: Any, offset: int) -> list[Problem]:
+        """Duplicate ids, across every chunk (located in the file, as `source.shifted` is not)."""
+        problems: list[Problem] = []
+        for i, case in enumerate(raw_cases(raw), offset):
+            case_id = case.get("id") if isinstance(case, dict) else None
+            if not isinstance(case_id, str):
+                continue
+            if case_id in self.first_seen:
+                problems.append(
+                    self.source.problem(
+                        ["evalcases", i, "id"],
+                        f"duplicate id '{case_id}' (first used by evalcases[{self.first_seen[case_id]}]); "
+                        "ids must be unique",
+                    )
+                )
+            else:
+                self.first_seen[case_id] = i
+        return problems
+
+    def finish(
+        self, dataset_path: Path, config_problems: list[Problem], config_warnings: list[Problem]
+    ) -> LoadedDataset:
+        structure, truths, judges = self.stages
+        if self.all_valid and self.model is not None:
+            structure.extend(self._field_gate_problems(self.model))
+        if structure or config_problems:
+            raise ConfigError(config_problems + _sorted(structure))
+        if truths:
+            raise ConfigError(_sorted(truths))
+        if judges:
+            raise ConfigError(judges)
+        assert self.model is not None and self.cases is not None
+        gate_problems = self._evaluator_gate_problems(self.model)
+        if gate_problems:
+            raise ConfigError(gate_problems)
+        warnings = config_warnings + _sorted(self.warnings + self.truth_fields.warnings(self.source))
+        model = self.model.model_copy(update={"evalcases": CaseModels(self.cases)})
+        name = model.dataset or dataset_path.stem
+        return LoadedDataset(dataset_path.resolve(), name, model, self.cases, warnings, self.source)
+
+    def _field_gate_problems(self, model: Dataset) -> list[Problem]:
+        """A field gate must name a field some `field_accuracy` evaluator scores: else it could never pass."""
+        if model.gates is None:
+            return []
+        named = ", ".join(self.scored_fields) if self.scored_fields else "none (no field_accuracy evaluator)"
+        return [
+            self.source.problem(
+                ["gates", "fields", path],
+                f"names field '{path}', which no field_accuracy evaluator scores (fields scored: {named})",
+            )
+            for path in model.gates.fields
+            if path not in self.scored_fields
+        ]
+
+    def _evaluator_gate_problems(self, model: Dataset) -> list[Problem]:
+        """A `gates.evaluators` entry must name an evaluator some case runs (its `name`, else its
+        type, as results name it): else the gate could never pass."""
+        if model.gates is None or not model.gates.evaluators:
+            return []
+        names = list(self.evaluator_names)
+        problems = []
+        for name in model.gates.evaluators:
+            if name not in names:
+                close = suggest(name, names)
+                hint = f" (did you mean '{close}'?)" if close else ""
+                problems.append(
+                    self.source.problem(
+                        ["gates", "evaluators", name],
+                        f"names evaluator '{name}', which no case runs{hint}; evaluators: {', '.join(names)}",
+                    )
+                )
+        return problems
+
+
+def _sorted(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.line or 0, p.location))
+
+
+def _scored_fields(evaluators: Sequence[EvaluatorConfig] | None, into: dict[str, None]) -> None:
+    """The field paths `field_accuracy` evaluators score (composites' members included)."""
+    for config in evaluators or []:
+        if isinstance(config, FieldAccuracyConfig):
+            for spec in config.fields:
+                into.setdefault(spec.path, None)
+        elif isinstance(config, CompositeConfig):
+            _scored_fields(config.evaluators, into)
 
 
 def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any], list[Problem]]:
@@ -128,28 +252,7 @@ def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any],
             truths.append(None)
             problems.append(source.problem(ground_truth_location(cases[i] if i < len(cases) else None, i), str(exc)))
     problems.extend(finite_problems(source, cases, truths))
-    return truths, sorted(problems, key=lambda p: (p.line or 0, p.location))
-
-
-def _semantic_problems(source: Source, raw: Any) -> list[Problem]:
-    problems: list[Problem] = []
-    first_seen: dict[str, int] = {}
-    for i, case in enumerate(raw_cases(raw)):
-        if not isinstance(case, dict):
-            continue
-        case_id = case.get("id")
-        if isinstance(case_id, str):
-            if case_id in first_seen:
-                problems.append(
-                    source.problem(
-                        ["evalcases", i, "id"],
-                        f"duplicate id '{case_id}' (first used by evalcases[{first_seen[case_id]}]); "
-                        "ids must be unique",
-                    )
-                )
-            else:
-                first_seen[case_id] = i
-    return problems
+    return truths, _sorted(problems)
 
 
 DEFAULT_JUDGE = LlmJudgeConfig(type="llm_judge", name="llm_judge")

@@ -66,6 +66,25 @@ def config_data(value: Any) -> Any:
     return value
 
 
+class _ByIdentity:
+    """Digests of objects by identity, each object held while it is in the map, so that its id
+    cannot be reused by another meanwhile (the cases of a big dataset are read back from disk a
+    chunk at a time: new objects, and old ones freed). Cleared when it grows past `limit`."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._map: dict[tuple[int, ...], tuple[tuple[object, ...], str]] = {}
+        self._limit = limit
+
+    def get(self, objects: tuple[object, ...]) -> str | None:
+        found = self._map.get(tuple(map(id, objects)))
+        return found[1] if found is not None else None
+
+    def put(self, objects: tuple[object, ...], digest: str) -> None:
+        if len(self._map) >= self._limit:
+            self._map.clear()
+        self._map[tuple(map(id, objects))] = (objects, digest)
+
+
 def evaluator_fingerprints(
     cases: Sequence[PreparedCase],
 ) -> tuple[dict[str, EvaluatorInfo], dict[str, str], str]:
@@ -73,22 +92,27 @@ def evaluator_fingerprints(
     evaluator list, the hash of that map)."""
     evaluators: dict[str, EvaluatorInfo] = {}
     per_case: dict[str, str] = {}
-    known: dict[int, str] = {}  # a suite's configs are shared by every case: hashed once
-    lists: dict[tuple[int, ...], str] = {}
+    known = _ByIdentity()  # a suite's configs are shared by every case: hashed once
+    lists = _ByIdentity()
+    digests: dict[str, str] = {}  # one string per distinct list digest
     for prepared in cases:
-        identity = tuple(id(config) for config in prepared.evaluators)
-        if identity in lists:
-            per_case[prepared.case.id] = lists[identity]
+        configs = tuple(prepared.evaluators)
+        listed = lists.get(configs)
+        if listed is not None:
+            per_case[prepared.case.id] = listed
             continue
         hashes = []
-        for config in prepared.evaluators:
-            digest = known.get(id(config)) or canonical_sha256(config_data(config))
-            known[id(config)] = digest
+        for config in configs:
+            digest = known.get((config,)) or canonical_sha256(config_data(config))
+            known.put((config,), digest)
             evaluators.setdefault(
                 digest, EvaluatorInfo(type=str(getattr(config, "type", "")), name=config.display_name)
             )
             hashes.append(digest)
-        per_case[prepared.case.id] = lists[identity] = canonical_sha256(hashes)
+        digest = canonical_sha256(hashes)
+        listed = digests.setdefault(digest, digest)
+        lists.put(configs, listed)
+        per_case[prepared.case.id] = listed
     return evaluators, per_case, canonical_sha256(per_case)
 
 
@@ -123,12 +147,12 @@ def judge_files(dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> dict[s
             if word and not word.startswith("-"):
                 add(base / word)
 
-    seen: set[int] = set()
+    seen = _ByIdentity()
     for prepared in cases:
         for config in _walk(prepared.evaluators):
-            if id(config) in seen:
+            if seen.get((config,)) is not None:
                 continue
-            seen.add(id(config))
+            seen.put((config,), "")
             if isinstance(config, CodeJudgeConfig):
                 add_words(config.script, config.cwd)
             elif isinstance(config, LlmJudgeConfig):

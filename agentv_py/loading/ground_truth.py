@@ -173,7 +173,8 @@ class _Field:
     structured: int = 0  # cases it scores whose ground truth is a JSON object or array
     resolved: int = 0  # cases with a value at its path
     cases: int = 0  # cases it scores
-    bad: list[str] = field(default_factory=list)  # ids of cases whose value it cannot use
+    bad: list[str] = field(default_factory=list)  # ids of the first cases whose value it cannot use
+    bad_count: int = 0  # how many cases' values it cannot use
     reason: str = ""  # why, for the first of them
 
 
@@ -288,52 +289,62 @@ def _run(check: _Check, case_id: str, truth: Any) -> None:
     if reason is not None:
         if not found.bad:
             found.reason = reason
-        found.bad.append(case_id)
+        found.bad_count += 1
+        if len(found.bad) < CASES_SHOWN:
+            found.bad.append(case_id)
 
 
-def _cases(ids: list[str]) -> str:
-    shown = ", ".join(ids[:CASES_SHOWN])
-    more = f" (and {len(ids) - CASES_SHOWN} more)" if len(ids) > CASES_SHOWN else ""
-    return f"case{'s' if len(ids) > 1 else ''} {shown}{more}"
+def _cases(found: _Field) -> str:
+    shown = ", ".join(found.bad[:CASES_SHOWN])
+    more = f" (and {found.bad_count - CASES_SHOWN} more)" if found.bad_count > CASES_SHOWN else ""
+    return f"case{'s' if found.bad_count > 1 else ''} {shown}{more}"
 
 
-def ground_truth_warnings(source: Source, model: Dataset, truths: Sequence[Any]) -> list[Problem]:
+class GroundTruthFields:
     """One warning per field whose ground truth can never be scored in some cases (naming
-    them), and per field path that is in no case's ground truth. `truths[i]`: case i's expected
-    value. One pass over the cases."""
-    fields = _Fields()
-    suite = fields.checks(["execution", "evaluators"], model.execution.evaluators)
-    for i, case in enumerate(model.evalcases):
-        if case.evaluators is not None:
-            checks = fields.checks(["evalcases", i, "evaluators"], case.evaluators)
-        elif case.execution is not None and case.execution.evaluators is not None:
-            checks = fields.checks(["evalcases", i, "execution", "evaluators"], case.execution.evaluators)
-        else:
-            checks = suite
-        for check in checks:
-            _run(check, case.id, truths[i])
-    warnings = []
-    for found in fields.fields.values():
-        if found.bad:
-            which = f" (case '{found.bad[0]}')" if len(found.bad) > 1 else ""
-            those = "that case" if len(found.bad) == 1 else "those cases"
-            warnings.append(
-                source.problem(
-                    found.location,
-                    f"field '{found.label}': the expected value cannot be scored in {_cases(found.bad)}: "
-                    f'{found.reason}{which}; {those} will be "could not score" (an evaluator error)',
+    them), and per field path that is in no case's ground truth. Fed the cases a chunk at a time
+    (`add`), it keeps only the fields' counts and the ids of the cases a field cannot use."""
+
+    def __init__(self) -> None:
+        self._fields = _Fields()
+
+    def add(self, model: Dataset, truths: Sequence[Any], offset: int = 0) -> None:
+        """`model.evalcases[i]` is case `offset + i` of the dataset, `truths[i]` its expected value."""
+        fields = self._fields
+        suite = fields.checks(["execution", "evaluators"], model.execution.evaluators)
+        for i, case in enumerate(model.evalcases):
+            if case.evaluators is not None:
+                checks = fields.checks(["evalcases", offset + i, "evaluators"], case.evaluators)
+            elif case.execution is not None and case.execution.evaluators is not None:
+                checks = fields.checks(["evalcases", offset + i, "execution", "evaluators"], case.execution.evaluators)
+            else:
+                checks = suite
+            for check in checks:
+                _run(check, case.id, truths[i])
+
+    def warnings(self, source: Source) -> list[Problem]:
+        warnings = []
+        for found in self._fields.fields.values():
+            if found.bad:
+                which = f" (case '{found.bad[0]}')" if found.bad_count > 1 else ""
+                those = "that case" if found.bad_count == 1 else "those cases"
+                warnings.append(
+                    source.problem(
+                        found.location,
+                        f"field '{found.label}': the expected value cannot be scored in {_cases(found)}: "
+                        f'{found.reason}{which}; {those} will be "could not score" (an evaluator error)',
+                    )
                 )
-            )
-        elif found.structured and not found.resolved and found.label != "expected_output":
-            every_case = "the one case that uses it" if found.cases == 1 else f"all {found.cases} cases that use it"
-            warnings.append(
-                source.problem(
-                    found.path_location,
-                    f"field '{found.label}' is in no case's ground truth (a typo in the path?); "
-                    f'it will be "not scored" in {every_case}',
+            elif found.structured and not found.resolved and found.label != "expected_output":
+                every_case = "the one case that uses it" if found.cases == 1 else f"all {found.cases} cases that use it"
+                warnings.append(
+                    source.problem(
+                        found.path_location,
+                        f"field '{found.label}' is in no case's ground truth (a typo in the path?); "
+                        f'it will be "not scored" in {every_case}',
+                    )
                 )
-            )
-    return warnings
+        return warnings
 
 
 def finite_problems(source: Source, raw_cases: Sequence[Any], truths: Sequence[Any]) -> list[Problem]:
@@ -362,7 +373,7 @@ def finite_problems(source: Source, raw_cases: Sequence[Any], truths: Sequence[A
 __all__ = [
     "GroundTruthError",
     "finite_problems",
+    "GroundTruthFields",
     "ground_truth_location",
-    "ground_truth_warnings",
     "read_ground_truth",
 ]

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
-from agentv_py.loading.source import MAX_DEPTH, Source, display_path, format_location, read_yaml
+from agentv_py.loading.source import (
+    MAX_DEPTH,
+    PackedCases,
+    Source,
+    display_path,
+    format_location,
+    pack_case,
+    read_yaml,
+)
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
 
 JSONL_SUFFIX = ".jsonl"
@@ -61,7 +69,8 @@ class JsonlSource(Source):
 
 
 def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
-    """Read a JSONL dataset and its sidecar into `{**sidecar, "evalcases": [cases]}`; a line that
+    """Read a JSONL dataset and its sidecar into `{**sidecar, "evalcases": cases}`, the cases
+    packed as a YAML dataset's are (`PackedCases`: each line's object packed as it is read); a line that
     is not a JSON object (and a sidecar that is not a mapping of suite keys) is a ConfigError
     naming the file and the line. Every bad line is reported, not only the first."""
     display = display_path(path)
@@ -79,8 +88,8 @@ def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
     return source, {**suite, "evalcases": cases}
 
 
-def _parse_lines(content: bytes, display: str) -> tuple[list[Any], list[int], list[Problem]]:
-    cases: list[Any] = []
+def _parse_lines(content: bytes, display: str) -> tuple[PackedCases, list[int], list[Problem]]:
+    cases: list[bytes] = []
     lines: list[int] = []
     problems: list[Problem] = []
     if content.startswith(b"\xef\xbb\xbf"):
@@ -118,9 +127,9 @@ def _parse_lines(content: bytes, display: str) -> tuple[list[Any], list[int], li
         if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
             problems.append(Problem(display, number, "", f"JSON nests deeper than {MAX_DEPTH} levels"))
             continue
-        cases.append(value)
+        cases.append(pack_case(value))
         lines.append(number)
-    return cases, lines, problems
+    return tuple(cases), lines, problems
 
 
 class _Duplicate(ValueError):

@@ -395,6 +395,50 @@ class Source:
         parts = list(parts)
         return Problem(self.display, self.lines.line(parts), format_location(parts), message)
 
+    def shifted(self, offset: int) -> Source:
+        """This source for a slice of the cases that starts at case `offset`: `evalcases[i]` of
+        the slice is located (line and text) as `evalcases[offset + i]` of the file."""
+        return self if offset == 0 else _ShiftedSource(self.path, self.display, self.lines, base=self, offset=offset)
+
+
+@dataclass
+class _ShiftedSource(Source):
+    base: Source | None = None
+    offset: int = 0
+
+    def problem(self, parts: Iterable[str | int], message: str) -> Problem:
+        parts = list(parts)
+        if len(parts) >= 2 and parts[0] == "evalcases" and isinstance(parts[1], int):
+            parts[1] += self.offset
+        assert self.base is not None
+        return self.base.problem(parts, message)
+
+
+PackedCases = tuple[bytes, ...]
+"""A dataset's cases packed one by one (`marshal`, about 150 bytes for a small case): what a
+parse hands the loader in place of the `evalcases` list, unpacked a slice at a time."""
+
+
+def pack_case(value: Any) -> bytes:
+    return marshal.dumps(value)
+
+
+def unpack_cases(packed: PackedCases) -> list[Any]:
+    return [marshal.loads(item) for item in packed]
+
+
+def split_cases(raw: Any) -> tuple[dict[str, Any], PackedCases] | None:
+    """A parsed dataset as its suite keys and its packed cases; None when it is not a mapping
+    with a list of cases (one pass over the whole value then says what is wrong)."""
+    if not isinstance(raw, dict):
+        return None
+    cases = raw.get("evalcases")
+    if isinstance(cases, list):
+        cases = tuple(pack_case(case) for case in cases)
+    if not isinstance(cases, tuple):
+        return None
+    return {key: value for key, value in raw.items() if key != "evalcases"}, cases
+
 
 def display_path(path: Path) -> str:
     """The path as the user would type it: relative under the current directory, else absolute."""
@@ -405,8 +449,10 @@ def display_path(path: Path) -> str:
         return str(absolute)
 
 
-def read_yaml(path: Path) -> tuple[Source, Any]:
-    """Read and parse a YAML file; unreadable or invalid YAML is a ConfigError with its line."""
+def read_yaml(path: Path, *, pack_cases: bool = False) -> tuple[Source, Any]:
+    """Read and parse a YAML file; unreadable or invalid YAML is a ConfigError with its line.
+    `pack_cases`: a root mapping's `evalcases` list comes back packed (`PackedCases`), each case
+    packed as soon as it is parsed, so a dataset of any size is never held as Python objects whole."""
     display = display_path(path)
     try:
         content = path.read_bytes()
@@ -416,7 +462,7 @@ def read_yaml(path: Path) -> tuple[Source, Any]:
         raise ConfigError([Problem(display, None, "", "is a directory, expected a YAML file")]) from None
     source = Source(path, display, _LineIndex(path))
     try:
-        data = _parse_cached(content)
+        data = _parse_cached(content, pack_cases)
     except LoadRefused as exc:
         location = format_location(exc.parts[:_MAX_SHOWN_PARTS]) + ("..." if len(exc.parts) > _MAX_SHOWN_PARTS else "")
         raise ConfigError([Problem(display, exc.line, location, exc.message)]) from None
@@ -483,11 +529,12 @@ _STR, _NULL, _BOOL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null", "tag:yam
 _BY_CONSTRUCTOR = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
-def _load_plain(content: bytes) -> Any:
+def _load_plain(content: bytes, pack_cases: bool = False) -> Any:
     """The data of a YAML document built straight from the C parser's events, in one pass,
     without nodes: the common case (no anchors, aliases, explicit tags or merge keys; every
     bound kept). Anything else raises _Unusual, and the node path (`_Loader`) parses the file
-    again and says what is wrong, located, exactly as it always did."""
+    again and says what is wrong, located, exactly as it always did. `pack_cases`: each item of
+    the root mapping's `evalcases` list is packed as soon as it is complete (`read_yaml`)."""
     loader = _Loader(content)
     try:
         get_event = loader.get_event
@@ -537,6 +584,8 @@ def _load_plain(content: bytes) -> Any:
             elif kind in end_events:
                 value = stack.pop()[0]
                 identity = None  # a container: never a key
+                if pack_cases and len(stack) == 1 and stack[0][2] == ("evalcases",) and isinstance(value, list):
+                    value = tuple(value)  # the packed cases
             else:  # an alias, or anything unexpected
                 raise _Unusual
             if not stack:
@@ -548,6 +597,8 @@ def _load_plain(content: bytes) -> Any:
                 return value
             frame = stack[-1]
             if not frame[1]:
+                if pack_cases and len(stack) == 2 and stack[0][2] == ("evalcases",):
+                    value = marshal.dumps(value)  # a whole case: packed before the next is read
                 frame[0].append(value)
             elif frame[2] is None:
                 if identity is None or identity in frame[3]:
@@ -563,7 +614,7 @@ def _load_plain(content: bytes) -> Any:
         loader.dispose()
 
 
-def _load(content: bytes) -> Any:
+def _load(content: bytes, pack_cases: bool = False) -> Any:
     """Parse one YAML document: the fast path (`_load_plain`), else `_Loader`'s node path. The
     cyclic garbage collector is paused meanwhile: a large file builds hundreds of thousands of
     objects, none of them garbage, and collections triggered by those allocations would take
@@ -572,20 +623,23 @@ def _load(content: bytes) -> Any:
     gc.disable()
     try:
         try:
-            return _load_plain(content)
+            return _load_plain(content, pack_cases)
         except _Unusual:
             pass
         loader = _Loader(content)
         try:
-            return loader.get_single_data()
+            data = loader.get_single_data()
         finally:
             loader.dispose()
+        if pack_cases and isinstance(data, dict) and isinstance(data.get("evalcases"), list):
+            data["evalcases"] = tuple(pack_case(case) for case in data["evalcases"])
+        return data
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_cached(content: bytes) -> Any:
+def _parse_cached(content: bytes, pack_cases: bool = False) -> Any:
     """yaml.load, memoised on disk by content hash: a large dataset is parsed once, not per run.
 
     The cache holds only the parsed data; validation always runs in full. Any cache problem
@@ -593,9 +647,9 @@ def _parse_cached(content: bytes) -> Any:
     """
     directory = cache_dir()
     if directory is None or len(content) < 64 * 1024:
-        return _load(content)
+        return _load(content, pack_cases)
     digest = hashlib.blake2b(content, digest_size=20)
-    digest.update(f"{CACHE_VERSION}/{yaml.__version__}".encode())
+    digest.update(f"{CACHE_VERSION}/{yaml.__version__}/{int(pack_cases)}".encode())
     entry = directory / f"{digest.hexdigest()}.marshal"
     try:
         cached = entry.read_bytes()
@@ -608,7 +662,7 @@ def _parse_cached(content: bytes) -> Any:
                 gc.enable()
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    data = _load(content)
+    data = _load(content, pack_cases)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_suffix(f".{os.getpid()}.tmp")

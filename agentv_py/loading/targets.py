@@ -23,7 +23,7 @@ from agentv_py.models.evaluators import (
     judge_target_name,
 )
 from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import LoadedDataset
 
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -180,7 +180,8 @@ def judge_target_problems(
     problems: list[Problem] = []
     needed: list[str] = []
 
-    def check(where: list[str | int], config: EvaluatorConfig, judged: list[PreparedCase], no_judge: str) -> None:
+    def check(where: list[str | int], config: EvaluatorConfig, judged_images: list[str], no_judge: str) -> None:
+        """`judged_images`: the ids of the cases with images that `config` judges."""
         label = f"{config.type} '{config.display_name}'"
         explicit = judge_target_name(config)
         name = explicit or default_judge
@@ -209,24 +210,28 @@ def judge_target_problems(
             return
         if name not in needed:
             needed.append(name)
-        with_images = [c for c in judged if c.images] if not isinstance(config, CodeJudgeConfig) else []
+        with_images = judged_images if not isinstance(config, CodeJudgeConfig) else []
         if with_images and not judge.vision:
             more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
             problems.append(
                 source.problem(
                     where,
                     f"{label}: judge target '{name}' is not marked vision: true, "
-                    f"but case '{with_images[0].case.id}'{more} has images; "
+                    f"but case '{with_images[0]}'{more} has images; "
                     f"set vision: true on '{name}' if its model accepts images, "
                     "or choose a vision judge with target: NAME",
                 )
             )
 
     why = f" ({default_origin})" if default_judge is None else ""
-    suite_judged = [c for c in dataset.cases if c.case.case_evaluators is None]
+    suite_images = [c.case.id for c in dataset.cases if c.images and c.case.case_evaluators is None]
     for where, config in walk_evaluators(dataset.model):  # composite members included
         # The cases these evaluators judge: the suite's go to every case without its own list.
-        judged = suite_judged if where[0] == "execution" else [dataset.cases[int(where[1])]]
+        if where[0] == "execution":
+            judged = suite_images
+        else:
+            case = dataset.cases[int(where[1])]
+            judged = [case.case.id] if case.images else []
         if isinstance(config, CompositeConfig):
             if config.aggregator.type == "llm_judge":  # it reads the members' results, never images
                 judge = config.aggregator_judge()
@@ -259,5 +264,5 @@ def judge_target_problems(
                 f"a judge target: set execution.judge_target in the dataset or judge_target on the eval target, "
                 f"pass --judge-target NAME, or give the case evaluators{why}"
             )
-        check(where, config, [case], no_judge)
+        check(where, config, [case.case.id] if case.images else [], no_judge)
     return problems, needed

@@ -327,15 +327,6 @@ class Gates(StrictModel):
     fields: dict[str, FieldGate] = Field(default_factory=dict)
 
 
-def _scored_fields(evaluators: list[EvaluatorConfig] | None, into: dict[str, None]) -> None:
-    """The field paths `field_accuracy` evaluators score (composites' members included)."""
-    for config in evaluators or []:
-        if getattr(config, "type", None) == "field_accuracy":
-            for spec in getattr(config, "fields", []):
-                into.setdefault(spec.path, None)
-        _scored_fields(getattr(config, "evaluators", None), into)
-
-
 class Dataset(StrictModel):
     schema_: Any = Field(None, validation_alias="$schema")  # AgentV files name their JSON schema; ignored
     description: str | None = None
@@ -348,25 +339,6 @@ class Dataset(StrictModel):
     target: str | None = None
     gates: Gates | None = None
     evalcases: list[EvalCase]
-
-    @model_validator(mode="after")
-    def _field_gates_are_scored(self) -> Dataset:
-        """A field gate must name a field some `field_accuracy` evaluator scores: else it could never pass."""
-        if self.gates is None or not self.gates.fields:
-            return self
-        scored: dict[str, None] = {}
-        _scored_fields(self.execution.evaluators, scored)
-        for case in self.evalcases:
-            _scored_fields(case.case_evaluators, scored)
-        for path in self.gates.fields:
-            if path not in scored:
-                named = ", ".join(scored) if scored else "none (no field_accuracy evaluator)"
-                raise PydanticCustomError(
-                    "invalid_option",
-                    "fields names '{path}', which no field_accuracy evaluator scores (fields scored: {named})",
-                    {"path": path, "named": named, "agentv_key": "gates"},
-                )
-        return self
 
     @property
     def target_name(self) -> str | None:

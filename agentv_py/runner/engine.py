@@ -17,7 +17,7 @@ from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import judge_costs
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import CaseSelection, LoadedDataset, PreparedCase, case_ids
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
@@ -43,14 +43,17 @@ class Judging:
 NO_JUDGES = Judging()
 
 
-def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> list[PreparedCase]:
+def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> Sequence[PreparedCase]:
     """Cases whose id matches any glob in `patterns` (all cases when there are none)."""
     patterns = list(patterns)
     if not patterns:
-        return list(cases)
-    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.case.id, p) for p in patterns)]
+        return cases  # a big dataset's cases stay where they are (`PreparedCases`)
+    all_ids = case_ids(cases)
+    chosen = CaseSelection(
+        cases, [i for i, case_id in enumerate(all_ids) if any(fnmatch.fnmatchcase(case_id, p) for p in patterns)]
+    )
     if not chosen:
-        ids = ", ".join(c.case.id for c in cases[:10]) + (", ..." if len(cases) > 10 else "")
+        ids = ", ".join(all_ids[:10]) + (", ..." if len(cases) > 10 else "")
         raise AgentvError(
             f"no case id matches --eval-id {' '.join(patterns)}",
             hint=f"ids in this dataset: {ids} (globs such as 'invoice-00*' work)",

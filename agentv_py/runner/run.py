@@ -89,7 +89,7 @@ class Run:
         self._on_notice = on_notice
         self.cache: Cache | None = None  # the answer cache, when on and usable (runner/cache.py)
         self.dataset = dataset
-        self.cases = list(cases)
+        self.cases = cases
         self.options = options or RunOptions()
         self.processes = ProcessRegistry()
         self._stop = threading.Event()

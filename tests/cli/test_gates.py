@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from agentv_py.cli import app
 
+pytestmark = pytest.mark.usefixtures("both_chunkings")
+
 
 def invoke(*args: str):
     return CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, list(args))
@@ -182,8 +184,8 @@ def test_a_gate_on_a_field_nobody_scores_is_a_located_load_error(ws):
     result = invoke("eval", "dataset.yaml")
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[1] == (
-        "  dataset.yaml:1: gates: fields names 'invoice_number', which no field_accuracy evaluator scores "
-        "(fields scored: a, b)"
+        "  dataset.yaml:3: gates.fields.invoice_number: names field 'invoice_number', which no field_accuracy "
+        "evaluator scores (fields scored: a, b)"
     )
 
 

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
 from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.usefixtures("both_chunkings")
 
 
 def test_validate_reports_every_problem_in_every_file(ws):

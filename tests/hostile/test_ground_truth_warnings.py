@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import load_dataset
+
+pytestmark = pytest.mark.usefixtures("both_chunkings")
 
 
 def invoke(*args: str):
