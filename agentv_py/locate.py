@@ -66,14 +66,15 @@ def resolve_file(value: str, base_dir: Path, dirs: list[Path] | None = None) -> 
     candidate = Path(os.path.expanduser(value))
     if candidate.is_absolute():
         return (candidate if candidate.is_file() else None), [candidate]
-    tried = []
-    for directory in dirs if dirs is not None else search_dirs(base_dir):
-        # Lexical normalisation of an absolute directory: no realpath syscalls per file.
-        path = os.path.normpath(os.path.join(directory, candidate))
-        tried.append(Path(path))
+    # Lexical normalisation of an absolute directory: no realpath syscalls per file.
+    paths = [
+        os.path.normpath(os.path.join(directory, candidate))
+        for directory in (dirs if dirs is not None else search_dirs(base_dir))
+    ]
+    for number, path in enumerate(paths):
         if os.path.isfile(path):
-            return Path(path), tried
-    return None, tried
+            return Path(path), [Path(tried) for tried in paths[: number + 1]]
+    return None, [Path(path) for path in paths]
 
 
 def working_dir(base_dir: Path, cwd: str | None) -> Path:

@@ -9,7 +9,6 @@ memory does not grow with the number of cases.
 from __future__ import annotations
 
 import bisect
-import io
 import os
 import pickle
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, overload
 
 from agentv_py.errors import Problem
-from agentv_py.media import ImageRef
+from agentv_py.media import ImageRef, is_url
 from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.evaluators import EvaluatorConfig
 
@@ -79,25 +78,56 @@ class PreparedCase:
 _CHUNKS_KEPT = 2  # chunks kept unpickled (the one the run is in, and the one before or after)
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles a chunk with the objects every case shares (the suite's evaluator configs) by
-    reference, so they are stored once and every case gets the same objects back."""
-
-    def __init__(self, file: IO[bytes], shared: dict[int, int]) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._shared = shared
-
-    def persistent_id(self, obj: Any) -> int | None:
-        return self._shared.get(id(obj))
+IMAGES = 1  # the case has images
+OWN_EVALUATORS = 2  # the case gives its own evaluator list
+RUBRICS = 4  # the case has `rubrics:` (AgentV adds a rubric evaluator)
+URL_FILES = 8  # an input file is an http(s) URL
+IMAGE_URLS = 16  # an image is an http(s) URL
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: IO[bytes], shared: Sequence[object]) -> None:
-        super().__init__(file)
-        self._shared = shared
+def case_flags(prepared: PreparedCase) -> int:
+    """What a few checks before a run look for in a case, as bits: those checks then read back
+    only the cases they concern, not all of a big dataset (`PreparedCases.where`)."""
+    case = prepared.case
+    return (
+        (IMAGES if prepared.images else 0)
+        | (OWN_EVALUATORS if case.case_evaluators is not None else 0)
+        | (RUBRICS if case.rubrics else 0)
+        | (URL_FILES if any(is_url(path) for path in prepared.files) else 0)
+        | (IMAGE_URLS if any(image.source == "url" for image in prepared.images) else 0)
+    )
 
-    def persistent_load(self, pid: Any) -> object:
-        return self._shared[pid]
+
+def _pack(prepared: PreparedCase, shared: dict[int, int]) -> tuple[Any, ...]:
+    """A case as stored: its fields, each evaluator shared by every case (the suite's) as its
+    index in the shared list, so it is stored once and every case gets the same object back."""
+    evaluators = [shared.get(id(config), config) for config in prepared.evaluators]
+    return (
+        prepared.case,
+        prepared.index,
+        prepared.files,
+        prepared.images,
+        prepared.expected,
+        prepared.question,
+        evaluators,
+        prepared.guideline_files,
+        prepared.guideline_items,
+    )
+
+
+def _unpack(packed: tuple[Any, ...], shared: Sequence[EvaluatorConfig]) -> PreparedCase:
+    case, index, files, images, expected, question, evaluators, guideline_files, guideline_items = packed
+    return PreparedCase(
+        case=case,
+        index=index,
+        files=files,
+        images=images,
+        expected=expected,
+        question=question,
+        evaluators=[shared[config] if isinstance(config, int) else config for config in evaluators],
+        guideline_files=guideline_files,
+        guideline_items=guideline_items,
+    )
 
 
 class PreparedCases(Sequence[PreparedCase]):
@@ -109,8 +139,9 @@ class PreparedCases(Sequence[PreparedCase]):
 
     chunk_cases = 1000  # cases the loader validates, prepares and adds together
 
-    def __init__(self, shared: Sequence[object] = ()) -> None:
+    def __init__(self, shared: Sequence[EvaluatorConfig] = ()) -> None:
         self.ids: list[str] = []
+        self.flags = bytearray()  # each case's `case_flags`
         self._shared = list(shared)
         self._shared_ids = {id(obj): i for i, obj in enumerate(self._shared)}
         self._held: list[PreparedCase] | None = []  # every case, until a second chunk comes
@@ -124,6 +155,7 @@ class PreparedCases(Sequence[PreparedCase]):
     def add(self, chunk: list[PreparedCase]) -> None:
         """Append a chunk of cases (the loader's, `chunk_cases` at a time)."""
         self.ids.extend(prepared.case.id for prepared in chunk)
+        self.flags.extend(case_flags(prepared) for prepared in chunk)
         if self._held is not None and len(self._held) + len(chunk) <= self.chunk_cases:
             self._held.extend(chunk)
             return
@@ -136,9 +168,7 @@ class PreparedCases(Sequence[PreparedCase]):
 
     def _store(self, chunk: list[PreparedCase]) -> None:
         assert self._file is not None
-        buffer = io.BytesIO()
-        _Pickler(buffer, self._shared_ids).dump(chunk)
-        data = buffer.getvalue()
+        data = pickle.dumps([_pack(prepared, self._shared_ids) for prepared in chunk], protocol=pickle.HIGHEST_PROTOCOL)
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
         self._file.flush()
@@ -155,7 +185,7 @@ class PreparedCases(Sequence[PreparedCase]):
             assert self._file is not None
             offset, length = self._chunks[number]
             data = os.pread(self._file.fileno(), length, offset)
-            chunk: list[PreparedCase] = _Unpickler(io.BytesIO(data), self._shared).load()
+            chunk = [_unpack(packed, self._shared) for packed in pickle.loads(data)]
             self._kept[number] = chunk
             if len(self._kept) > _CHUNKS_KEPT:
                 self._kept.popitem(last=False)
@@ -189,6 +219,10 @@ class PreparedCases(Sequence[PreparedCase]):
         for number in range(len(self._chunks)):
             yield from self._chunk(number)
 
+    def where(self, flag: int) -> list[int]:
+        """The indices of the cases with any of the `flag` bits (`case_flags`)."""
+        return [i for i, flags in enumerate(self.flags) if flags & flag]
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -221,12 +255,25 @@ class CaseSelection(Sequence[PreparedCase]):
     def __iter__(self) -> Iterator[PreparedCase]:
         return (self._cases[i] for i in self._indices)
 
+    def where(self, flag: int) -> list[int]:
+        """The positions in this selection of the cases with any of the `flag` bits."""
+        flagged = set(cases_where(self._cases, flag))
+        return [position for position, i in enumerate(self._indices) if i in flagged]
+
 
 def case_ids(cases: Sequence[PreparedCase]) -> list[str]:
     """The ids of `cases`, in order, without reading a case back (`PreparedCases.ids`)."""
     if isinstance(cases, (PreparedCases, CaseSelection)):
         return cases.ids
     return [prepared.case.id for prepared in cases]
+
+
+def cases_where(cases: Sequence[PreparedCase], flag: int) -> list[int]:
+    """The positions in `cases` of those with any of the `flag` bits (`case_flags`), read from the
+    flags kept for a dataset's cases when there are some, so that no case is read back."""
+    if isinstance(cases, (PreparedCases, CaseSelection)):
+        return cases.where(flag)
+    return [i for i, prepared in enumerate(cases) if case_flags(prepared) & flag]
 
 
 def select(cases: Sequence[PreparedCase], wanted: Iterable[str]) -> CaseSelection:
@@ -240,6 +287,10 @@ class CaseModels(Sequence[EvalCase]):
 
     def __init__(self, cases: PreparedCases) -> None:
         self._cases = cases
+
+    def where(self, flag: int) -> list[int]:
+        """The indices of the cases with any of the `flag` bits (`case_flags`)."""
+        return self._cases.where(flag)
 
     def __len__(self) -> int:
         return len(self._cases)

@@ -4,6 +4,7 @@ it (a `Run` writing rows and a summary). The layer between the CLI and loader/ru
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -40,7 +41,7 @@ from agentv_py.models.targets import (
     is_model_target,
     not_runnable_message,
 )
-from agentv_py.prepared import LoadedDataset, PreparedCase, case_ids, select
+from agentv_py.prepared import IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, case_ids, cases_where, select
 from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.manifest import (
@@ -499,7 +500,7 @@ def _uses_judges(dataset: LoadedDataset) -> bool:
     """Does any evaluator call a judge: one of a list, or one AgentV adds (case rubrics, the default judge)?"""
     listed = (config for _, configs in evaluator_lists(dataset.model) for config in configs)
     added = (config for _, _, config in added_evaluators(dataset.model))
-    return any(calls_judge(config) for config in (*listed, *added))
+    return any(calls_judge(config) for config in itertools.chain(listed, added))
 
 
 def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: bool = False) -> LoadedTargets | None:
@@ -545,7 +546,7 @@ def _check_model_target(target: TargetConfig, cases: Sequence[PreparedCase]) -> 
     URLs (agentv sends Gemini images inline and fetches nothing)."""
     if not is_model_target(target):
         return
-    with_images = [c.case.id for c in cases if c.images]
+    with_images = [cases[i].case.id for i in cases_where(cases, IMAGES)]
     if with_images and not target.vision:
         more = f" (and {len(with_images) - 1} more)" if len(with_images) > 1 else ""
         raise TargetError(
@@ -553,7 +554,7 @@ def _check_model_target(target: TargetConfig, cases: Sequence[PreparedCase]) -> 
             hint=f"set vision: true on '{target.name}' if its model accepts images",
         )
     if isinstance(target, GeminiTarget):
-        with_urls = [c for c in cases if any(image.source == "url" for image in c.images)]
+        with_urls = [cases[i] for i in cases_where(cases, IMAGE_URLS)]
         if with_urls:
             url = next(image for image in with_urls[0].images if image.source == "url")
             more = f" (and {len(with_urls) - 1} more)" if len(with_urls) > 1 else ""
@@ -834,8 +835,7 @@ def case_images(dataset: LoadedDataset) -> dict[str, list[str]]:
     URIs; an image given by URL is never fetched for a report."""
     return {
         prepared.case.id: [ref.value for ref in prepared.images if ref.source in ("file", "data")]
-        for prepared in dataset.cases
-        if prepared.images
+        for prepared in (dataset.cases[i] for i in cases_where(dataset.cases, IMAGES))
     }
 
 

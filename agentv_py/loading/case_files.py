@@ -111,10 +111,25 @@ class _Project:
         self.root = str(root) if root is not None else base
         self.what = "the repository holding the dataset" if root is not None else "the dataset's directory"
         self.cwd = os.path.realpath(os.getcwd())
+        self._real_dirs: dict[str, str] = {}
+
+    def realpath(self, found: Path) -> str:
+        """`os.path.realpath(found)`, with each directory's resolved once: a dataset names
+        thousands of files in a few directories."""
+        directory, name = os.path.split(found)
+        try:
+            if not stat.S_ISLNK(os.lstat(found).st_mode):
+                real_dir = self._real_dirs.get(directory)
+                if real_dir is None:
+                    real_dir = self._real_dirs[directory] = os.path.realpath(directory)
+                return os.path.join(real_dir, name)
+        except OSError:
+            pass
+        return os.path.realpath(found)
 
     def refuse(self, what: str, value: str, found: Path, label: str) -> str | None:
         """Why the dataset may not name `found` (its `what` item `value`), or None."""
-        real = os.path.realpath(found)
+        real = self.realpath(found)
         shown = value if real == value else f"{value} (really {real})"
         for system in _SYSTEM_DIRS:
             if _inside(real, system):

@@ -27,7 +27,7 @@ from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases, validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
-from agentv_py.models.dataset import Dataset
+from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.evaluators import (
     CodeJudgeConfig,
     CompositeConfig,
@@ -36,7 +36,7 @@ from agentv_py.models.evaluators import (
     LlmJudgeConfig,
     aggregator_template_problem,
 )
-from agentv_py.prepared import CaseModels, LoadedDataset, PreparedCase, PreparedCases
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels, LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem
 from agentv_py.prompts import read_prompt_template
@@ -264,7 +264,8 @@ def added_evaluators(model: Dataset) -> Iterable[tuple[int, list[str | int], Eva
     index and where they come from: the case's `rubrics:` (a `rubric` evaluator, placed before its
     other evaluators) and, for a case left with no evaluator at all (none of its own, none in the
     suite, no rubrics), `DEFAULT_JUDGE`."""
-    for i, case in enumerate(model.evalcases):
+    # With a suite list, only a case with rubrics gets one; a dataset's cases are read back only then.
+    for i, case in _cases(model, RUBRICS if model.execution.evaluators else None):
         rubric = case.rubric_evaluator()
         own = case.case_evaluators
         if rubric is not None:
@@ -299,7 +300,7 @@ def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
 def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[EvaluatorConfig]]]:
     """Each evaluator list of the dataset with its location: the suite's, then each case's own."""
     yield ["execution", "evaluators"], model.execution.evaluators
-    for i, case in enumerate(model.evalcases):
+    for i, case in _cases(model, OWN_EVALUATORS):
         if case.evaluators is not None:
             yield ["evalcases", i, "evaluators"], case.evaluators
         elif case.execution is not None and case.execution.evaluators is not None:
@@ -313,6 +314,15 @@ def walk_evaluators(model: Dataset) -> Iterable[tuple[list[str | int], Evaluator
     for base, evaluators in evaluator_lists(model):
         for e, config in enumerate(evaluators):
             yield from _walk([*base, e], config)
+
+
+def _cases(model: Dataset, flag: int | None) -> Iterable[tuple[int, EvalCase]]:
+    """The cases of `model` (with their indices) that may have any of the `flag` bits (None: all):
+    of a loaded dataset, only those (its flags are kept, `CaseModels.where`), else all of them."""
+    cases = model.evalcases
+    if isinstance(cases, CaseModels) and flag is not None:
+        return ((i, cases[i]) for i in cases.where(flag))
+    return enumerate(cases)
 
 
 def _walk(where: list[str | int], config: EvaluatorConfig) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from agentv_py.locate import repo_root, resolve_file, search_dirs, working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig
 from agentv_py.models.manifest import DatasetInfo, EvaluatorInfo, RunManifest, TargetInfo
 from agentv_py.models.targets import TargetConfig
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, LoadedDataset, PreparedCase, case_ids, cases_where
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.redact import Redactor
 
@@ -85,6 +85,24 @@ class _ByIdentity:
         self._map[tuple(map(id, objects))] = (objects, digest)
 
 
+def _distinct_lists(cases: Sequence[PreparedCase], per_case: dict[str, str] | None = None) -> Iterator[PreparedCase]:
+    """The cases whose evaluator lists may differ: those with their own list or rubrics, and one
+    case of those left, whose list (the suite's, or the default judge) all of them share. When a
+    case of those is skipped, its id is mapped to the first one's entry of `per_case` (filled by
+    the caller for each case yielded). A big dataset's other cases are never read back."""
+    special = set(cases_where(cases, OWN_EVALUATORS | RUBRICS))
+    ids = case_ids(cases)
+    first: str | None = None
+    for i, case_id in enumerate(ids):
+        if i in special:
+            yield cases[i]
+        elif first is None:
+            first = case_id
+            yield cases[i]
+        elif per_case is not None:
+            per_case[case_id] = per_case[first]
+
+
 def evaluator_fingerprints(
     cases: Sequence[PreparedCase],
 ) -> tuple[dict[str, EvaluatorInfo], dict[str, str], str]:
@@ -95,7 +113,7 @@ def evaluator_fingerprints(
     known = _ByIdentity()  # a suite's configs are shared by every case: hashed once
     lists = _ByIdentity()
     digests: dict[str, str] = {}  # one string per distinct list digest
-    for prepared in cases:
+    for prepared in _distinct_lists(cases, per_case):
         configs = tuple(prepared.evaluators)
         listed = lists.get(configs)
         if listed is not None:
@@ -148,7 +166,7 @@ def judge_files(dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> dict[s
                 add(base / word)
 
     seen = _ByIdentity()
-    for prepared in cases:
+    for prepared in _distinct_lists(cases):
         for config in _walk(prepared.evaluators):
             if seen.get((config,)) is not None:
                 continue

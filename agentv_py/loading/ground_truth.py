@@ -218,6 +218,9 @@ class _Fields:
         return checks
 
 
+_EXACT_INT = 2**53  # integers a float holds exactly
+
+
 def _field_problem(spec: FieldSpec, want: Any) -> str | None:
     """Why the field's matcher cannot use this expected value (the evaluator's own test: the
     value matched against itself), or None."""
@@ -225,6 +228,8 @@ def _field_problem(spec: FieldSpec, want: Any) -> str | None:
     if spec.match == "items":
         return _items_problem(spec, want)
     if spec.match == "numeric_tolerance":
+        if type(want) is float or (type(want) is int and -_EXACT_INT < want < _EXACT_INT):
+            return None  # a plain number (NaN and infinities are refused before this): the common case, fast
         result = match_numeric(want, want, spec.tolerance or 0.0, spec.relative)
     elif spec.match == "date":
         result = match_date(want, want, spec.date_formats)

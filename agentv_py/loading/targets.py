@@ -23,7 +23,7 @@ from agentv_py.models.evaluators import (
     judge_target_name,
 )
 from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
-from agentv_py.prepared import LoadedDataset
+from agentv_py.prepared import IMAGES, LoadedDataset, cases_where
 
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -224,7 +224,8 @@ def judge_target_problems(
             )
 
     why = f" ({default_origin})" if default_judge is None else ""
-    suite_images = [c.case.id for c in dataset.cases if c.images and c.case.case_evaluators is None]
+    with_images = (dataset.cases[i] for i in cases_where(dataset.cases, IMAGES))
+    suite_images = [c.case.id for c in with_images if c.case.case_evaluators is None]
     for where, config in walk_evaluators(dataset.model):  # composite members included
         # The cases these evaluators judge: the suite's go to every case without its own list.
         if where[0] == "execution":

@@ -31,7 +31,7 @@ from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.evaluators.target_proxy import ProxyTargets
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig, is_model_target
-from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.prepared import URL_FILES, LoadedDataset, PreparedCase, cases_where
 from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
@@ -382,7 +382,8 @@ class Run:
 
 def _url_secrets(cases: Sequence[PreparedCase]) -> list[str]:
     """Credentials written in the cases' file URLs (`https://user:pass@...`): masked like keys."""
-    return [secret for case in cases for path in case.files if is_url(path) for secret in url_secrets(path)]
+    with_urls = (cases[i] for i in cases_where(cases, URL_FILES))
+    return [secret for case in with_urls for path in case.files if is_url(path) for secret in url_secrets(path)]
 
 
 def sent_keys(configs: Sequence[TargetConfig]) -> list[str]:
