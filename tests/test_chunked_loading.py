@@ -140,3 +140,23 @@ def test_an_eval_of_chunks_gives_the_rows_and_fingerprints_of_a_whole_load(ws, m
     for key in ("case_evaluators", "evaluators", "evaluators_sha256"):
         assert chunked[key] == whole[key]
     assert chunked["dataset"]["case_ids"] == whole["dataset"]["case_ids"]  # type: ignore[index]
+
+
+def test_fingerprints_and_flags_of_cases_with_their_own_evaluators_and_rubrics(ws, chunks_of_two):
+    from agentv_py.loading.fingerprint import canonical_sha256, config_data, evaluator_fingerprints
+    from agentv_py.prepared import IMAGES, OWN_EVALUATORS, RUBRICS, cases_where
+
+    own = "    evaluators: [{type: field_accuracy, fields: [{path: a}]}]\n"
+    rubrics = "    rubrics: [is right]\n"
+    extras = ["", own, "", rubrics, "", "", own + rubrics]
+    loaded = load_dataset(ws.file("dataset.yaml", SUITE + "".join(case(i, extra=extras[i]) for i in range(7))))
+    assert cases_where(loaded.cases, OWN_EVALUATORS) == [1, 6]
+    assert cases_where(loaded.cases, RUBRICS) == [3, 6]
+    assert cases_where(loaded.cases, IMAGES) == []
+    _, per_case, _ = evaluator_fingerprints(loaded.cases)
+    expected = {
+        prepared.case.id: canonical_sha256([canonical_sha256(config_data(c)) for c in prepared.evaluators])
+        for prepared in loaded.cases
+    }
+    assert per_case == expected
+    assert len(set(per_case.values())) == 4  # the suite's, its own, rubric + suite, rubric + its own

@@ -31,11 +31,13 @@ import json
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentv_py.chat import ChatClient, ChatMessage, sum_usage
+
+if TYPE_CHECKING:
+    from http.server import BaseHTTPRequestHandler
 
 PROXY_URL_ENV = "AGENTV_TARGET_PROXY_URL"
 PROXY_TOKEN_ENV = "AGENTV_TARGET_PROXY_TOKEN"
@@ -129,6 +131,8 @@ class TargetProxy:
         self._usages: list[dict[str, Any] | None] = []
         self._lock = threading.Lock()
         self._closed = False
+        from http.server import ThreadingHTTPServer  # only a run with such a judge serves (~10 ms to import)
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -273,6 +277,8 @@ class TargetProxy:
     # -- HTTP ----------------------------------------------------------------------------------
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        from http.server import BaseHTTPRequestHandler
+
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):

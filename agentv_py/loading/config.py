@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wcmatch import glob
-
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.source import Source, read_yaml
 from agentv_py.locate import repo_root, targets_search_dirs
@@ -29,14 +27,17 @@ from agentv_py.models.base import suggest
 CONFIG_SCHEMA = "agentv-config-v2"
 CONFIG_NAME = Path(".agentv") / "config.yaml"
 CONFIG_KEYS = ("$schema", "guideline_patterns")
+
+
 # micromatch's defaults for these patterns: `**` is globstar, braces and extglobs expand, a leading
 # `!` negates, `*` and `**` never match a name starting with a dot. Pure string matching: no I/O.
-_FLAGS = glob.GLOBSTAR | glob.BRACE | glob.EXTGLOB | glob.NEGATE | glob.NEGATEALL | glob.FORCEUNIX
-
-
 def matches_any(relative: str, patterns: Iterable[str]) -> bool:
-    """Does a `/`-separated relative path match one of the patterns (micromatch's `isMatch`)?"""
-    return any(glob.globmatch(relative, _pattern(p), flags=_FLAGS) for p in patterns)
+    """Does a `/`-separated relative path match one of the patterns (micromatch's `isMatch`)?
+    (`wcmatch` is imported here: only a project with guideline patterns needs it.)"""
+    from wcmatch import glob
+
+    flags = glob.GLOBSTAR | glob.BRACE | glob.EXTGLOB | glob.NEGATE | glob.NEGATEALL | glob.FORCEUNIX
+    return any(glob.globmatch(relative, _pattern(p), flags=flags) for p in patterns)
 
 
 def _pattern(pattern: str) -> str:
