@@ -14,6 +14,7 @@ Every subprocess the tool starts (targets, healthchecks, code judges) goes throu
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
@@ -153,6 +154,7 @@ TAG_VARIABLE = "AGENTV_COMMAND"
 _PR_SET_CHILD_SUBREAPER = 36
 _SESSION_MEMORY_SECONDS = 30.0
 _REAP_SECONDS = 2.0
+_SWEEP_INTERVAL = 0.05  # seconds: a busy run sweeps at most this often, not after every command
 
 
 class Reaper:
@@ -193,6 +195,8 @@ class Reaper:
         self._counter = itertools.count(1)
         self._running: dict[int, int | None] = {}  # tag -> pid of each command running
         self._sessions: dict[int, float] = {}  # session id of an ended command -> boot time it ended
+        self._last_sweep = -_SWEEP_INTERVAL  # monotonic time the last sweep ended
+        self._timer: threading.Timer | None = None  # a sweep due soon (`finished`)
 
     @property
     def active(self) -> bool:
@@ -248,14 +252,36 @@ class Reaper:
                 self._sessions.pop(pid, None)  # a reused pid: no longer an ended command's session
 
     def finished(self, tag: int | None, pid: int | None) -> None:
-        """The command (reaped, or never started) has ended: kill what it left behind."""
+        """The command (reaped, or never started) has ended: kill what it left behind — now, or,
+        when the last sweep was under `_SWEEP_INTERVAL` ago (a run ending hundreds of commands a
+        second), by a sweep at most that much later that takes every command ended meanwhile."""
         if tag is None:
             return
         with self._lock:
             self._running.pop(tag, None)
             if pid is not None:
                 self._sessions[pid] = _boot_time()
+            wait = self._last_sweep + _SWEEP_INTERVAL - time.monotonic()
+            if wait > 0:
+                if self._timer is None:
+                    self._timer = threading.Timer(wait, self._timed_sweep)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
         self.sweep()
+
+    def _timed_sweep(self) -> None:
+        with self._lock:
+            self._timer = None
+        self.sweep()
+
+    def flush(self) -> None:
+        """A sweep that is due runs now (at exit: no leftover outlives agentv)."""
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+            self.sweep()
 
     def sweep(self, killed: Collection[int] = ()) -> None:
         """Kill and reap the direct children left behind by ended commands (and by the running
@@ -278,6 +304,7 @@ class Reaper:
             with self._lock:
                 cutoff = _boot_time() - _SESSION_MEMORY_SECONDS
                 self._sessions = {sid: at for sid, at in self._sessions.items() if at >= cutoff}
+                self._last_sweep = time.monotonic()
 
     def _victims(self, killed: Collection[int]) -> list[tuple[int, bool]]:
         with self._lock:
@@ -379,6 +406,7 @@ def _reap(pid: int) -> None:
 
 
 REAPER = Reaper()
+atexit.register(REAPER.flush)
 
 
 def signal_group(pid: int, sig: int) -> None:
@@ -435,8 +463,8 @@ def run_process(
             proc = subprocess.Popen(
                 list(argv),
                 executable=find_program(argv[0], env),
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+                stdin=subprocess.PIPE if stdin is not None else _devnull(),
+                stdout=subprocess.PIPE if capture_stdout else _devnull(),
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
@@ -463,6 +491,15 @@ def run_process(
         if registry is not None:
             registry.discard(proc.pid)
         REAPER.finished(tag, proc.pid)  # the command is reaped: nothing it started may stay
+
+
+_DEVNULL: list[int] = []  # one descriptor of /dev/null for every command (Popen opens one per call)
+
+
+def _devnull() -> int:
+    if not _DEVNULL:
+        _DEVNULL.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
+    return _DEVNULL[0]
 
 
 def _spawn_failure(argv: Sequence[str], cwd: str | os.PathLike[str] | None, exc: OSError, took: float) -> ProcResult:

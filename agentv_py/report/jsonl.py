@@ -199,7 +199,7 @@ class JsonlWriter:
     def write(self, row: ResultRow) -> None:
         if not self._started:
             self.start()
-        data = dumps_row(row.to_json_dict()) + b"\n"
+        data = (row.to_json_line() or dumps_row(row.to_json_dict())) + b"\n"
         try:
             if self._regular:
                 view = memoryview(data)
