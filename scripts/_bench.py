@@ -49,7 +49,8 @@ _PROBE = (
     "t = time.perf_counter()\n"
     "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
     "wall = time.perf_counter() - t\n"
-    "print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(wall, usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime)\n"
 )
 
 
@@ -58,8 +59,17 @@ def timed_child(
 ) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB of the largest process, exit code) of one command, measured
     from a fresh probe process so earlier children do not count."""
+    wall, _, peak, code = measured_child(argv, cwd, env)
+    return wall, peak, code
+
+
+def measured_child(
+    argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds of it and everything it started, peak RSS MiB of the largest
+    process, exit code) of one command, from a fresh probe process."""
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True
     )
-    wall, rss_kib, code = out.stdout.split()
-    return float(wall), int(rss_kib) / 1024, int(code)
+    wall, rss_kib, code, cpu = out.stdout.split()
+    return float(wall), float(cpu), int(rss_kib) / 1024, int(code)
