@@ -30,7 +30,7 @@ from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
-from agentv_py.models.manifest import RunManifest
+from agentv_py.models.manifest import RunManifest, ShardInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import (
     RUNNABLE_SUMMARY,
@@ -57,7 +57,7 @@ from agentv_py.report.render import visible
 from agentv_py.report.reuse import StoredError, manifest_differences, read_stored
 from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import DEFAULT_CACHE_DIR, CacheSettings
-from agentv_py.runner.engine import RunOptions, select_cases
+from agentv_py.runner.engine import RunOptions, Shard, select_cases, shard_cases
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog
 from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
@@ -85,6 +85,7 @@ class EvalRequest:
     reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
     reuse_mode: ReuseMode | None = None
     force: bool = False  # --force: reuse the rows although the inputs changed or the manifest is gone
+    shard: Shard | None = None  # --shard K/N: only the cases of that shard (`runner.engine.shard_of`)
 
 
 @dataclass
@@ -124,7 +125,7 @@ class EvalPlan:
 def plan_eval(request: EvalRequest) -> EvalPlan:
     """Load and check everything; raise (exit 2) before anything runs."""
     dataset = load_dataset(request.dataset)
-    cases = select_cases(dataset.cases, request.eval_ids)
+    cases = shard_cases(select_cases(dataset.cases, request.eval_ids), request.shard)
     checked = preflight(request, dataset, cases)
     if checked.failures:
         raise checked.failures[0]
@@ -678,6 +679,24 @@ def execute(
     return summary
 
 
+def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset | None:
+    """The dataset the shards of `agentv merge` ran: `dataset` (its problems are exit 2), else the
+    file the first run's manifest names when it is there unchanged (same hash); None otherwise."""
+    if dataset is not None:
+        return load_dataset(dataset)
+    try:
+        manifest = read_manifest(runs[0]) if runs else None
+    except ManifestError:
+        return None  # merge itself says what is wrong with it
+    if manifest is None or not Path(manifest.dataset.path).is_file():
+        return None
+    try:
+        loaded = load_dataset(manifest.dataset.path)
+    except ConfigError:
+        return None
+    return loaded if dataset_sha256(loaded) == manifest.dataset.sha256 else None
+
+
 def tool_version() -> str:
     """agentv's version as installed (the package metadata `agentv --version` prints too)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -700,6 +719,7 @@ def plan_options(request: EvalRequest) -> dict[str, object]:
         "judge_target": request.judge_target,
         "threshold": request.threshold,
         **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
+        **({"shard": str(request.shard)} if request.shard is not None else {}),
     }
 
 
@@ -726,6 +746,8 @@ def _start_manifest(plan: EvalPlan, results: JsonlWriter) -> RunManifest | None:
     )
     if reuse is not None and reuse.derived_from is not None:
         manifest.derived_from = reuse.derived_from
+    if plan.request.shard is not None:
+        manifest.shard = ShardInfo(index=plan.request.shard.index, count=plan.request.shard.count)
     _write_manifest(results, manifest)
     return manifest
 

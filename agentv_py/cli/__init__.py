@@ -10,6 +10,7 @@ from agentv_py.cli import cache_cmd as _cache_cmd  # noqa: F401  (registers the 
 from agentv_py.cli import compare_cmd as _compare_cmd  # noqa: F401
 from agentv_py.cli import eval_cmd as _eval_cmd  # noqa: F401
 from agentv_py.cli import explain_cmd as _explain_cmd  # noqa: F401
+from agentv_py.cli import merge_cmd as _merge_cmd  # noqa: F401
 from agentv_py.cli import metrics_cmd as _metrics_cmd  # noqa: F401
 from agentv_py.cli import report_cmd as _report_cmd  # noqa: F401
 from agentv_py.cli import rescore_cmd as _rescore_cmd  # noqa: F401

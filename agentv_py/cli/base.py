@@ -101,6 +101,24 @@ EXPLAIN_EXIT_CODES = (
     ),
     _INTERNAL,
 )
+MERGE_EXIT_CODES = (
+    (
+        EXIT_OK,
+        "merged, and the merged rows pass the gate (as agentv eval gates: every case passed, or "
+        "--threshold, or the dataset's gates:)",
+    ),
+    (
+        EXIT_GATE_FAILED,
+        "merged, but the gate failed, or some cases of the dataset have no row in any run (without --allow-missing)",
+    ),
+    (
+        EXIT_CONFIG,
+        "usage error, or runs that cannot be merged (nothing written): a missing file or manifest, a bad line, "
+        "runs of another dataset, evaluators, target or judge files, a shard given twice, a case with rows in two runs",
+    ),
+    _INTERNAL,
+    (EXIT_CASE_ERRORS, "merged, and some row is a target or evaluator error; takes precedence over 1"),
+)
 SCHEMA_EXIT_CODES = (
     (EXIT_OK, "schema printed"),
     (EXIT_CONFIG, "usage error: no file format, or not one of dataset, targets"),
@@ -114,13 +132,15 @@ CompareCommand = with_exit_codes("CompareCommand", COMPARE_EXIT_CODES)
 SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 ReportCommand = with_exit_codes("ReportCommand", REPORT_EXIT_CODES)
 ExplainCommand = with_exit_codes("ExplainCommand", EXPLAIN_EXIT_CODES)
+MergeCommand = with_exit_codes("MergeCommand", MERGE_EXIT_CODES)
 
 
 class AgentvGroup(HelpGroup):
     exit_codes_heading = "Exit codes of agentv eval"
     exit_codes = EVAL_EXIT_CODES
     exit_codes_note = (
-        "rescore, validate, metrics, compare, schema and cache exit with their own codes: see agentv COMMAND --help."
+        "rescore, validate, metrics, compare, merge, schema and cache exit with their own codes: "
+        "see agentv COMMAND --help."
     )
 
 

@@ -72,6 +72,13 @@ def eval_command(
     eval_id: list[str] = typer.Option(
         [], "--eval-id", "-e", metavar="GLOB", help="Only cases whose id matches this glob (repeatable)."
     ),
+    shard: str | None = typer.Option(
+        None,
+        "--shard",
+        metavar="K/N",
+        help="Only the cases of shard K of N (from 1), split by a hash of the case id: the same split on "
+        "every machine; merge the shards' results with agentv merge.",
+    ),
     threshold: float | None = typer.Option(
         None,
         "--threshold",
@@ -135,11 +142,13 @@ def eval_command(
     html: Path | None = HTML_OPTION,
 ) -> int:
     """Run an eval dataset against a target and score every case."""
+    from agentv_py.runner.engine import parse_shard
     from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     reports = report_options(junit, junit_per_field, summary_md, out, html)
+    shard_spec = parse_shard(shard) if shard is not None else None
     baseline_options(baseline, max_drop)
     request = EvalRequest(
         dataset=dataset,
@@ -160,6 +169,7 @@ def eval_command(
         reuse=reuse,
         reuse_mode=reuse_mode,
         force=force,
+        shard=shard_spec,
     )
     # --out is opened and locked first: a file that cannot be written (or that another run is
     # writing) is exit 2 before anything runs, the healthcheck included. --resume's file likewise.
@@ -322,6 +332,8 @@ def _header(plan: EvalPlan, workers: int) -> str:
     from agentv_py.report.summary import plural
 
     against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
+    if plan.request.shard is not None:
+        against = f"(shard {plan.request.shard}) {against}"
     reuse = plan.reuse
     if reuse is None:
         return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"

@@ -215,6 +215,7 @@ def build_manifest(
 ) -> RunManifest:
     redact = Redactor(secrets, mask_keys=True)
     evaluators, per_case, combined = evaluator_fingerprints(cases)
+    every_case = combined if cases is dataset.cases else evaluator_fingerprints(dataset.cases)[2]
     return RunManifest(
         run_id=run_id,
         tool={"name": "agentv", "version": version},
@@ -224,7 +225,8 @@ def build_manifest(
             name=dataset.name,
             sha256=dataset_sha256,
             cases=len(dataset.cases),
-            case_ids=[prepared.case.id for prepared in cases],
+            case_ids=case_ids(cases),
+            evaluators_sha256=every_case,
         ),
         evaluators=evaluators,
         case_evaluators=per_case,

@@ -22,6 +22,16 @@ class DatasetInfo(_Part):
     sha256: str  # of the file's bytes (a JSONL dataset: its bytes, then its sidecar's)
     cases: int  # cases in the file
     case_ids: list[str] = Field(default_factory=list)  # the cases this run selected, in dataset order
+    # the hash of every case's evaluator list, the whole file's (not only the selected cases'): the
+    # same for every shard of a dataset, so `agentv merge` can tell shards of one eval
+    evaluators_sha256: str = ""
+
+
+class ShardInfo(_Part):
+    """`--shard K/N`: the run holds the cases of shard `index` (from 1) of `count`."""
+
+    index: int
+    count: int
 
 
 class EvaluatorInfo(_Part):
@@ -95,3 +105,15 @@ class RunManifest(_Part):
     counts: Counts = Field(default_factory=Counts)
     gate: GateInfo | None = None
     derived_from: str | None = None  # rescore / rerun: the run whose answers this run reused
+    shard: ShardInfo | None = None  # --shard K/N
+    merged_from: list[str] = Field(default_factory=list)  # `agentv merge`: the runs (ids) merged, in order
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`shard` and `merged_from` only on runs that have them (other manifests read as before)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("shard") is None:
+            data.pop("shard", None)
+        if not data.get("merged_from"):
+            data.pop("merged_from", None)
+        return data

@@ -14,7 +14,6 @@ score deltas the bootstrap resamples).
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import sqlite3
@@ -28,6 +27,7 @@ from typing import IO, Any
 
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
@@ -233,7 +233,7 @@ class Comparison:
             "cases": (change.to_json() for change in self.changed()),
             "only_in_base": self.only_in("base"),
             "only_in_new": self.only_in("new"),
-            "errored": _Pairs(self.errored()),
+            "errored": Pairs(self.errored()),
             "fields": fields,
             "gate": {
                 "max_drop": max_drop,
@@ -243,37 +243,8 @@ class Comparison:
             },
             "forced": self.forced,
         }
-        _write_json(out, document, 0)
+        write_json(out, document, 0)
         out.write("\n")
-
-
-class _Pairs:
-    """An object written from a stream of (key, value) pairs."""
-
-    def __init__(self, pairs: Iterable[tuple[str, Any]]) -> None:
-        self.pairs = pairs
-
-
-def _write_json(out: IO[str], value: Any, depth: int) -> None:
-    """`json.dump(value, indent=2)`, streaming: generators become arrays and `_Pairs` objects,
-    written one item at a time."""
-    if isinstance(value, dict):
-        value = _Pairs(value.items())
-    if not isinstance(value, _Pairs) and not isinstance(value, (Iterator, list)):
-        out.write(json.dumps(value))
-        return
-    pad, inner = "\n" + "  " * depth, "\n" + "  " * (depth + 1)
-    is_object = isinstance(value, _Pairs)
-    items: Iterable[Any] = value.pairs if isinstance(value, _Pairs) else value
-    empty = True
-    for item in items:
-        out.write(("{" if is_object else "[") + inner if empty else "," + inner)
-        empty = False
-        if is_object:
-            key, item = item
-            out.write(json.dumps(key) + ": ")
-        _write_json(out, item, depth + 1)
-    out.write(("{}" if is_object else "[]") if empty else pad + ("}" if is_object else "]"))
 
 
 def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:

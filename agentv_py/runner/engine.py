@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import hashlib
 import math
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +61,46 @@ def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> Sequ
             hint=f"ids in this dataset: {ids} (globs such as 'invoice-00*' work)",
         )
     return chosen
+
+
+@dataclass(frozen=True)
+class Shard:
+    """`--shard K/N`: the cases of shard `index` (from 1) of `count`."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+SHARD_FORMAT = "K/N with 1 <= K <= N, e.g. --shard 2/4 for the second of four shards"
+
+
+def parse_shard(text: str) -> Shard:
+    """`K/N` -> Shard; AgentvError (a usage error, exit 2) for anything else."""
+    if not re.fullmatch(r"[0-9]{1,9}/[0-9]{1,9}", text):
+        raise AgentvError(f"--shard {text!r} is not K/N", hint=SHARD_FORMAT)
+    index, _, count = text.partition("/")
+    shard = Shard(int(index), int(count))
+    if shard.count < 1 or not 1 <= shard.index <= shard.count:
+        raise AgentvError(f"--shard {text}: there is no shard {shard.index} of {shard.count}", hint=SHARD_FORMAT)
+    return shard
+
+
+def shard_of(case_id: str, count: int) -> int:
+    """The shard (from 1) of `count` a case belongs to: SHA-256 of its id's UTF-8 bytes, the first 8
+    bytes as an unsigned big-endian integer, modulo `count`. The same on every machine and Python."""
+    digest = hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def shard_cases(cases: Sequence[PreparedCase], shard: Shard | None) -> Sequence[PreparedCase]:
+    """The cases of `shard` (all of them without one), in dataset order."""
+    if shard is None or shard.count == 1:
+        return cases
+    ids = case_ids(cases)
+    return CaseSelection(cases, [i for i, case_id in enumerate(ids) if shard_of(case_id, shard.count) == shard.index])
 
 
 def _utc_now() -> str:

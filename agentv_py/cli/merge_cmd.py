@@ -1,0 +1,85 @@
+"""`agentv merge RUN... -o ALL.jsonl`: the shards of one eval (`--shard K/N`) as one results file and
+manifest, gated as the eval would have been."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from agentv_py.cli.base import EXIT_GATE_FAILED, MergeCommand, app, boundary
+
+
+@app.command(cls=MergeCommand, short_help="Merge the results of an eval's shards into one file, and gate it.")
+@boundary
+def merge(
+    runs: list[Path] = typer.Argument(
+        ..., metavar="RUN...", help="Results files of the shards (JSONL, each with its manifest).", show_default=False
+    ),
+    out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="The merged results file.", show_default=False),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        metavar="DATASET",
+        help="The dataset the shards ran (to name missing cases and apply its gates:).  "
+        "[default: the path the manifests record, when the file there is unchanged]",
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Gate on mean score >= X instead of 'every case passed'.",
+    ),
+    allow_missing: bool = typer.Option(
+        False, "--allow-missing", help="Exit 0 although some cases of the dataset have no row in any run."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
+) -> int:
+    """Check that the runs are shards of one eval (the same dataset file, evaluators, target and
+    judge files; no case in two runs), write their rows to one results file with a merged manifest,
+    report the cases no run has, and gate the merged rows like agentv eval (exit codes below)."""
+    from agentv_py.cli.base import gate_exit
+    from agentv_py.errors import AgentvError
+    from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
+    from agentv_py.report.render import render_summary, stdout_console, visible
+    from agentv_py.report.summary import gate
+    from agentv_py.session import merge_dataset, tool_version
+
+    loaded = merge_dataset(runs, dataset)
+    gates = loaded.model.gates if loaded is not None else None
+    try:
+        merged = merge_results(
+            runs,
+            out,
+            dataset_ids=lambda _: list(loaded.cases.ids) if loaded is not None else None,
+            version=tool_version(),
+            judge=lambda summary: gate(summary, threshold, gates),
+        )
+    except MergeError as exc:
+        raise AgentvError(exc.message, hint=exc.hint) from None
+    console = stdout_console()
+    render_summary(console, merged.summary, verbose=verbose)
+    print(
+        f"agentv: merged {merged.rows} rows of {len(runs)} runs into {out} ({merged.cases} cases in the dataset)",
+        file=sys.stderr,
+    )
+    for run in merged.incomplete:
+        print(
+            f"warning: {visible(run)} did not complete (its manifest says so): its missing cases are listed below",
+            file=sys.stderr,
+        )
+    code = gate_exit(merged.summary, threshold, gates)
+    if merged.missing:
+        shards = f" (shards {', '.join(merged.missing_shards)} not given)" if merged.missing_shards else ""
+        named = ""
+        if merged.missing_ids:
+            more = f" and {merged.missing - len(merged.missing_ids)} more" if merged.missing > MISSING_SHOWN else ""
+            named = ": " + ", ".join(f"'{visible(i)}'" for i in merged.missing_ids) + more
+        level = "warning" if allow_missing else "error"
+        print(f"{level}: {merged.missing} cases of the dataset have no row{shards}{named}", file=sys.stderr)
+        if not allow_missing and code == 0:
+            return EXIT_GATE_FAILED
+    return code

@@ -1,0 +1,312 @@
+"""`agentv merge RUN... -o ALL`: the results files of one eval run in pieces (`--shard K/N` on
+several machines) as one results file and one manifest, checked to belong together.
+
+The runs must share the dataset file (its hash), the evaluators of every case of it (the
+manifest's `dataset.evaluators_sha256`), the target's config and the judge files; a case may have
+a row in one run only. Rows are read one at a time and written as they are read; the case ids
+seen, and each case's evaluator hash, go to a temporary SQLite store, from which the merged
+manifest's lists are streamed: memory does not grow with the number of rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentv_py.models.manifest import RunManifest
+from agentv_py.models.results import ResultRow
+from agentv_py.report.jsonl import dumps_row, read_rows
+from agentv_py.report.jsonstream import Pairs, write_json
+from agentv_py.report.manifest import (
+    ManifestError,
+    finish_manifest,
+    manifest_path,
+    new_run_id,
+    read_manifest,
+    utc_now,
+)
+from agentv_py.report.render import visible
+from agentv_py.report.summary import GateResult, RunSummary
+
+MISSING_SHOWN = 10  # case ids a message names before "and N more"
+
+
+class MergeError(Exception):
+    """The runs cannot be merged (exit 2): what and why, and what to do."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass
+class Merged:
+    """What `merge_results` wrote: the rows' summary, the merged manifest (its lists streamed to
+    the file, not held), and the cases of the dataset no run has a row for."""
+
+    summary: RunSummary
+    manifest: RunManifest
+    rows: int
+    cases: int  # cases in the dataset
+    missing: int = 0  # cases of the dataset without a row
+    missing_ids: list[str] = field(default_factory=list)  # the first MISSING_SHOWN of them, when known
+    missing_shards: list[str] = field(default_factory=list)  # "K/N" of shards no run holds
+    incomplete: list[str] = field(default_factory=list)  # runs that did not complete (interrupted, failed)
+
+
+class _Store:
+    """The temporary SQLite database of one merge (deleted on close): every case id seen, with
+    the run that had its row and its evaluator list's hash (from that run's manifest)."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="agentv-merge-")
+        self.db = sqlite3.connect(os.path.join(self._dir.name, "merge.sqlite3"), isolation_level=None)
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE", "cache_size = -8192"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute("BEGIN")
+        # ids are UTF-8 BLOBs: any text round-trips, and they sort as Python sorts str
+        self.db.execute("CREATE TABLE rows (id BLOB PRIMARY KEY, run INT, seq INT) WITHOUT ROWID")
+        self.db.execute("CREATE TABLE evaluators (id BLOB PRIMARY KEY, digest TEXT) WITHOUT ROWID")
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            self._dir.cleanup()
+
+
+def _id(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest]) -> None:
+    """The runs are pieces of one eval: else MergeError naming the first pair that differs."""
+    first, shown = manifests[0], str(paths[0])
+    if not first.dataset.evaluators_sha256:
+        raise MergeError(
+            f"{shown} was written by an agentv that does not record the evaluators of the whole dataset",
+            hint="run the shards again with this agentv",
+        )
+    shards: dict[int, Path] = {}
+    files: dict[str, tuple[str, Path]] = {}
+    for path, manifest in zip(paths, manifests, strict=True):
+        if manifest.dataset.sha256 != first.dataset.sha256:
+            raise MergeError(
+                f"{path} is a run of another dataset than {shown}: '{visible(manifest.dataset.name)}' "
+                f"(sha256 {manifest.dataset.sha256[:12]}) vs '{visible(first.dataset.name)}' "
+                f"(sha256 {first.dataset.sha256[:12]})",
+                hint="merge the shards of one dataset file",
+            )
+        if manifest.dataset.evaluators_sha256 != first.dataset.evaluators_sha256:
+            raise MergeError(
+                f"{path} scored the dataset with other evaluators than {shown} "
+                f"(evaluators sha256 {manifest.dataset.evaluators_sha256[:12] or 'unknown'} vs "
+                f"{first.dataset.evaluators_sha256[:12]})",
+                hint="every shard must run the same agentv on the same dataset",
+            )
+        if manifest.target.sha256 != first.target.sha256:
+            raise MergeError(
+                f"{path} ran target '{visible(manifest.target.name)}' with another config than {shown} "
+                f"(target '{visible(first.target.name)}')",
+                hint="every shard must run the same target",
+            )
+        for name, digest in manifest.files.items():
+            known = files.setdefault(name, (digest, path))
+            if known[0] != digest:
+                raise MergeError(
+                    f"judge file {visible(name)} differs between {known[1]} and {path}",
+                    hint="every shard must run the same judge scripts and prompts",
+                )
+        shard = manifest.shard
+        if shard is not None:
+            counts = {m.shard.count for m in manifests if m.shard is not None}
+            if len(counts) > 1:
+                raise MergeError(
+                    f"the runs are shards of different splits ({', '.join(f'N={n}' for n in sorted(counts))})",
+                    hint="merge the shards of one --shard K/N split",
+                )
+            if shard.index in shards:
+                raise MergeError(f"shard {shard.index}/{shard.count} is given twice: {shards[shard.index]} and {path}")
+            shards[shard.index] = path
+
+
+def merge_results(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    dataset_ids: Callable[[RunManifest], list[str] | None] = lambda _: None,
+    version: str = "unknown",
+    on_row: Callable[[ResultRow], None] | None = None,
+    judge: Callable[[RunSummary], GateResult | None] = lambda _: None,
+) -> Merged:
+    """Merge the results files `paths` into `out` (and its manifest). `dataset_ids(manifest)`: every
+    case id of the runs' dataset, when it can be read (to name the cases no run has); None when not.
+    Raises MergeError (nothing written) when the runs do not belong together, a file is missing,
+    unreadable or has no manifest, or a case has rows in two runs. `judge(summary)`: the gate of
+    the merged rows, recorded in the manifest (None: no gate)."""
+    resolved = [path.resolve() for path in paths]
+    if len(set(resolved)) < len(resolved):
+        twice = next(p for p in paths if resolved.count(p.resolve()) > 1)
+        raise MergeError(f"{twice} is given twice")
+    if out.resolve() in resolved:
+        raise MergeError(f"-o {out} is one of the runs to merge", hint="write the merged results to a new file")
+    manifests = []
+    for path in paths:
+        if not path.is_file():
+            raise MergeError(f"{path}: no such results file")
+        try:
+            manifests.append(read_manifest(path))
+        except ManifestError as exc:
+            raise MergeError(
+                f"{path}: {exc}", hint="agentv merge needs each run's manifest (<results>.meta.json)"
+            ) from None
+    _check_together(paths, manifests)
+    store = _Store()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - renamed to `out` once complete, else removed
+        "wb", dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False
+    )
+    try:
+        summary = RunSummary(total_selected=sum(m.counts.selected or len(m.dataset.case_ids) for m in manifests))
+        rows = 0
+        with handle:
+            for run, path in enumerate(paths):
+                for number, row in read_rows(path):
+                    if isinstance(row, str):
+                        raise MergeError(f"{path}:{number}: {row}", hint="merge results files written by agentv")
+                    key = _id(row.eval_id)
+                    try:
+                        store.db.execute("INSERT INTO rows VALUES (?, ?, ?)", (key, run, rows))
+                    except sqlite3.IntegrityError:
+                        other = paths[store.db.execute("SELECT run FROM rows WHERE id = ?", (key,)).fetchone()[0]]
+                        where = f"twice in {path}" if other == path else f"in both {other} and {path}"
+                        raise MergeError(
+                            f"case '{visible(row.eval_id)}' has a row {where}",
+                            hint="each case must have its row in one run only (shards of one --shard K/N split)",
+                        ) from None
+                    handle.write((row.to_json_line() or dumps_row(row.to_json_dict())) + b"\n")
+                    summary.add(row, rows)
+                    if on_row is not None:
+                        on_row(row)
+                    rows += 1
+                for case_id, digest in manifests[run].case_evaluators.items():
+                    store.db.execute("INSERT OR IGNORE INTO evaluators VALUES (?, ?)", (_id(case_id), digest))
+        manifest, merged = _merged_manifest(paths, manifests, out, summary, rows, version, store, dataset_ids)
+        manifest = merged.manifest = finish_manifest(manifest, summary, judge(summary)).model_copy(
+            update={"ended_at": manifest.ended_at, "status": manifest.status}
+        )
+        os.replace(handle.name, out)
+        _write_streamed_manifest(manifest_path(out), manifest, store)
+        return merged
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    finally:
+        store.close()
+
+
+def _merged_manifest(
+    paths: Sequence[Path],
+    manifests: Sequence[RunManifest],
+    out: Path,
+    summary: RunSummary,
+    rows: int,
+    version: str,
+    store: _Store,
+    dataset_ids: Callable[[RunManifest], list[str] | None],
+) -> tuple[RunManifest, Merged]:
+    first = manifests[0]
+    statuses = {m.status for m in manifests}
+    incomplete = [str(p) for p, m in zip(paths, manifests, strict=True) if m.status != "completed"]
+    missing_shards: list[str] = []
+    count = first.shard.count if first.shard is not None else None
+    if count is not None and all(m.shard is not None for m in manifests):
+        given = {m.shard.index for m in manifests if m.shard is not None}
+        missing_shards = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
+    total = first.dataset.cases
+    missing = max(total - rows, 0)
+    missing_ids: list[str] = []
+    if missing:
+        ids = dataset_ids(first)
+        if ids is not None:
+            have = store.db.execute
+            missing_ids = [i for i in ids if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
+            missing = len(missing_ids)
+            missing_ids = missing_ids[:MISSING_SHOWN]
+    evaluators: dict[str, Any] = {}
+    judges: dict[str, Any] = {}
+    files: dict[str, str] = {}
+    for manifest in manifests:
+        evaluators.update(manifest.evaluators)
+        judges.update(manifest.judges)
+        files.update(manifest.files)
+    options = {key: value for key, value in first.options.items() if key != "shard"}
+    manifest = RunManifest(
+        run_id=new_run_id(),
+        tool={"name": "agentv", "version": version},
+        results=str(out.resolve()),
+        dataset=first.dataset.model_copy(update={"case_ids": []}),
+        evaluators=evaluators,
+        evaluators_sha256=_evaluators_sha256(store),
+        files=files,
+        target=first.target,
+        judges=judges,
+        options=options,
+        started_at=min(m.started_at for m in manifests),
+        ended_at=max((m.ended_at or m.started_at for m in manifests), default=utc_now()),
+        status="completed" if statuses == {"completed"} else "interrupted",
+        merged_from=[m.run_id for m in manifests],
+    )
+    merged = Merged(summary, manifest, rows, total, missing, missing_ids, missing_shards, incomplete)
+    return manifest, merged
+
+
+def _evaluators_sha256(store: _Store) -> str:
+    """`canonical_sha256` of the merged {case id: evaluator hash} map, computed as it is streamed
+    (keys in code point order, as `json.dumps(sort_keys=True)` orders them)."""
+    digest = hashlib.sha256(b"{")
+    for n, (raw, value) in enumerate(store.db.execute("SELECT id, digest FROM evaluators ORDER BY id")):
+        pair = json.dumps(_text(raw), ensure_ascii=False) + ":" + json.dumps(value, ensure_ascii=False)
+        digest.update((b"," if n else b"") + pair.encode("utf-8", "surrogatepass"))
+    digest.update(b"}")
+    return digest.hexdigest()
+
+
+def _write_streamed_manifest(path: Path, manifest: RunManifest, store: _Store) -> None:
+    """The merged manifest, its case lists streamed from the store (rows in merged order),
+    written atomically like any manifest."""
+
+    def case_ids() -> Iterator[str]:
+        for (raw,) in store.db.execute("SELECT id FROM rows ORDER BY seq"):
+            yield _text(raw)
+
+    def case_evaluators() -> Iterator[tuple[str, str]]:
+        for raw, value in store.db.execute(
+            "SELECT e.id, e.digest FROM rows r JOIN evaluators e ON e.id = r.id ORDER BY r.seq"
+        ):
+            yield _text(raw), value
+
+    data = manifest.model_dump(mode="json")
+    data["dataset"]["case_ids"] = case_ids()
+    data["case_evaluators"] = Pairs(case_evaluators())
+    fd, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            write_json(handle, data, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
