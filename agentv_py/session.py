@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
 from agentv_py.loading import (
@@ -86,6 +86,8 @@ class EvalRequest:
     reuse_mode: ReuseMode | None = None
     force: bool = False  # --force: reuse the rows although the inputs changed or the manifest is gone
     shard: Shard | None = None  # --shard K/N: only the cases of that shard (`runner.engine.shard_of`)
+    executor: Literal["local", "ray"] = "local"  # --executor: threads here, or Ray tasks (runner/ray_executor.py)
+    ray_address: str | None = None  # --ray-address (else $RAY_ADDRESS, else a local Ray instance)
 
 
 @dataclass
@@ -129,6 +131,10 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     checked = preflight(request, dataset, cases)
     if checked.failures:
         raise checked.failures[0]
+    if request.executor == "ray" and not request.dry_run:
+        from agentv_py.runner.ray_executor import check_ray
+
+        check_ray(checked.target)
     out = request.out or str(default_results_path(dataset.name))
     reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
     baseline = None
@@ -620,7 +626,7 @@ def execute(
     else:
         results = _open_results(plan.out, None if plan.request.out is not None else plan.dataset.name)
     with results:
-        run = Run(
+        run = _executor(plan.request)(
             plan.dataset,
             plan.cases,
             plan.target,
@@ -631,6 +637,7 @@ def execute(
             catalog=plan.catalog,
             on_notice=on_notice,
             cache=cache_settings(plan),
+            **({"address": plan.request.ray_address} if plan.request.executor == "ray" else {}),
         )
         with run:
             summary.results_path = results.display
@@ -697,6 +704,15 @@ def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset |
     return loaded if dataset_sha256(loaded) == manifest.dataset.sha256 else None
 
 
+def _executor(request: EvalRequest) -> Callable[..., Any]:
+    """The run class of `--executor`: the local thread pool (`Run`), or Ray tasks (imported only then)."""
+    if request.executor == "ray":
+        from agentv_py.runner.ray_executor import RayRun
+
+        return RayRun
+    return Run
+
+
 def tool_version() -> str:
     """agentv's version as installed (the package metadata `agentv --version` prints too)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -720,6 +736,7 @@ def plan_options(request: EvalRequest) -> dict[str, object]:
         "threshold": request.threshold,
         **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
         **({"shard": str(request.shard)} if request.shard is not None else {}),
+        **({"executor": "ray", "ray_address": request.ray_address} if request.executor == "ray" else {}),
     }
 
 

@@ -79,6 +79,18 @@ def eval_command(
         help="Only the cases of shard K of N (from 1), split by a hash of the case id: the same split on "
         "every machine; merge the shards' results with agentv merge.",
     ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        metavar="NAME",
+        help="local: cases run on threads here; ray: each case is a Ray task (pip install 'agentv-py[ray]').",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        metavar="ADDRESS",
+        help="With --executor ray: the cluster to use.  [default: $RAY_ADDRESS, else a local Ray instance]",
+    ),
     threshold: float | None = typer.Option(
         None,
         "--threshold",
@@ -142,6 +154,7 @@ def eval_command(
     html: Path | None = HTML_OPTION,
 ) -> int:
     """Run an eval dataset against a target and score every case."""
+    from agentv_py.errors import AgentvError
     from agentv_py.runner.engine import parse_shard
     from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
@@ -149,6 +162,10 @@ def eval_command(
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     reports = report_options(junit, junit_per_field, summary_md, out, html)
     shard_spec = parse_shard(shard) if shard is not None else None
+    if executor not in ("local", "ray"):
+        raise AgentvError(f"invalid --executor {executor!r}: choose local or ray", hint="see agentv eval --help")
+    if ray_address is not None and executor != "ray":
+        raise AgentvError("--ray-address goes with --executor ray", hint="see agentv eval --help")
     baseline_options(baseline, max_drop)
     request = EvalRequest(
         dataset=dataset,
@@ -170,6 +187,8 @@ def eval_command(
         reuse_mode=reuse_mode,
         force=force,
         shard=shard_spec,
+        executor="ray" if executor == "ray" else "local",
+        ray_address=ray_address,
     )
     # --out is opened and locked first: a file that cannot be written (or that another run is
     # writing) is exit 2 before anything runs, the healthcheck included. --resume's file likewise.

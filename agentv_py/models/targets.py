@@ -115,6 +115,9 @@ class TargetBase(StrictModel):
     vision: bool = False  # the target accepts images (required of judges of cases with images)
     cache: bool = False  # cache this target's answers (and its replies as a judge): docs/incremental.md
     cache_key: str | None = None  # part of every cache key: what the key cannot see (a model version)
+    # `--executor ray`: what each case's Ray task asks of the cluster (None: Ray's default, 1 CPU)
+    num_cpus: float | None = Field(default=None, ge=0)
+    num_gpus: float | None = Field(default=None, ge=0)
 
     @field_validator("provider", mode="before", check_fields=False)
     @classmethod

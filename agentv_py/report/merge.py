@@ -91,6 +91,31 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")
 
 
+def _read_light(path: Path, store: _Store) -> RunManifest:
+    """A run's manifest without its per-case lists (each case's evaluator hash goes to the store):
+    a shard of 100,000 cases is held only while it is read."""
+    if not path.is_file():
+        raise MergeError(f"{path}: no such results file")
+    try:
+        manifest = read_manifest(path)
+    except ManifestError as exc:
+        raise MergeError(
+            f"{path}: {exc}", hint="agentv merge needs each run's manifest (<results>.meta.json)"
+        ) from None
+    store.db.executemany(
+        "INSERT OR IGNORE INTO evaluators VALUES (?, ?)",
+        ((_id(case_id), digest) for case_id, digest in manifest.case_evaluators.items()),
+    )
+    selected = manifest.counts.selected or len(manifest.dataset.case_ids)
+    return manifest.model_copy(
+        update={
+            "dataset": manifest.dataset.model_copy(update={"case_ids": []}),
+            "case_evaluators": {},
+            "counts": manifest.counts.model_copy(update={"selected": selected}),
+        }
+    )
+
+
 def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest]) -> None:
     """The runs are pieces of one eval: else MergeError naming the first pair that differs."""
     first, shown = manifests[0], str(paths[0])
@@ -162,24 +187,19 @@ def merge_results(
         raise MergeError(f"{twice} is given twice")
     if out.resolve() in resolved:
         raise MergeError(f"-o {out} is one of the runs to merge", hint="write the merged results to a new file")
-    manifests = []
-    for path in paths:
-        if not path.is_file():
-            raise MergeError(f"{path}: no such results file")
-        try:
-            manifests.append(read_manifest(path))
-        except ManifestError as exc:
-            raise MergeError(
-                f"{path}: {exc}", hint="agentv merge needs each run's manifest (<results>.meta.json)"
-            ) from None
-    _check_together(paths, manifests)
     store = _Store()
+    try:
+        manifests = [_read_light(path, store) for path in paths]
+        _check_together(paths, manifests)
+    except BaseException:
+        store.close()
+        raise
     out.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - renamed to `out` once complete, else removed
         "wb", dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False
     )
     try:
-        summary = RunSummary(total_selected=sum(m.counts.selected or len(m.dataset.case_ids) for m in manifests))
+        summary = RunSummary(total_selected=sum(m.counts.selected for m in manifests))
         rows = 0
         with handle:
             for run, path in enumerate(paths):
@@ -201,8 +221,6 @@ def merge_results(
                     if on_row is not None:
                         on_row(row)
                     rows += 1
-                for case_id, digest in manifests[run].case_evaluators.items():
-                    store.db.execute("INSERT OR IGNORE INTO evaluators VALUES (?, ?)", (_id(case_id), digest))
         manifest, merged = _merged_manifest(paths, manifests, out, summary, rows, version, store, dataset_ids)
         manifest = merged.manifest = finish_manifest(manifest, summary, judge(summary)).model_copy(
             update={"ended_at": manifest.ended_at, "status": manifest.status}

@@ -1,0 +1,221 @@
+"""`--executor ray`: each case (its target call and its scoring) is a Ray task.
+
+The driver (this process) submits the cases, a bounded number at a time, and writes every row
+itself as its task finishes, so rows stream to the results file exactly as with the local thread
+pool. A task runs the case the way the local executor runs it: a one-case `Run` in the Ray worker
+(the same retries, timeouts, process reaping, redaction and scoring), which never raises; a task
+whose worker dies, or that Ray cannot run, becomes that case's error row. Ctrl-C cancels every
+outstanding task and leaves the results file valid. Ray is imported only here, only when asked
+for (`pip install 'agentv-py[ray]'`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, cast
+
+from agentv_py.errors import AgentvError
+from agentv_py.models.results import ResultRow
+from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
+from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
+from agentv_py.process.redact import Redactor
+from agentv_py.runner.cache import CacheSettings
+from agentv_py.runner.engine import RunOptions, score_case
+from agentv_py.runner.run import Interrupted, Run, sent_keys
+from agentv_py.runner.targets import TargetOutcome
+
+CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
+_WAIT_SECONDS = 0.1
+RAY_EXTRA = "pip install 'agentv-py[ray]'"
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What every task needs besides its case: shipped to the cluster once (`ray.put`)."""
+
+    dataset: LoadedDataset  # without its cases
+    target: TargetConfig
+    options: RunOptions
+    judges: Mapping[str, TargetConfig]
+    default_judge: str | None
+    secrets: Sequence[str]
+    cache: CacheSettings | None
+
+
+def _run_one(spec: _Spec, prepared: PreparedCase) -> ResultRow:
+    """A Ray task: the case's row, as the local executor makes it (a one-case Run)."""
+    rows: list[ResultRow] = []
+    with Run(
+        spec.dataset,
+        [prepared],
+        spec.target,
+        options=RunOptions(workers=1, max_retries=spec.options.max_retries),
+        judges=spec.judges,
+        default_judge=spec.default_judge,
+        secrets=spec.secrets,
+        cache=spec.cache,
+    ) as run:
+        run.execute(rows.append)
+    return rows[0]
+
+
+def ray_problem(target: TargetConfig) -> str | None:
+    """Why a target cannot run under `--executor ray` (None when it can)."""
+    if isinstance(target, PythonTarget) or (isinstance(target, CliTarget) and target.mode == "worker"):
+        return (
+            f"target '{target.name}' keeps a long-lived worker (mode: worker, provider: python), which a Ray task "
+            "would start for every case; run it with the local executor"
+        )
+    if isinstance(target, CliTarget) and target.provider_batching:
+        return (
+            f"target '{target.name}' answers every case in one call (provider_batching): run it with the local executor"
+        )
+    return None
+
+
+def check_ray(target: TargetConfig) -> None:
+    """Before anything runs: Ray is installed and the target can run as Ray tasks (AgentvError, exit 2)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise AgentvError("--executor ray needs Ray, which is not installed", hint=RAY_EXTRA) from None
+    problem = ray_problem(target)
+    if problem is not None:
+        raise AgentvError(f"--executor ray: {problem}")
+
+
+def _reachable(address: str) -> None:
+    """An explicit cluster address that does not answer is an error at once, not a long hang."""
+    if address in ("auto", "local"):
+        return
+    host_port = address.split("://", 1)[-1].rsplit("/", 1)[0]
+    host, _, port = host_port.rpartition(":")
+    if not host or not port.isdigit():
+        raise AgentvError(
+            f"--ray-address {address!r} is not HOST:PORT (or ray://HOST:PORT, auto)",
+            hint="the address `ray start --head` printed, e.g. 10.0.0.5:6379",
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise AgentvError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}",
+            hint="check --ray-address / RAY_ADDRESS, or leave both unset to start a local Ray instance",
+        ) from None
+
+
+class RayRun:
+    """A run whose cases are Ray tasks; the same interface as `Run` for the session:
+
+    with RayRun(dataset, cases, target, ...) as run:
+        run.execute(on_row)
+    """
+
+    def __init__(
+        self,
+        dataset: LoadedDataset,
+        cases: Sequence[PreparedCase],
+        target: TargetConfig,
+        *,
+        options: RunOptions | None = None,
+        judges: Mapping[str, TargetConfig] | None = None,
+        default_judge: str | None = None,
+        secrets: Sequence[str] = (),
+        cache: CacheSettings | None = None,
+        address: str | None = None,
+        **_: Any,
+    ) -> None:
+        check_ray(target)
+        import ray
+
+        self._ray = ray
+        self.cases = cases
+        self.options = options or RunOptions()
+        self.notices: list[str] = []
+        self.dataset = dataset
+        self.target = target
+        self.redact = Redactor([*secrets, *sent_keys([target, *(judges or {}).values()])])
+        stub = LoadedDataset(
+            dataset.path,
+            dataset.name,
+            dataset.model.model_copy(update={"evalcases": []}),
+            cast(PreparedCases, []),  # the cases go one per task
+            [],
+            None,
+        )
+        self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache)
+        self._address = address or os.environ.get("RAY_ADDRESS") or None
+        self._started = False
+
+    def __enter__(self) -> RayRun:
+        ray = self._ray
+        if not ray.is_initialized():
+            if self._address is not None:
+                _reachable(self._address)
+            options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+            if self._address is None:
+                options.update(include_dashboard=False, num_cpus=max(1, min(self.options.workers, os.cpu_count() or 1)))
+            ray.init(address=self._address, **options)
+            self._started = True
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._started:
+            self._ray.shutdown()
+
+    def execute(self, on_row: Callable[[ResultRow], None]) -> None:
+        """Submit the cases (at most `workers` per cluster CPU... bounded by `2 * workers` in flight)
+        and hand each row to `on_row` as its task finishes. Ctrl-C: every outstanding task is
+        cancelled, Interrupted is raised (the rows handed over are on disk)."""
+        ray = self._ray
+        resources: dict[str, float] = {}
+        for key in ("num_cpus", "num_gpus"):  # the target's (`TargetBase`); an opaque target never runs
+            value = getattr(self.target, key, None)
+            if value is not None:
+                resources[key] = value
+        task = ray.remote(_run_one).options(max_retries=0, **resources)
+        spec = ray.put(self._spec)
+        pending: dict[Any, PreparedCase] = {}
+        waiting = iter(self.cases)
+        limit = max(2 * self.options.workers, 2)
+        try:
+            more = True
+            while more or pending:
+                while more and len(pending) < limit:
+                    prepared = next(waiting, None)
+                    if prepared is None:
+                        more = False
+                        break
+                    pending[task.remote(spec, prepared)] = prepared
+                if not pending:
+                    break
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
+                for ref in ready:
+                    prepared = pending.pop(ref)
+                    try:
+                        row: ResultRow = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        row = self._lost(prepared, exc)
+                    on_row(row)
+        except KeyboardInterrupt:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise Interrupted() from None
+
+    def _lost(self, prepared: PreparedCase, exc: Exception) -> ResultRow:
+        """The error row of a case whose task did not return (its worker died, Ray failed)."""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        row = score_case(
+            prepared,
+            [],
+            TargetOutcome(None, f"the Ray task of the case failed: {type(exc).__name__}: {reason}"),
+            dataset=self.dataset,
+            target=self.target.name,
+            attempts=1,
+            duration_ms=0.0,
+        )
+        return ResultRow.model_validate(self.redact.data(row.model_dump()))

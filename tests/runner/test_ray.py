@@ -1,0 +1,142 @@
+"""`--executor ray` on a real local Ray instance (started by agentv, 2 CPUs here): the same rows
+as the local executor, a worker that dies is that case's error row, Ctrl-C leaves valid JSONL, and
+the problems before anything runs (no Ray, an unreachable cluster, a target Ray cannot run) are
+clear errors. Each eval runs in its own agentv process: Ray's processes never touch pytest's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+
+pytest.importorskip("ray")  # a dev dependency: installed by the README's test command
+
+AGENTV = str(Path(sys.executable).with_name("agentv"))
+ANSWERS = [(f"c{i}", {"a": i, "b": "x"}, {"a": i, "b": "x" if i % 3 else "y"}) for i in range(8)]
+
+
+def agentv(ws, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAY_ADDRESS": "", "COLUMNS": "200"}
+    env.pop("RAY_ADDRESS")
+    return subprocess.run([AGENTV, *args], cwd=ws.root, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def rows(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        for key in ("timestamp", "duration_ms", "trace", "run_id"):
+            row.pop(key)
+        out.append(row)
+    return sorted(out, key=lambda r: r["eval_id"])
+
+
+def test_a_ray_run_gives_the_rows_of_a_local_run(ws):
+    ws.file("target.sh", 'case "$1" in *c5.json) exit 7;; esac; cat "$1"\n')
+    ws.cli_target("sh target.sh {FILES}")
+    ws.cases_dataset(ANSWERS)
+    local = agentv(ws, "eval", "dataset.yaml", "--out", "local.jsonl")
+    ray = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
+    assert local.returncode == ray.returncode == 4, ray.stderr  # c5's target error, in both
+    assert rows(ws.root / "ray.jsonl") == rows(ws.root / "local.jsonl")
+    manifest = json.loads((ws.root / "ray.jsonl.meta.json").read_text())
+    assert manifest["options"]["executor"] == "ray" and manifest["status"] == "completed"
+
+
+def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
+    # case c2's target kills the Ray worker running it (its parent): the task is lost, not the run
+    ws.file("target.sh", 'case "$1" in *c2.json) kill -9 $PPID; sleep 5;; esac; cat "$1"\n')
+    ws.cli_target("sh target.sh {FILES}")
+    ws.cases_dataset(ANSWERS[:4])
+    result = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
+    assert result.returncode == 4, result.stderr
+    by_id = {row["eval_id"]: row for row in rows(ws.root / "ray.jsonl")}
+    assert sorted(by_id) == ["c0", "c1", "c2", "c3"]
+    assert by_id["c2"]["status"] == "error"
+    assert by_id["c2"]["error"].startswith("the Ray task of the case failed: ")
+    assert all(by_id[i]["status"] == "ok" for i in ("c0", "c1", "c3"))
+
+
+def test_ctrl_c_cancels_the_tasks_and_leaves_valid_jsonl(ws):
+    ws.file("target.sh", 'sleep 1; cat "$1"\n')
+    ws.cli_target("sh target.sh {FILES}")
+    ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(30)])
+    out = ws.root / "ray.jsonl"
+    process = subprocess.Popen(
+        [AGENTV, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", str(out)],
+        cwd=ws.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 2):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    lines = out.read_text().splitlines()
+    assert 2 <= len(lines) < 30
+    assert all(json.loads(line)["status"] == "ok" for line in lines)  # every line whole
+    assert json.loads((ws.root / "ray.jsonl.meta.json").read_text())["status"] == "interrupted"
+
+
+def invoke(*args: str):
+    return CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1", "RAY_ADDRESS": None}).invoke(app, list(args))
+
+
+def test_without_ray_installed_the_extra_is_named(ws, monkeypatch):
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset(ANSWERS[:1])
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails
+    result = invoke("eval", "dataset.yaml", "--executor", "ray", "--out", "o.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [
+        "error: --executor ray needs Ray, which is not installed",
+        "hint: pip install 'agentv-py[ray]'",
+    ]
+
+
+def test_an_unreachable_cluster_is_an_error_at_once(ws):
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset(ANSWERS[:1])
+    started = time.monotonic()
+    result = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--ray-address", "127.0.0.1:1", "--out", "o.jsonl")
+    assert result.returncode == 2
+    assert "error: cannot reach the Ray cluster at 127.0.0.1:1: Connection refused" in result.stderr.splitlines()
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--executor", "threads"], "error: invalid --executor 'threads': choose local or ray"),
+        (["--ray-address", "auto"], "error: --ray-address goes with --executor ray"),
+    ],
+    ids=["unknown-executor", "address-without-ray"],
+)
+def test_executor_usage_errors(ws, args, message):
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset(ANSWERS[:1])
+    result = invoke("eval", "dataset.yaml", *args, "--out", "o.jsonl")
+    assert result.exit_code == 2 and result.stderr.splitlines()[0] == message
+
+
+def test_a_worker_mode_target_is_refused_before_anything_runs(ws):
+    ws.cli_target("python3 -c 'import sys'", extra="mode: worker")
+    ws.cases_dataset(ANSWERS[:1])
+    result = invoke("eval", "dataset.yaml", "--executor", "ray", "--out", "o.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "error: --executor ray: target 't' keeps a long-lived worker (mode: worker, provider: python), which a "
+        "Ray task would start for every case; run it with the local executor"
+    )
