@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, overload
+from typing import IO, Any, Protocol, TypeVar, overload
 
 from agentv_py.errors import Problem
 from agentv_py.media import ImageRef, is_url
@@ -75,6 +75,7 @@ class PreparedCase:
         )
 
 
+_T = TypeVar("_T")
 _CHUNKS_KEPT = 2  # chunks kept unpickled (the one the run is in, and the one before or after)
 
 
@@ -130,7 +131,29 @@ def _unpack(packed: tuple[Any, ...], shared: Sequence[EvaluatorConfig]) -> Prepa
     )
 
 
-class PreparedCases(Sequence[PreparedCase]):
+class _Indexed(Sequence[_T]):
+    """A sequence read by index (`_at`): slices and negative indices as a list has them."""
+
+    def _at(self, index: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[_T]: ...
+
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("case index out of range")
+        return self._at(index)
+
+
+class PreparedCases(_Indexed[PreparedCase]):
     """A dataset's prepared cases, in order. Up to `chunk_cases` they are held as objects; beyond
     that every chunk the loader adds is pickled into an unlinked temporary file, and read back (the
     last few kept) when a case of it is needed, so memory stays flat in the number of cases. Only
@@ -194,19 +217,7 @@ class PreparedCases(Sequence[PreparedCase]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, index: int) -> PreparedCase: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PreparedCase]: ...
-
-    def __getitem__(self, index: int | slice) -> PreparedCase | list[PreparedCase]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("case index out of range")
+    def _at(self, index: int) -> PreparedCase:
         if self._held is not None:
             return self._held[index]
         number = bisect.bisect_right(self._starts, index) - 1
@@ -228,7 +239,7 @@ class PreparedCases(Sequence[PreparedCase]):
             self._file.close()
 
 
-class CaseSelection(Sequence[PreparedCase]):
+class CaseSelection(_Indexed[PreparedCase]):
     """Some of a dataset's cases, by index (`--eval-id`, the cases a re-run or a re-score takes):
     read through the dataset's `PreparedCases` as they are needed, not held."""
 
@@ -241,15 +252,7 @@ class CaseSelection(Sequence[PreparedCase]):
     def __len__(self) -> int:
         return len(self._indices)
 
-    @overload
-    def __getitem__(self, index: int) -> PreparedCase: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PreparedCase]: ...
-
-    def __getitem__(self, index: int | slice) -> PreparedCase | list[PreparedCase]:
-        if isinstance(index, slice):
-            return [self._cases[i] for i in self._indices[index]]
+    def _at(self, index: int) -> PreparedCase:
         return self._cases[self._indices[index]]
 
     def __iter__(self) -> Iterator[PreparedCase]:
@@ -282,7 +285,7 @@ def select(cases: Sequence[PreparedCase], wanted: Iterable[str]) -> CaseSelectio
     return CaseSelection(cases, [index[case_id] for case_id in wanted])
 
 
-class CaseModels(Sequence[EvalCase]):
+class CaseModels(_Indexed[EvalCase]):
     """The `EvalCase`s of `PreparedCases`, read through them (a loaded dataset's `model.evalcases`)."""
 
     def __init__(self, cases: PreparedCases) -> None:
@@ -295,15 +298,7 @@ class CaseModels(Sequence[EvalCase]):
     def __len__(self) -> int:
         return len(self._cases)
 
-    @overload
-    def __getitem__(self, index: int) -> EvalCase: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[EvalCase]: ...
-
-    def __getitem__(self, index: int | slice) -> EvalCase | list[EvalCase]:
-        if isinstance(index, slice):
-            return [prepared.case for prepared in self._cases[index]]
+    def _at(self, index: int) -> EvalCase:
         return self._cases[index].case
 
     def __iter__(self) -> Iterator[EvalCase]:

@@ -28,6 +28,18 @@ def both_chunkings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     return str(request.param)
 
 
+def comparable_rows(path: Path) -> list[dict[str, Any]]:
+    """A results file's rows without what differs between two runs of the same cases (times,
+    durations, the run id), sorted by case id: two runs' files compare equal when they scored alike."""
+    rows = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        for key in ("timestamp", "duration_ms", "trace", "run_id"):
+            row.pop(key, None)
+        rows.append(row)
+    return sorted(rows, key=lambda row: row["eval_id"])
+
+
 def process_alive(pid: int) -> bool:
     """Is `pid` running (a zombie counts as dead)?"""
     try:

@@ -324,7 +324,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, timeout_seconds, cwd, "
+            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
+            "timeout_seconds, cwd, "
             "files_format, "
             "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"
@@ -348,7 +349,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: CLI\n    command: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, timeout_seconds, cwd, "
+            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
+            "timeout_seconds, cwd, "
             "files_format, "
             "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
             "keep_output_files, workers"

@@ -297,6 +297,14 @@ BASELINE_OPTION: Any = typer.Option(
     help="Gate against a previous run of the same dataset: fail when the mean score, or a field's F1, "
     "drops by more than --max-drop.",
 )
+THRESHOLD_OPTION: Any = typer.Option(
+    None,
+    "--threshold",
+    min=0.0,
+    max=1.0,
+    metavar="X",
+    help="Gate on mean score >= X instead of 'every case passed'.",
+)
 MAX_DROP_OPTION: Any = typer.Option(
     None,
     "--max-drop",

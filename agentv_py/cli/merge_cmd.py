@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from agentv_py.cli.base import EXIT_GATE_FAILED, MergeCommand, app, boundary
+from agentv_py.cli.base import EXIT_GATE_FAILED, THRESHOLD_OPTION, MergeCommand, app, boundary
 
 
 @app.command(cls=MergeCommand, short_help="Merge the results of an eval's shards into one file, and gate it.")
@@ -25,14 +25,7 @@ def merge(
         help="The dataset the shards ran (to name missing cases and apply its gates:).  "
         "[default: the path the manifests record, when the file there is unchanged]",
     ),
-    threshold: float | None = typer.Option(
-        None,
-        "--threshold",
-        min=0.0,
-        max=1.0,
-        metavar="X",
-        help="Gate on mean score >= X instead of 'every case passed'.",
-    ),
+    threshold: float | None = THRESHOLD_OPTION,
     allow_missing: bool = typer.Option(
         False, "--allow-missing", help="Exit 0 although some cases of the dataset have no row in any run."
     ),

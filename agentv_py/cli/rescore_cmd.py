@@ -21,6 +21,7 @@ from agentv_py.cli.base import (
     JUNIT_PER_FIELD_OPTION,
     MAX_DROP_OPTION,
     SUMMARY_MD_OPTION,
+    THRESHOLD_OPTION,
     app,
     boundary,
     gate_exit,
@@ -81,14 +82,7 @@ def rescore(
         metavar="PATH",
         help="targets.yaml with the judge targets.  [default: the run's, else found from the dataset]",
     ),
-    threshold: float | None = typer.Option(
-        None,
-        "--threshold",
-        min=0.0,
-        max=1.0,
-        metavar="X",
-        help="Gate on mean score >= X instead of 'every case passed'.",
-    ),
+    threshold: float | None = THRESHOLD_OPTION,
     baseline: Path | None = BASELINE_OPTION,
     max_drop: float | None = MAX_DROP_OPTION,
     workers: int = typer.Option(

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.errors import AgentvError
 from agentv_py.runner.engine import Shard, parse_shard, shard_of
+from tests.conftest import comparable_rows
 
 HINT = "K/N with 1 <= K <= N, e.g. --shard 2/4 for the second of four shards"
 
@@ -96,16 +97,6 @@ def dataset(ws, ids=IDS) -> Path:
     return ws.file("dataset.yaml", "\n".join(lines) + "\n")
 
 
-def rows(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
-        for key in ("timestamp", "duration_ms", "trace", "run_id"):
-            row.pop(key)
-        out.append(row)
-    return sorted(out, key=lambda r: r["eval_id"])
-
-
 def shards(ws, count: int, which=None) -> list[str]:
     names = []
     for k in which or range(1, count + 1):
@@ -130,7 +121,7 @@ def test_shards_merged_equal_the_unsharded_run(ws):
         result.stderr.splitlines()[0]
         == f"agentv: merged {len(IDS)} rows of 3 runs into merged.jsonl ({len(IDS)} cases in the dataset)"
     )
-    assert rows(Path("merged.jsonl")) == rows(Path("all.jsonl"))
+    assert comparable_rows(Path("merged.jsonl")) == comparable_rows(Path("all.jsonl"))
     merged, whole = (json.loads(Path(p).read_text()) for p in ("merged.jsonl.meta.json", "all.jsonl.meta.json"))
     assert "shard" not in merged and "shard" not in whole and "merged_from" not in whole
     assert merged["merged_from"] == [json.loads(Path(f"{n}.meta.json").read_text())["run_id"] for n in names]
@@ -146,7 +137,7 @@ def test_shards_merged_equal_the_unsharded_run(ws):
     ):
         assert invoke(*command).exit_code == 0, command
     assert invoke("rescore", "merged.jsonl", "--out", "rescored.jsonl").exit_code == 0
-    assert rows(Path("rescored.jsonl")) == rows(Path("all.jsonl"))
+    assert comparable_rows(Path("rescored.jsonl")) == comparable_rows(Path("all.jsonl"))
 
 
 def test_a_missing_shard_is_reported_with_its_cases(ws):

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
+from tests.conftest import comparable_rows
 
 pytest.importorskip("ray")  # a dev dependency: installed by the README's test command
 
@@ -30,16 +31,6 @@ def agentv(ws, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[
     return subprocess.run([AGENTV, *args], cwd=ws.root, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def rows(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
-        for key in ("timestamp", "duration_ms", "trace", "run_id"):
-            row.pop(key)
-        out.append(row)
-    return sorted(out, key=lambda r: r["eval_id"])
-
-
 def test_a_ray_run_gives_the_rows_of_a_local_run(ws):
     ws.file("target.sh", 'case "$1" in *c5.json) exit 7;; esac; cat "$1"\n')
     ws.cli_target("sh target.sh {FILES}")
@@ -47,7 +38,7 @@ def test_a_ray_run_gives_the_rows_of_a_local_run(ws):
     local = agentv(ws, "eval", "dataset.yaml", "--out", "local.jsonl")
     ray = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
     assert local.returncode == ray.returncode == 4, ray.stderr  # c5's target error, in both
-    assert rows(ws.root / "ray.jsonl") == rows(ws.root / "local.jsonl")
+    assert comparable_rows(ws.root / "ray.jsonl") == comparable_rows(ws.root / "local.jsonl")
     manifest = json.loads((ws.root / "ray.jsonl.meta.json").read_text())
     assert manifest["options"]["executor"] == "ray" and manifest["status"] == "completed"
 
@@ -59,7 +50,7 @@ def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
     ws.cases_dataset(ANSWERS[:4])
     result = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
     assert result.returncode == 4, result.stderr
-    by_id = {row["eval_id"]: row for row in rows(ws.root / "ray.jsonl")}
+    by_id = {row["eval_id"]: row for row in comparable_rows(ws.root / "ray.jsonl")}
     assert sorted(by_id) == ["c0", "c1", "c2", "c3"]
     assert by_id["c2"]["status"] == "error"
     assert by_id["c2"]["error"].startswith("the Ray task of the case failed: ")
@@ -140,3 +131,18 @@ def test_a_worker_mode_target_is_refused_before_anything_runs(ws):
         "error: --executor ray: target 't' keeps a long-lived worker (mode: worker, provider: python), which a "
         "Ray task would start for every case; run it with the local executor"
     )
+
+
+def test_the_local_executor_never_imports_ray(ws):
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset(ANSWERS[:2])
+    probe = (
+        "import sys\n"
+        "from agentv_py.cli import app\n"
+        "try:\n"
+        "    app(['eval', 'dataset.yaml', '--out', 'o.jsonl'], standalone_mode=False)\n"
+        "finally:\n"
+        "    print('ray' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ws.root, capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
