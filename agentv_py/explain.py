@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from agentv_py.errors import AgentvError
+from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.loading.dataset import added_evaluators
+from agentv_py.loading.source import read_yaml, unpack_cases
 from agentv_py.models.base import suggest
 from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import ResultRow
@@ -63,9 +62,9 @@ def _load(results: Path, dataset: Path | None) -> tuple[_Dataset | None, str | N
         return None, why
     raw: Any = None
     if loaded.path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            raw = yaml.safe_load(loaded.path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        try:  # the loader's own parse (bounded, cached): the cases stay packed, one is unpacked when asked
+            raw = read_yaml(loaded.path, pack_cases=True)[1]
+        except ConfigError:
             raw = None
     display = loaded.source.problem([], "").file if loaded.source is not None else str(loaded.path)
     return _Dataset(loaded, raw, display), None
@@ -93,8 +92,8 @@ def _written(raw: Any, parts: list[str | int]) -> bool:
     """Is this key written in the YAML (not a default)?"""
     node = raw
     for part in parts:
-        if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
+        if isinstance(node, (list, tuple)) and isinstance(part, int) and 0 <= part < len(node):
+            node = unpack_cases((node[part],))[0] if isinstance(node, tuple) else node[part]  # a packed case
             continue
         if isinstance(node, dict) and isinstance(part, str) and part in node:
             node = node[part]
