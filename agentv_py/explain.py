@@ -130,11 +130,9 @@ def _field_options(data: _Dataset, spec: FieldSpec, parts: list[str | int]) -> d
     return options
 
 
-def _sources(data: _Dataset, row: ResultRow) -> list[EvaluatorSource | None]:
-    """Per evaluator result of the row: its config and where it comes from (matched by name)."""
-    index = next((p.index for p in data.loaded.cases if p.case.id == row.eval_id), None)
-    if index is None:
-        return [None] * len(row.evaluator_results)
+def _sources(data: _Dataset, row: ResultRow, index: int) -> list[EvaluatorSource | None]:
+    """Per evaluator result of the row (case `index` of the dataset): its config and where it
+    comes from (matched by name)."""
     placed = _case_evaluators(data, index)
     by_name: dict[str, list[tuple[EvaluatorConfig, list[str | int]]]] = {}
     for config, parts in placed:
@@ -162,8 +160,9 @@ def explain(results: Path, case_id: str, dataset: Path | None = None) -> Explain
     data, why = _load(results, dataset)
     if data is None:
         return Explained(row, [None] * len(row.evaluator_results), None, why)
-    prepared = next((p for p in data.loaded.cases if p.case.id == case_id), None)
-    if prepared is None:
+    try:  # by id, without reading back a big dataset's other cases
+        prepared = data.loaded.cases[data.loaded.cases.ids.index(case_id)]
+    except ValueError:
         why = f"case '{case_id}' is not in {data.display} any more"
         return Explained(row, [None] * len(row.evaluator_results), None, why)
-    return Explained(row, _sources(data, row), prepared.expected, None, dataset_display=data.display)
+    return Explained(row, _sources(data, row, prepared.index), prepared.expected, None, dataset_display=data.display)

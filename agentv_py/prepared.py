@@ -9,6 +9,7 @@ memory does not grow with the number of cases.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import pickle
 import tempfile
@@ -99,36 +100,16 @@ def case_flags(prepared: PreparedCase) -> int:
     )
 
 
-def _pack(prepared: PreparedCase, shared: dict[int, int]) -> tuple[Any, ...]:
-    """A case as stored: its fields, each evaluator shared by every case (the suite's) as its
-    index in the shared list, so it is stored once and every case gets the same object back."""
-    evaluators = [shared.get(id(config), config) for config in prepared.evaluators]
-    return (
-        prepared.case,
-        prepared.index,
-        prepared.files,
-        prepared.images,
-        prepared.expected,
-        prepared.question,
-        evaluators,
-        prepared.guideline_files,
-        prepared.guideline_items,
-    )
+def _pack(prepared: PreparedCase, shared: dict[int, int]) -> PreparedCase:
+    """A case as stored: each evaluator shared by every case (the suite's) replaced by its index in
+    the shared list, so it is stored once and every case gets the same object back (`_unpack`)."""
+    encoded: list[Any] = [shared.get(id(config), config) for config in prepared.evaluators]
+    return dataclasses.replace(prepared, evaluators=encoded)
 
 
-def _unpack(packed: tuple[Any, ...], shared: Sequence[EvaluatorConfig]) -> PreparedCase:
-    case, index, files, images, expected, question, evaluators, guideline_files, guideline_items = packed
-    return PreparedCase(
-        case=case,
-        index=index,
-        files=files,
-        images=images,
-        expected=expected,
-        question=question,
-        evaluators=[shared[config] if isinstance(config, int) else config for config in evaluators],
-        guideline_files=guideline_files,
-        guideline_items=guideline_items,
-    )
+def _unpack(stored: PreparedCase, shared: Sequence[EvaluatorConfig]) -> PreparedCase:
+    stored.evaluators = [shared[config] if isinstance(config, int) else config for config in stored.evaluators]
+    return stored
 
 
 class _Indexed(Sequence[_T]):
@@ -233,10 +214,6 @@ class PreparedCases(_Indexed[PreparedCase]):
     def where(self, flag: int) -> list[int]:
         """The indices of the cases with any of the `flag` bits (`case_flags`)."""
         return [i for i, flags in enumerate(self.flags) if flags & flag]
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
 
 
 class CaseSelection(_Indexed[PreparedCase]):

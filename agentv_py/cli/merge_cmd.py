@@ -47,7 +47,7 @@ def merge(
         merged = merge_results(
             runs,
             out,
-            dataset_ids=lambda _: list(loaded.cases.ids) if loaded is not None else None,
+            dataset_ids=loaded.cases.ids if loaded is not None else None,
             version=tool_version(),
             judge=lambda summary: gate(summary, threshold, gates),
         )

@@ -56,7 +56,7 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     # A YAML file, or a JSONL file (+ sidecar) read into the same structure: one set of checks.
     source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path), pack_cases=True)
     guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
-    loading = _Loading(source, Path(path).resolve().parent, dataset_path.resolve().parent, guideline_config.config)
+    loading = _Loading(source, dataset_path.resolve().parent, guideline_config.config)
     split = split_cases(raw)
     if split is None:
         loading.add(raw, 0)  # not a mapping with a list of cases: one pass says what is wrong
@@ -75,9 +75,8 @@ class _Loading:
     stage with any is raised, as a whole-file load would; a chunk stops at its first failing stage.
     A later chunk reports only problems located in its cases (the suite's are the first chunk's)."""
 
-    def __init__(self, source: Source, base_dir: Path, dataset_dir: Path, guidelines: GuidelineConfig | None) -> None:
+    def __init__(self, source: Source, dataset_dir: Path, guidelines: GuidelineConfig | None) -> None:
         self.source = source
-        self.base_dir = base_dir
         self.dataset_dir = dataset_dir
         self.guidelines = guidelines
         self.stages: tuple[list[Problem], list[Problem], list[Problem]] = ([], [], [])
@@ -101,7 +100,7 @@ class _Loading:
         model, problems = validate(source, raw, Dataset)
         problems.extend(self._duplicates(raw, offset))
         # File resolution needs the raw case list even when the model failed, so every problem shows.
-        resolved, file_problems = resolve_case_files(source, raw, self.base_dir, self.guidelines)
+        resolved, file_problems = resolve_case_files(source, raw, self.dataset_dir, self.guidelines)
         problems = own(problems + file_problems)
         if model is None:
             self.all_valid = False

@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from agentv_py.models.results import ResultRow
-from agentv_py.report.jsonl import read_rows
+from agentv_py.report.jsonl import UnusableInput, read_rows
 from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.render import visible
@@ -46,13 +46,8 @@ _HIT_TO_MISS, _MISS_TO_HIT = 0, 1
 _SIDES = ("base", "new")
 
 
-class CompareError(Exception):
+class CompareError(UnusableInput):
     """Input that cannot be compared (missing or bad file, the same file twice, other datasets)."""
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 @dataclass(frozen=True)

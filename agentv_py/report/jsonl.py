@@ -46,6 +46,16 @@ def default_results_path(
     return (root or Path.cwd()) / ".agentv" / "results" / f"{safe}_{stamp}_{tag}.jsonl"
 
 
+class UnusableInput(Exception):
+    """Results files a command cannot use (`agentv compare`, `agentv merge`): what and why, and what
+    to do; the command line turns it into exit 2."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
 class ResultsUnavailable(Exception):
     """The results file cannot be written: `reason` says why (for a message naming the file)."""
 

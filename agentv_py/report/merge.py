@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.models.manifest import RunManifest
-from agentv_py.models.results import ResultRow
-from agentv_py.report.jsonl import dumps_row, read_rows
+from agentv_py.report.jsonl import UnusableInput, dumps_row, read_rows
 from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import (
     ManifestError,
@@ -30,7 +29,6 @@ from agentv_py.report.manifest import (
     manifest_path,
     new_run_id,
     read_manifest,
-    utc_now,
 )
 from agentv_py.report.render import visible
 from agentv_py.report.summary import GateResult, RunSummary
@@ -38,13 +36,8 @@ from agentv_py.report.summary import GateResult, RunSummary
 MISSING_SHOWN = 10  # case ids a message names before "and N more"
 
 
-class MergeError(Exception):
+class MergeError(UnusableInput):
     """The runs cannot be merged (exit 2): what and why, and what to do."""
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 @dataclass
@@ -171,13 +164,12 @@ def merge_results(
     paths: Sequence[Path],
     out: Path,
     *,
-    dataset_ids: Callable[[RunManifest], list[str] | None] = lambda _: None,
+    dataset_ids: Sequence[str] | None = None,
     version: str = "unknown",
-    on_row: Callable[[ResultRow], None] | None = None,
     judge: Callable[[RunSummary], GateResult | None] = lambda _: None,
 ) -> Merged:
-    """Merge the results files `paths` into `out` (and its manifest). `dataset_ids(manifest)`: every
-    case id of the runs' dataset, when it can be read (to name the cases no run has); None when not.
+    """Merge the results files `paths` into `out` (and its manifest). `dataset_ids`: every case id
+    of the runs' dataset, when it can be read (to name the cases no run has).
     Raises MergeError (nothing written) when the runs do not belong together, a file is missing,
     unreadable or has no manifest, or a case has rows in two runs. `judge(summary)`: the gate of
     the merged rows, recorded in the manifest (None: no gate)."""
@@ -218,15 +210,14 @@ def merge_results(
                         ) from None
                     handle.write((row.to_json_line() or dumps_row(row.to_json_dict())) + b"\n")
                     summary.add(row, rows)
-                    if on_row is not None:
-                        on_row(row)
                     rows += 1
-        manifest, merged = _merged_manifest(paths, manifests, out, summary, rows, version, store, dataset_ids)
-        manifest = merged.manifest = finish_manifest(manifest, summary, judge(summary)).model_copy(
-            update={"ended_at": manifest.ended_at, "status": manifest.status}
+        merged = _merged(paths, manifests, out, summary, rows, version, store, dataset_ids)
+        base = merged.manifest  # its end and status are the shards', not finish_manifest's
+        merged.manifest = finish_manifest(base, summary, judge(summary)).model_copy(
+            update={"ended_at": base.ended_at, "status": base.status}
         )
         os.replace(handle.name, out)
-        _write_streamed_manifest(manifest_path(out), manifest, store)
+        _write_streamed_manifest(manifest_path(out), merged.manifest, store)
         return merged
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
@@ -235,7 +226,7 @@ def merge_results(
         store.close()
 
 
-def _merged_manifest(
+def _merged(
     paths: Sequence[Path],
     manifests: Sequence[RunManifest],
     out: Path,
@@ -243,8 +234,8 @@ def _merged_manifest(
     rows: int,
     version: str,
     store: _Store,
-    dataset_ids: Callable[[RunManifest], list[str] | None],
-) -> tuple[RunManifest, Merged]:
+    dataset_ids: Sequence[str] | None,
+) -> Merged:
     first = manifests[0]
     statuses = {m.status for m in manifests}
     incomplete = [str(p) for p, m in zip(paths, manifests, strict=True) if m.status != "completed"]
@@ -256,13 +247,11 @@ def _merged_manifest(
     total = first.dataset.cases
     missing = max(total - rows, 0)
     missing_ids: list[str] = []
-    if missing:
-        ids = dataset_ids(first)
-        if ids is not None:
-            have = store.db.execute
-            missing_ids = [i for i in ids if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
-            missing = len(missing_ids)
-            missing_ids = missing_ids[:MISSING_SHOWN]
+    if missing and dataset_ids is not None:
+        have = store.db.execute
+        missing_ids = [i for i in dataset_ids if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
+        missing = len(missing_ids)
+        missing_ids = missing_ids[:MISSING_SHOWN]
     evaluators: dict[str, Any] = {}
     judges: dict[str, Any] = {}
     files: dict[str, str] = {}
@@ -283,12 +272,11 @@ def _merged_manifest(
         judges=judges,
         options=options,
         started_at=min(m.started_at for m in manifests),
-        ended_at=max((m.ended_at or m.started_at for m in manifests), default=utc_now()),
+        ended_at=max(m.ended_at or m.started_at for m in manifests),
         status="completed" if statuses == {"completed"} else "interrupted",
         merged_from=[m.run_id for m in manifests],
     )
-    merged = Merged(summary, manifest, rows, total, missing, missing_ids, missing_shards, incomplete)
-    return manifest, merged
+    return Merged(summary, manifest, rows, total, missing, missing_ids, missing_shards, incomplete)
 
 
 def _evaluators_sha256(store: _Store) -> str:

@@ -25,7 +25,7 @@ from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
-from agentv_py.runner.run import Interrupted, Run, sent_keys
+from agentv_py.runner.run import Interrupted, Run, redact_row, sent_keys
 from agentv_py.runner.targets import TargetOutcome
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
@@ -218,4 +218,4 @@ class RayRun:
             attempts=1,
             duration_ms=0.0,
         )
-        return ResultRow.model_validate(self.redact.data(row.model_dump()))
+        return redact_row(self.redact, row)

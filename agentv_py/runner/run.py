@@ -324,30 +324,9 @@ class Run:
         return dataclasses.replace(prepared, files=files)
 
     def redacted(self, row: ResultRow) -> ResultRow:
-        """`row` with every secret masked in every string, at any depth, and in the keys of its
-        free-form dicts (answer, hits, misses, reasoning, evaluator details, error, trace). Every
-        row passes here before it is handed over, so nothing written or shown from a row holds a
-        secret. Free without secrets."""
-        if not self.redact.active:
-            return row
-        try:
-            if not self.redact.in_json(row.model_dump_json()):  # the usual case: one fast check
-                return row
-        except ValueError:  # a string pydantic cannot write as JSON (a lone surrogate): walk it
-            pass
-        data = row.model_dump()
-        masked = self._mask_fields(data)
-        masked["evaluator_results"] = [self._mask_fields(result) for result in data["evaluator_results"]]
-        masked["trace"] = self._mask_fields(data["trace"])
-        return ResultRow.model_validate(masked)
-
-    def _mask_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """One model's dumped fields masked: its field names are not data, and neither are `status`
-        and `verdict` (closed vocabularies: a secret `pass` is no verdict); every value is, down to
-        the keys of free-form dicts (`details`, token usage)."""
-        return {
-            name: value if name in ("status", "verdict") else self.redact.data(value) for name, value in fields.items()
-        }
+        """`row` with the run's secrets masked (`redact_row`). Every row passes here before it is
+        handed over, so nothing written or shown from a row holds a secret."""
+        return redact_row(self.redact, row)
 
     def stop(self, timeout: float = JOIN_SECONDS) -> None:
         """Stop the run: no new cases, every process it started killed, workers joined against
@@ -378,6 +357,31 @@ class Run:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def redact_row(redact: Redactor, row: ResultRow) -> ResultRow:
+    """`row` with every secret masked in every string, at any depth, and in the keys of its
+    free-form dicts (answer, hits, misses, reasoning, evaluator details, error, trace). Free
+    without secrets."""
+    if not redact.active:
+        return row
+    try:
+        if not redact.in_json(row.model_dump_json()):  # the usual case: one fast check
+            return row
+    except ValueError:  # a string pydantic cannot write as JSON (a lone surrogate): walk it
+        pass
+
+    def masked(fields: dict[str, Any]) -> dict[str, Any]:
+        """One model's dumped fields masked: its field names are not data, and neither are `status`
+        and `verdict` (closed vocabularies: a secret `pass` is no verdict); every value is, down to
+        the keys of free-form dicts (`details`, token usage)."""
+        return {name: value if name in ("status", "verdict") else redact.data(value) for name, value in fields.items()}
+
+    data = row.model_dump()
+    result = masked(data)
+    result["evaluator_results"] = [masked(item) for item in data["evaluator_results"]]
+    result["trace"] = masked(data["trace"])
+    return ResultRow.model_validate(result)
 
 
 def _url_secrets(cases: Sequence[PreparedCase]) -> list[str]:
