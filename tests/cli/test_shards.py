@@ -208,3 +208,53 @@ def test_a_case_in_two_runs_and_a_bad_line_are_refused_and_nothing_is_written(ws
     result = invoke("merge", *names, "-o", "m.jsonl")
     assert result.exit_code == 2 and result.stderr.splitlines()[0].startswith(f"error: {names[0]}:")
     assert not Path("m.jsonl").exists() and not list(Path().glob(".m.jsonl.*"))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda m: m["dataset"].update(evaluators_sha256="0" * 64),
+            "error: s2.jsonl scored the dataset with other evaluators than s1.jsonl "
+            "(evaluators sha256 000000000000 vs ",
+        ),
+        (
+            lambda m: m["target"].update(sha256="0" * 64),
+            "error: s2.jsonl ran target 'm' with another config than s1.jsonl (target 'm')",
+        ),
+        (
+            lambda m: m.update(files={"/p/judge.py": "0" * 64}),
+            None,  # s1 has no judge file: nothing to differ from
+        ),
+        (
+            lambda m: m.update(shard={"index": 2, "count": 3}),
+            "error: the runs are shards of different splits (N=2, N=3)",
+        ),
+    ],
+    ids=["evaluators", "target", "judge-file-only-in-one", "another-split"],
+)
+def test_manifests_that_differ_are_named(ws, edit, message):
+    dataset(ws)
+    names = shards(ws, 2)
+    path = Path("s2.jsonl.meta.json")
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    result = invoke("merge", *names, "-o", "m.jsonl")
+    if message is None:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2 and result.stderr.splitlines()[0].startswith(message), result.stderr
+    assert not Path("m.jsonl").exists()
+
+
+def test_a_judge_file_that_changed_between_shards_is_named(ws):
+    dataset(ws)
+    names = shards(ws, 2)
+    for name, digest in (("s1.jsonl.meta.json", "a" * 64), ("s2.jsonl.meta.json", "b" * 64)):
+        manifest = json.loads(Path(name).read_text())
+        manifest["files"] = {"/p/judge.py": digest}
+        Path(name).write_text(json.dumps(manifest))
+    result = invoke("merge", *names, "-o", "m.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == "error: judge file /p/judge.py differs between s1.jsonl and s2.jsonl"
