@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
+from agentv_py.extras import target_extra_problem
 from agentv_py.loading import (
     LoadedTargets,
     discover_targets_file,
@@ -26,6 +27,7 @@ from agentv_py.loading import (
 from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
+from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Gates
@@ -368,6 +370,9 @@ def preflight(
     one is not checked); no targets file is a `note`, not a failure.
     """
     checked = Preflight()
+    missing_extras = evaluator_extra_problems(dataset)
+    if missing_extras:
+        checked.failures.append(ConfigError(missing_extras))
     validating = missing_env == "warn"
     unset = checked.warnings if validating else None
     needs_judges = _uses_judges(dataset)
@@ -406,6 +411,9 @@ def preflight(
         elif selected is not None:
             basis = selected
             try:
+                missing = target_extra_problem(selected)
+                if missing is not None:
+                    raise TargetError(f"target '{selected.name}': {missing}")
                 checked.target, checked.secrets = loaded.with_env(selected.name, unset=unset)
                 basis = checked.target
                 _check_model_target(checked.target, cases)

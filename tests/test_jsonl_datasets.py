@@ -4,6 +4,7 @@ named by file and line (the case's line in the JSONL file, the key's line in the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,16 @@ from agentv_py.errors import ConfigError
 from agentv_py.loading.dataset import load_dataset
 
 pytestmark = pytest.mark.usefixtures("both_chunkings")
+
+THEIRS = "<library's words>"
+"""In an expected message, stands for words a library writes (json, pydantic, PyYAML), which any
+release of it may change: the test pins agentv's part around them, never theirs."""
+
+
+def matches(expected: str, actual: str) -> bool:
+    """`actual` is `expected` exactly, each THEIRS in it standing for some (non-empty) text."""
+    return re.fullmatch(".+".join(map(re.escape, expected.split(THEIRS))), actual, re.DOTALL) is not None
+
 
 SIDECAR = """\
 description: suite defaults for the cases in data.jsonl
@@ -69,7 +80,7 @@ DEEP = "[" * 150 + "]" * 150
     [
         pytest.param(
             [case("a"), '{"id": "b", "input_messages": [}'],
-            ["data.jsonl:2: not JSON: Expecting value at column 32"],
+            ["data.jsonl:2: not JSON: " + THEIRS + " at column 32"],
             id="not-json",
         ),
         pytest.param(
@@ -107,7 +118,8 @@ DEEP = "[" * 150 + "]" * 150
 def test_line_problems(ws, lines: list[str], expected: list[str]) -> None:
     ws.file("data.yaml", SIDECAR)
     ws.file("data.jsonl", "\n".join(lines) + ("\n" if lines else ""))
-    assert problems_of(Path("data.jsonl")) == expected
+    found = problems_of(Path("data.jsonl"))
+    assert len(found) == len(expected) and all(map(matches, expected, found)), found
 
 
 def test_invalid_utf8_names_the_line(ws) -> None:
@@ -138,10 +150,10 @@ def test_invalid_utf8_names_the_line(ws) -> None:
         ),
         pytest.param(
             "execution:\n  target: [t]\n",
-            'data.yaml:2: execution.target: input should be a valid string, got array ["t"]',
+            "data.yaml:2: execution.target: " + THEIRS + ', got array ["t"]',
             id="bad-value",
         ),
-        pytest.param("dataset: [\n", "data.yaml:2: invalid YAML at column 1: ", id="invalid-yaml"),
+        pytest.param("dataset: [\n", "data.yaml:2: invalid YAML at column 1: " + THEIRS, id="invalid-yaml"),
         pytest.param(
             "dataset: x\nevaluator: code_judge\n",
             "data.yaml:2: evaluator: the legacy 'evaluator' key names the default evaluator kind, and only "
@@ -156,8 +168,7 @@ def test_sidecar_problems_name_the_sidecar(ws, sidecar: str, expected: str) -> N
     ws.file("data.jsonl", case("a", evaluators=evaluators) + "\n")
     found = problems_of(Path("data.jsonl"))
     assert len(found) == 1
-    shown = found[0][: len(expected)] if expected.endswith(": ") else found[0]  # YAML's own words vary
-    assert shown == expected
+    assert matches(expected, found[0]), found[0]
 
 
 def test_an_empty_sidecar_gives_no_suite_keys(ws) -> None:

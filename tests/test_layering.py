@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 LAYER_OF = {
     "agentv_py.models": "models",
     "agentv_py.errors": "errors",
+    "agentv_py.extras": "extras",
     "agentv_py.scoring": "scoring",
     "agentv_py.media": "media",
     "agentv_py.chat": "chat",
@@ -46,13 +47,14 @@ LAYER_OF = {
 }
 
 BELOW_THE_API = {
-    *("errors", "models", "scoring", "media", "chat", "locate", "prompts", "prepared", "process"),
+    *("errors", "extras", "models", "scoring", "media", "chat", "locate", "prompts", "prepared", "process"),
     *("evaluators", "loading", "runner", "report", "session", "schema"),
 }
 
 # Layer -> the other layers it may import. Anything not listed is a wrong-way edge.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "extras": {"models"},  # which extra a feature needs, and whether it is installed
     "models": set(),  # models import nothing from the package
     "scoring": {"models"},  # pure functions over models
     "media": set(),
@@ -62,11 +64,11 @@ ALLOWED: dict[str, set[str]] = {
     "prepared": {"errors", "media", "models"},
     "prompts": {"locate", "models"},
     "evaluators": {"models", "scoring", "process", "chat", "media", "locate", "prompts", "errors"},  # never runner
-    "loading": {"models", "scoring", "process", "media", "locate", "prepared", "prompts", "errors"},
+    "loading": {"models", "scoring", "process", "media", "locate", "prepared", "prompts", "errors", "extras"},
     # the runner reads prepared cases, never the loader
-    "runner": {"models", "scoring", "process", "chat", "media", "locate", "prepared", "errors", "evaluators"},
+    "runner": {"models", "scoring", "process", "chat", "media", "locate", "prepared", "errors", "evaluators", "extras"},
     "report": {"models", "scoring"},
-    "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate"},
+    "session": {"loading", "runner", "report", "models", "prepared", "errors", "locate", "extras"},
     "schema": {"models"},  # JSON Schemas generated from the models, nothing else
     "judge-sdk": {"scoring"},  # runs in judges' own interpreters: nothing heavy
     "api": BELOW_THE_API,  # the public API re-exports from every library layer

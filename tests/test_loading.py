@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -15,6 +16,20 @@ from agentv_py.loading import (
 )
 
 pytestmark = pytest.mark.usefixtures("both_chunkings")
+
+THEIRS = "<library's words>"
+"""In an expected message, stands for words a library writes (pydantic, PyYAML, Python's codecs),
+which any release of it may change: the test pins agentv's part around them, never theirs."""
+
+
+def matches(expected: str, actual: str) -> bool:
+    """`actual` is `expected` exactly, each THEIRS in it standing for some (non-empty) text."""
+    return re.fullmatch(".+".join(map(re.escape, expected.split(THEIRS))), actual, re.DOTALL) is not None
+
+
+def assert_messages(actual: list[str], expected: list[str]) -> None:
+    assert len(actual) == len(expected) and all(map(matches, expected, actual)), (actual, expected)
+
 
 SUITE = """\
 execution:
@@ -52,10 +67,7 @@ INVALID = [
         "tolerance-not-a-number",
         "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
         "        - {path: a, match: numeric_tolerance, tolerance: lots}\nevalcases:\n  - id: c1\n",
-        [
-            "dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: "
-            'input should be a valid number, got string "lots"'
-        ],
+        ["dataset.yaml:5: execution.evaluators[0].fields[0].tolerance: " + THEIRS + ', got string "lots"'],
     ),
     (
         "numeric-without-tolerance",
@@ -134,13 +146,13 @@ INVALID = [
     (
         "wrong-type-for-id",
         SUITE + "evalcases:\n  - id: 7\n",
-        ["dataset.yaml:5: evalcases[0].id: input should be a valid string, got number 7"],
+        ["dataset.yaml:5: evalcases[0].id: " + THEIRS + ", got number 7"],
     ),
     (
         "yaml-boolean-id",
         SUITE + "evalcases:\n  - id: off\n",
         [
-            "dataset.yaml:5: evalcases[0].id: input should be a valid string, got boolean false "
+            "dataset.yaml:5: evalcases[0].id: " + THEIRS + ", got boolean false "
             "(YAML reads yes/no/on/off/true/false as booleans: quote the value)"
         ],
     ),
@@ -175,7 +187,7 @@ INVALID = [
     (
         "yaml-syntax",
         "evalcases:\n  - id: [c1\n",
-        ["dataset.yaml:3: invalid YAML at column 1: did not find expected ',' or ']' (while parsing a flow sequence)"],
+        ["dataset.yaml:3: invalid YAML at column 1: " + THEIRS + " (" + THEIRS + ")"],
     ),
 ]
 
@@ -183,7 +195,7 @@ INVALID = [
 def assert_problems(load, path: str, messages: list[str]) -> None:
     with pytest.raises(ConfigError) as caught:
         load(path)
-    assert [str(p) for p in caught.value.problems] == messages
+    assert_messages([str(p) for p in caught.value.problems], messages)
 
 
 @pytest.mark.parametrize("text, messages", [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
@@ -364,7 +376,7 @@ TARGET_ERRORS = [
     (
         "agentv-target-bad-batching",
         "targets:\n  - name: az\n    provider: bedrock\n    providerBatching: 'yes'\n",
-        ["targets.yaml:4: targets[0].providerBatching: input should be a valid boolean, got 'yes'"],
+        ["targets.yaml:4: targets[0].providerBatching: " + THEIRS + ", got 'yes'"],
     ),
     (
         "cli-bad-workers",
@@ -493,9 +505,10 @@ def test_non_utf8_dataset(ws):
     ws.file("dataset.yaml", b'evalcases:\n  - id: "\xff"\n')
     with pytest.raises(ConfigError) as caught:
         load_dataset("dataset.yaml")
-    assert [str(p) for p in caught.value.problems] == [
-        "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 20: invalid start byte)"
-    ]
+    assert_messages(
+        [str(p) for p in caught.value.problems],
+        ["dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 20: " + THEIRS + ")"],
+    )
 
 
 def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
@@ -548,7 +561,7 @@ JUDGE_ERRORS = [
     (
         "timeout-type",
         "[python3, judges/ok.py], timeout_seconds: soon",
-        'dataset.yaml:3: execution.evaluators[0].timeout_seconds: input should be a valid number, got string "soon"',
+        "dataset.yaml:3: execution.evaluators[0].timeout_seconds: " + THEIRS + ', got string "soon"',
     ),
     (
         "missing-cwd",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem, TargetError
+from agentv_py.extras import target_extra_problem
 from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.source import Source, display_path, read_yaml, validate
 from agentv_py.locate import targets_search_dirs
@@ -207,6 +208,10 @@ def judge_target_problems(
                     at, f"{label}: judge target '{name}' (from {origin}) cannot judge: {not_runnable_message(judge)}"
                 )
             )
+            return
+        missing = target_extra_problem(judge)
+        if missing is not None:
+            problems.append(source.problem(at, f"{label}: judge target '{name}' (from {origin}): {missing}"))
             return
         if name not in needed:
             needed.append(name)

@@ -31,11 +31,9 @@ from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
+from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
 
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 14  # fixed: the same two files always give the same interval
 DEFAULT_ALPHA = 0.05
-_BOOTSTRAP_CELLS = 500_000  # resample indices drawn at once (one batch: 4 MB of indices, 4 MB of values)
 _BATCH = 2000  # rows inserted at once
 
 # per field of a case: how field_accuracy scored it, and its TP/TN/FP/FN
@@ -240,40 +238,6 @@ class Comparison:
         }
         write_json(out, document, 0)
         out.write("\n")
-
-
-def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:
-    """The exact (binomial) two-sided McNemar p-value on the discordant pairs; 1.0 without any."""
-    discordant = pass_to_fail + fail_to_pass
-    if discordant == 0:
-        return 1.0
-    from scipy.special import bdtr  # the binomial CDF (scipy.stats would cost ~70 MB of imports)
-
-    # Under H0 each discordant pair goes either way with p = 1/2: the distribution is symmetric,
-    # so the two-sided p-value is twice the smaller tail (capped at 1), as scipy's binomtest gives.
-    return min(1.0, 2.0 * float(bdtr(min(pass_to_fail, fail_to_pass), discordant, 0.5)))
-
-
-def bootstrap_ci(
-    deltas: Any, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED, level: float = 0.95
-) -> tuple[float, float] | None:
-    """A percentile bootstrap interval on the mean of paired deltas (cases resampled with
-    replacement, a fixed seed); None without any case. Resampled in batches: memory stays small."""
-    import numpy as np
-
-    values = np.asarray(deltas, dtype=np.float64)
-    n = len(values)
-    if n == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples, dtype=np.float64)
-    batch = max(1, _BOOTSTRAP_CELLS // n)
-    for start in range(0, resamples, batch):
-        size = min(batch, resamples - start)
-        means[start : start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
 
 
 def field_statuses(row: ResultRow) -> dict[FieldKey, int]:

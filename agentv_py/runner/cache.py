@@ -70,9 +70,18 @@ CREATE TABLE IF NOT EXISTS entries (
 """
 
 
+# SQLite's primary result codes (https://sqlite.org/rescode.html): what went wrong is read from
+# the code, never from the message, whose words can change with any SQLite release.
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 14, 26
+
+
+def _code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
 def _is_locked(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+    return _code(exc) in (_BUSY, _LOCKED)
 
 
 @dataclass
@@ -205,9 +214,9 @@ class CacheStore:
 
     def _describe(self, exc: sqlite3.Error) -> str:
         text = str(exc)
-        if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+        if _code(exc) in (_NOTADB, _CORRUPT):
             return f"{self.path} is not a usable SQLite database ({text}; `agentv cache clear` removes it)"
-        if "readonly" in text or "read-only" in text or "unable to open" in text:
+        if _code(exc) in (_READONLY, _CANTOPEN):
             return f"cannot write {self.path} ({text})"
         return f"{self.path}: {text}"
 

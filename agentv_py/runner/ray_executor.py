@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from agentv_py.errors import AgentvError
+from agentv_py.extras import extra_problem
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
@@ -30,7 +31,6 @@ from agentv_py.runner.targets import TargetOutcome
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1
-RAY_EXTRA = "pip install 'agentv-py[ray]'"
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,9 @@ def ray_problem(target: TargetConfig) -> str | None:
 
 def check_ray(target: TargetConfig) -> None:
     """Before anything runs: Ray is installed and the target can run as Ray tasks (AgentvError, exit 2)."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise AgentvError("--executor ray needs Ray, which is not installed", hint=RAY_EXTRA) from None
+    missing = extra_problem("ray", "--executor ray")
+    if missing is not None:
+        raise AgentvError(missing)
     problem = ray_problem(target)
     if problem is not None:
         raise AgentvError(f"--executor ray: {problem}")

@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from agentv_py.scoring.assignment import linear_sum_assignment
 from agentv_py.scoring.paths import MISSING, resolve
 
 Assignment = Literal["greedy", "optimal"]
@@ -287,20 +288,17 @@ def align_items(
 
     greedy: every pair with similarity >= threshold, best first; ties broken by (expected index,
     parsed index), so the result depends on the inputs only through that rule.
-    optimal: maximum total similarity over the pairs at or over the threshold (scipy's
-    linear_sum_assignment).
+    optimal: maximum total similarity over the pairs at or over the threshold
+    (`scoring.assignment.linear_sum_assignment`, the pairs scipy's would give).
     """
     if not expected or not parsed:
         return Alignment([], len(expected), len(parsed))
     matrix = similarity_matrix(expected, parsed, match_fields)
     if assignment == "optimal":
-        import numpy as np
-        from scipy.optimize import linear_sum_assignment
-
         # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
-        similarities = np.asarray(matrix)
-        rows, cols = linear_sum_assignment(np.where(similarities >= threshold, similarities, 0.0), maximize=True)
-        pairs = [(int(i), int(j), matrix[i][j]) for i, j in zip(rows, cols, strict=False) if matrix[i][j] >= threshold]
+        weights = [[s if s >= threshold else 0.0 for s in row] for row in matrix]
+        optimal = linear_sum_assignment(weights, maximize=True)
+        pairs = [(i, j, matrix[i][j]) for i, j in optimal if matrix[i][j] >= threshold]
         return Alignment(pairs, len(expected), len(parsed))
     candidates = sorted(
         ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= threshold),

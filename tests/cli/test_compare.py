@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from agentv_py.evaluators.base import processed_result
-from agentv_py.report.compare import bootstrap_ci, mcnemar_p
+from agentv_py.scoring.stats import bootstrap_ci, mcnemar_p
 from tests.cli.test_eval import invoke
 from tests.conftest import make_row
 

@@ -12,6 +12,7 @@ import gzip
 import http.client
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -212,14 +213,18 @@ def test_a_sidecar_linked_to_process_memory_shows_no_content(ws: Workspace, monk
             '{"id": "a", "x": 1e400}', "not JSON: 1e400 is not valid JSON (out of range for a float)", id="inf"
         ),
         pytest.param("[" * 5000 + "]" * 5000, f"not JSON: nests deeper than {100} levels", id="deep"),
-        pytest.param('{"id": "a"}\x00', "not JSON: Extra data at column 12", id="nul"),
+        # ours: "not JSON: ", the column; between them the json module's words
+        pytest.param('{"id": "a"}\x00', re.compile(r"not JSON: .+ at column 12"), id="nul"),
     ],
 )
-def test_hostile_jsonl_lines_are_located_load_errors(ws: Workspace, line: str, message: str) -> None:
+def test_hostile_jsonl_lines_are_located_load_errors(ws: Workspace, line: str, message: str | re.Pattern[str]) -> None:
     ws.file("d.jsonl", json.dumps(CASE) + "\n" + line + "\n")
     with pytest.raises(ConfigError) as caught:
         load_dataset(Path("d.jsonl"))
-    assert [str(p) for p in caught.value.problems] == [f"d.jsonl:2: {message}"]
+    [problem] = [str(p) for p in caught.value.problems]
+    assert problem.startswith("d.jsonl:2: "), problem
+    rest = problem.removeprefix("d.jsonl:2: ")
+    assert message.fullmatch(rest) if isinstance(message, re.Pattern) else rest == message, problem
 
 
 # -- judge details feed the run's judge costs ----------------------------------------------------

@@ -190,11 +190,16 @@ def test_deep_nesting_is_refused_without_a_crash(ws, nesting):
     result = agentv("validate", "dataset.yaml", cwd=ws.root)
     assert result.returncode == 2, result.stderr  # was: killed by SIGSEGV (the C composer's recursion)
     line = 6 if nesting.startswith("[") else 104  # where the 98th level of the case's ground truth starts
-    assert result.stderr.splitlines() == [
-        f"dataset.yaml:{line}: evalcases[0].expected_output[0][0][0][0][0][0][0][0][0]...: "
-        "YAML nests deeper than 100 levels",
-        "1 problem found",
-    ]
+    problem, count = result.stderr.splitlines()
+    assert count == "1 problem found"
+    where = "evalcases[0].expected_output" + "[0]" * 9 + "..."
+    ours = f"dataset.yaml:{line}: {where}: YAML nests deeper than 100 levels"
+    if nesting.startswith("[") and problem != ours:
+        # libyaml 0.2.6 (PyYAML 6.0.4) stops a flow of over 1000 levels itself, while scanning ahead,
+        # before agentv sees the 100th: then it is located as invalid YAML, in libyaml's words.
+        assert re.fullmatch(rf"dataset\.yaml:{line}: invalid YAML at column \d+: .+", problem), problem
+    else:
+        assert problem == ours
 
 
 def test_nesting_up_to_the_bound_loads(ws):
@@ -358,25 +363,28 @@ def test_every_case_with_bad_numbers_is_reported_together(ws):
 
 # ----------------------------------------------------------------------------- encoding
 
+CODEC_REASON = "<the decoder's reason>"
+"""Stands for Python's reason in an expected message ("invalid start byte"): not agentv's words."""
+
 
 @pytest.mark.parametrize(
     "content, problem",
     [
         (
             b'evalcases:\n  - id: "\xff"\n',
-            "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 20: invalid start byte)",
+            "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 20: " + CODEC_REASON + ")",
         ),
         (
             'a: "ééé"\n'.encode() + b"b: \xff\n",  # 3 two-byte characters before: the offset counts bytes
-            "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 15: invalid start byte)",
+            "dataset.yaml:2: not valid UTF-8 (byte 0xff at offset 15: " + CODEC_REASON + ")",
         ),
         (
             'a: "日本"\n'.encode() + b"b: \xc3\x28\n",
-            "dataset.yaml:2: not valid UTF-8 (byte 0xc3 at offset 15: invalid continuation byte)",
+            "dataset.yaml:2: not valid UTF-8 (byte 0xc3 at offset 15: " + CODEC_REASON + ")",
         ),
         (
             "a: ééé\n".encode() + b"\xe2\x82",
-            "dataset.yaml:2: not valid UTF-8 (byte 0xe2 at offset 10: unexpected end of data)",
+            "dataset.yaml:2: not valid UTF-8 (byte 0xe2 at offset 10: " + CODEC_REASON + ")",
         ),
         (
             'a: "é"\nb: \x07\n'.encode(),
@@ -393,7 +401,9 @@ def test_every_case_with_bad_numbers_is_reported_together(ws):
 )
 def test_unreadable_bytes_are_named_with_their_byte_offset(ws, content, problem):
     ws.file("dataset.yaml", content)
-    assert problems_of() == [problem]
+    [got] = problems_of()
+    # agentv's words exactly; the decoder's reason (Python's words, CODEC_REASON) only non-empty
+    assert re.fullmatch(".+".join(map(re.escape, problem.split(CODEC_REASON))), got), got
     # The offset counts bytes of the file and points at the byte (or character) named.
     named = re.search(r"(?:byte 0x|character U\+)([0-9a-fA-F]+) at offset (\d+)", problem)
     assert named is not None

@@ -4,6 +4,7 @@ an input changes, secrets masked, errors of a bad manifest in words."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,15 @@ from agentv_py.report.manifest import ManifestError, manifest_path, read_manifes
 from tests.conftest import Workspace
 
 SECRET = "sk-manifest-SECRET-9f8e7d6c"
+
+THEIRS = "<library's words>"
+"""In an expected message, stands for words a library writes (json, pydantic), which any release
+of it may change: the test pins agentv's part around them, never theirs."""
+
+
+def matches(expected: str, actual: str) -> bool:
+    """`actual` is `expected` exactly, each THEIRS in it standing for some (non-empty) text."""
+    return re.fullmatch(".+".join(map(re.escape, expected.split(THEIRS))), actual, re.DOTALL) is not None
 
 
 def invoke(*args: str):
@@ -125,14 +135,13 @@ def test_jsonl_on_stdout_has_no_manifest(ws: Workspace, monkeypatch: pytest.Monk
         pytest.param(None, "no run manifest beside {r} (looked for {m})", id="missing"),
         pytest.param(
             "{not json",
-            "{m} is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
-            "(char 1)): it was edited or cut short",
+            "{m} is not JSON (" + THEIRS + "): it was edited or cut short",
             id="not-json",
         ),
-        pytest.param('{"run_id": "x"}', "{m} is not a run manifest: tool: Field required", id="not-a-manifest"),
+        pytest.param('{"run_id": "x"}', "{m} is not a run manifest: tool: " + THEIRS, id="not-a-manifest"),
         pytest.param(
             "[]",
-            "{m} is not a run manifest: (top level): Input should be a valid dictionary or instance of RunManifest",
+            "{m} is not a run manifest: (top level): " + THEIRS,
             id="a-list",
         ),
     ],
@@ -143,7 +152,8 @@ def test_a_bad_manifest_is_said_in_words(tmp_path: Path, content: str | None, me
         manifest_path(results).write_text(content)
     with pytest.raises(ManifestError) as caught:
         read_manifest(results)
-    assert str(caught.value) == message.format(r=results, m=manifest_path(results))
+    expected = message.format(r=results, m=manifest_path(results))
+    assert matches(expected, str(caught.value)), str(caught.value)
 
 
 def test_a_manifest_round_trips(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:

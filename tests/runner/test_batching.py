@@ -4,6 +4,7 @@ answer, and `run_batch` against small real commands (hostile output included).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,8 @@ def test_valid_batch_output(text, expected):
 INVALID = [
     pytest.param(
         '{"id": "a"}\n{"id": "b",',
-        "CLI batch output contains invalid JSONL line: line 2: Expecting property name enclosed in double quotes: "
-        "line 1 column 12 (char 11)",
+        # ours up to the line number; then the json module's words
+        re.compile(re.escape("CLI batch output contains invalid JSONL line: line 2: ") + ".+"),
         id="not-json",
     ),
     pytest.param(
@@ -101,7 +102,10 @@ INVALID = [
 def test_invalid_batch_output(text, message):
     with pytest.raises(BatchOutputError) as caught:
         parse_batch_output(text, line_cap=MB)
-    assert str(caught.value) == message
+    if isinstance(message, re.Pattern):
+        assert message.fullmatch(str(caught.value)), str(caught.value)
+    else:
+        assert str(caught.value) == message
 
 
 def test_only_kept_ids_are_returned_but_every_line_is_checked():

@@ -51,23 +51,42 @@ def test_loads_valid(text, value):
     assert loads(text, allow_nan=True) == value
 
 
+# (text, the offset of the problem): the message is the standard library's own, whatever its
+# wording in the running Python, so it is compared with what json.loads says, never written here.
 INVALID = [
-    ("empty", "", "Expecting value: line 1 column 1 (char 0)"),
-    ("trailing-comma", '{"a": 1,}', "Expecting property name enclosed in double quotes: line 1 column 9 (char 8)"),
-    ("extra-data", "[1] [2]", "Extra data: line 1 column 5 (char 4)"),
-    ("prose", "The answer is 42", "Expecting value: line 1 column 1 (char 0)"),
-    ("fenced", '```json\n{"a": 1}\n```', "Expecting value: line 1 column 1 (char 0)"),
-    ("bom", '\ufeff{"a": 1}', "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"),
-    ("nested-too-deeply", "[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+    ("empty", "", 0),
+    ("trailing-comma", '{"a": 1,}', 8),
+    ("extra-data", "[1] [2]", 4),
+    ("prose", "The answer is 42", 0),
+    ("fenced", '```json\n{"a": 1}\n```', 0),
+    ("bom", '\ufeff{"a": 1}', 0),
 ]
 
 
-@pytest.mark.parametrize("text, message", [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
-def test_loads_invalid_in_both_modes(text, message):
+@pytest.mark.parametrize("text, offset", [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
+def test_loads_invalid_in_both_modes(text, offset):
+    with pytest.raises(json.JSONDecodeError) as stdlib:
+        json.loads(text)
+    for allow_nan in (False, True):
+        with pytest.raises(json.JSONDecodeError) as caught:
+            loads(text, allow_nan=allow_nan)
+        assert caught.value.pos == offset
+        assert str(caught.value) == str(stdlib.value)
+
+
+def test_loads_refuses_a_bom_in_our_words():
+    """agentv raises this one itself (as json.loads does), so its words are pinned."""
+    for allow_nan in (False, True):
+        with pytest.raises(json.JSONDecodeError) as caught:
+            loads('\ufeff{"a": 1}', allow_nan=allow_nan)
+        assert (caught.value.msg, caught.value.pos) == ("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
+
+
+def test_loads_too_deep_in_both_modes():
     for allow_nan in (False, True):
         with pytest.raises(ValueError) as caught:
-            loads(text, allow_nan=allow_nan)
-        assert str(caught.value) == message
+            loads("[" * 100_000 + "]" * 100_000, allow_nan=allow_nan)
+        assert str(caught.value) == "JSON nested too deeply"
 
 
 NOT_STRICT = [

@@ -206,4 +206,4 @@ def test_vectorised_matrix_agrees_with_item_similarity(expected, parsed):
     slow = [[item_similarity(e, p, ["d", "q"]) for p in parsed] for e in expected]
     assert len(fast) == len(slow)
     for row_fast, row_slow in zip(fast, slow, strict=False):
-        assert row_fast == pytest.approx(row_slow)
+        assert row_fast == row_slow  # the same bits: installing numpy changes no pairing at a threshold

@@ -1,0 +1,45 @@
+"""Print each locked package whose installed version differs from requirements.lock (one line each:
+name, locked, installed); exit 0. Used by scripts/check_latest.sh and tests/test_lock.py."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import sys
+from pathlib import Path
+
+from packaging.markers import Marker
+
+LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)\s*(?:;\s*(.+))?$")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def locked(path: Path) -> dict[str, str]:
+    """name -> version of every line of the lock whose marker holds for this interpreter."""
+    versions = {}
+    for line in path.read_text().splitlines():
+        match = LINE.match(line.strip())
+        if match and (match[3] is None or Marker(match[3]).evaluate()):
+            versions[canonical(match[1])] = match[2]
+    return versions
+
+
+def differences(path: Path) -> list[tuple[str, str, str | None]]:
+    """(name, locked version, installed version or None) for each locked package that differs."""
+    found = []
+    for name, version in sorted(locked(path).items()):
+        try:
+            installed: str | None = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            installed = None
+        if installed != version:
+            found.append((name, version, installed))
+    return found
+
+
+if __name__ == "__main__":
+    for name, version, installed in differences(Path(sys.argv[1] if len(sys.argv) > 1 else "requirements.lock")):
+        print(f"  {name}: locked {version}, installed {installed or '(none)'}")
