@@ -44,5 +44,5 @@ def test_the_readme_commands_install_from_the_lock():
 def test_the_installed_versions_are_the_locked_ones():
     found = differences(LOCK)
     if os.environ.get("AGENTV_UNLOCKED"):
-        pytest.skip(f"scripts/check_latest.sh: {len(found)} packages newer than the lock")
+        pytest.skip(f"scripts/check_latest.sh: {len(found)} of the installed packages differ from the lock")
     assert found == []

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Sequence
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 14  # fixed: the same two files always give the same interval
 
+_DRAWS_PER_BINOMIAL = 16  # distinct values x this <= cases: resampled as a multinomial
 _EXACT_UP_TO = 20_000  # discordant pairs summed in exact integers; beyond, Loader's saddle point form
 
 
@@ -92,22 +94,85 @@ def _deviance(x: float, mean: float) -> float:
 
 
 def bootstrap_ci(
-    deltas: Iterable[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED, level: float = 0.95
+    deltas: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED, level: float = 0.95
 ) -> tuple[float, float] | None:
     """A percentile bootstrap interval on the mean of paired deltas: cases resampled with
     replacement (`random.Random(seed)`, so the same deltas always give the same interval), the
     percentiles interpolated linearly between order statistics (numpy's default). None without
-    any case."""
-    values = [float(d) for d in deltas]
+    any case.
+
+    A resample's mean depends only on how many draws fall on each distinct value: with few
+    distinct values (score deltas are mostly 0, and multiples of a field's weight) those counts
+    are drawn as one multinomial (a binomial per value), not one draw per case; the two ways
+    sample the same distribution, and the choice depends on the deltas alone."""
+    values = deltas  # a list, or compare's array of doubles (not copied)
     n = len(values)
     if n == 0:
         return None
     if min(values) == max(values):
-        return values[0], values[0]  # no spread: the interval is the point (no rounding in the means)
-    choices = random.Random(seed).choices
-    means = sorted(sum(choices(values, k=n)) / n for _ in range(resamples))
+        return float(values[0]), float(values[0])  # no spread: the interval is the point (no rounding in the means)
+    rng = random.Random(seed)
+    counts = Counter(values)
+    if len(counts) * _DRAWS_PER_BINOMIAL <= n:
+        distinct = sorted(counts)
+        weights = [counts[v] for v in distinct]
+        means = sorted(_multinomial_mean(rng, distinct, weights, n) for _ in range(resamples))
+    else:
+        means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
     tail = (1 - level) / 2
     return _quantile(means, tail), _quantile(means, 1 - tail)
+
+
+def _multinomial_mean(rng: random.Random, distinct: list[float], weights: list[int], n: int) -> float:
+    """The mean of n draws with replacement from a list holding each of `distinct` `weights` times."""
+    total, left, weight_left = 0.0, n, n
+    for value, weight in zip(distinct[:-1], weights[:-1], strict=True):
+        drawn = binomial(rng, left, weight / weight_left)
+        total += value * drawn
+        left -= drawn
+        weight_left -= weight
+    return (total + distinct[-1] * left) / n
+
+
+def binomial(rng: random.Random, n: int, p: float) -> int:
+    """A Binomial(n, p) variate: Devroye's geometric method when n p < 10, else Hormann's
+    transformed rejection with squeeze (BTRS, 1993); O(1) expected uniforms for large n."""
+    if n <= 0 or p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    if p > 0.5:
+        return n - binomial(rng, n, 1.0 - p)
+    random_ = rng.random
+    if n * p < 10.0:
+        successes = trials = 0
+        c = math.log(1.0 - p)
+        while True:
+            trials += math.floor(math.log(1.0 - random_()) / c) + 1  # the wait to the next success
+            if trials > n:
+                return successes
+            successes += 1
+    spq = math.sqrt(n * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    log_odds = math.log(p / (1.0 - p))
+    mode = math.floor((n + 1) * p)
+    h = math.lgamma(mode + 1) + math.lgamma(n - mode + 1)
+    while True:
+        u = random_() - 0.5
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > n:
+            continue
+        v = random_()
+        if us >= 0.07 and v <= v_r:
+            return k  # the squeeze: accepted without the density
+        v *= alpha / (a / (us * us) + b)
+        if v > 0.0 and math.log(v) <= h - math.lgamma(k + 1) - math.lgamma(n - k + 1) + (k - mode) * log_odds:
+            return k
 
 
 def _quantile(ordered: list[float], q: float) -> float:
