@@ -83,8 +83,10 @@ class FieldChange:
 
     @property
     def f1_delta(self) -> float | None:
+        """NEW's F1 minus BASE's; a field BASE scored that NEW does not (nothing expected or answered
+        there, or no result at all) counts as F1 0: a full drop. None when BASE has no F1."""
         before, after = self.base.f1, self.new.f1
-        return None if before is None or after is None else after - before
+        return None if before is None else (after or 0.0) - before
 
 
 class _Store:

@@ -35,6 +35,7 @@ class GateCheck:
     value: float | None
     op: str  # ">=" (a minimum) or "<=" (a maximum drop)
     limit: float
+    why_none: str = "nothing scored"  # what `value` None means here: the gate fails, saying this
 
     @property
     def passed(self) -> bool:
@@ -46,8 +47,16 @@ class GateCheck:
 
     @property
     def line(self) -> str:
-        shown = "n/a (nothing scored)" if self.value is None else f"{self.value:.3f}"
+        shown = f"n/a ({self.why_none})" if self.value is None else f"{self.value:.3f}"
         return f"gate {self.name}: {shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
+
+
+# Why a field's rate has no value (its denominator is 0), as a failed gate says it.
+_UNDEFINED = {
+    "precision": "undefined: the field was never answered",
+    "recall": "undefined: the field was never expected",
+    "f1": "undefined: the field was never expected nor answered",
+}
 
 
 @dataclass
@@ -143,13 +152,16 @@ def gate_checks(
             for metric in ("precision", "recall", "f1"):
                 limit = getattr(field_gate, metric)
                 if limit is not None:
-                    checks.append(GateCheck(f"field {path} {metric}", getattr(counts, metric), ">=", limit))
+                    why = _UNDEFINED[metric] if path in fields else "the field was not scored in this run"
+                    checks.append(GateCheck(f"field {path} {metric}", getattr(counts, metric), ">=", limit, why))
     if baseline is not None:
         drop = None if mean is None or baseline.mean is None else baseline.mean - mean
         checks.append(GateCheck("mean score drop vs baseline", drop, "<=", baseline.max_drop))
         before, after = by_field(baseline.field_counts), by_field(field_counts)
-        for path in sorted(before.keys() & after.keys()):
-            old, new = before[path].f1, after[path].f1
-            if old is not None and new is not None:
-                checks.append(GateCheck(f"field {path} f1 drop vs baseline", old - new, "<=", baseline.max_drop))
+        for path in sorted(before):  # fail closed: a field the baseline scored and this run does not is a full drop
+            old = before[path].f1
+            if old is None:
+                continue  # nothing expected or answered in the baseline: nothing to lose
+            new = after[path].f1 if path in after else None
+            checks.append(GateCheck(f"field {path} f1 drop vs baseline", old - (new or 0.0), "<=", baseline.max_drop))
     return checks

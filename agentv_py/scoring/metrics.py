@@ -80,10 +80,11 @@ class Counts:
 
     @property
     def f1(self) -> float | None:
-        p, r = self.precision, self.recall
-        if p is None or r is None or p + r == 0:
-            return None
-        return 2 * p * r / (p + r)
+        """2TP / (2TP + FP + FN): 2PR/(P+R) wherever that is defined, and 0 for a field expected or
+        answered that is never right (P or R undefined, or both 0): a collapsed field is a 0, not a
+        blank. Undefined only when nothing was expected and nothing answered (TP + FP + FN = 0)."""
+        errors = self.fp + self.fn
+        return 2 * self.tp / (2 * self.tp + errors) if self.tp or errors else None
 
     def to_dict(self) -> dict[str, Any]:
         """`{tp, tn, fp, fn, precision, recall, f1}` (None for undefined), as judges emit it."""
@@ -129,17 +130,9 @@ def field_counts(expected: Any, parsed: Any, fields: Iterable[str]) -> dict[str,
 
 
 def macro_f1(per_field: Mapping[str, Counts]) -> float | None:
-    """Mean F1 over fields whose F1 is defined or that had errors (FP + FN > 0, counted as 0).
-
-    Fields with nothing to report (only TN) are left out; None when no field qualifies.
-    """
-    scores = []
-    for counts in per_field.values():
-        f1 = counts.f1
-        if f1 is not None:
-            scores.append(f1)
-        elif counts.fp + counts.fn > 0:
-            scores.append(0.0)
+    """Mean F1 over the fields whose F1 is defined (a field never right counts 0). Fields with
+    nothing to report (only TN) are left out; None when no field qualifies."""
+    scores = [f1 for f1 in (counts.f1 for counts in per_field.values()) if f1 is not None]
     return sum(scores) / len(scores) if scores else None
 
 

@@ -319,3 +319,19 @@ def test_many_changes_are_streamed_in_order_and_the_store_is_deleted(tmp_path, m
     cut.write_bytes(Path(new).read_bytes()[:-5])
     assert invoke("compare", base, str(cut)).exit_code == 2
     assert list(store_root.iterdir()) == []  # deleted on errors too
+
+
+def test_a_field_wrong_in_every_case_is_a_regression_for_compare_and_the_baseline_gate(ws):
+    """A field that collapses (F1 1 -> 0: wrong in every case, the rest right) fails `compare
+    --max-drop` and `eval --baseline --max-drop`; before, its F1 was undefined and nothing failed."""
+    ws.cli_target("cat {FILES}")
+    run(ws, {c: {"a": 1, "b": 2} for c in ("c1", "c2", "c3")}, "base.jsonl")
+    run(ws, {c: {"a": 1, "b": 3} for c in ("c1", "c2", "c3")}, "new.jsonl")
+    compared = invoke("compare", "base.jsonl", "new.jsonl", "--max-drop", "0.05")
+    assert compared.exit_code == 1, compared.output
+    assert "field b: F1 dropped by 1.0000 (> --max-drop 0.05)" in compared.stdout
+    gated = invoke("eval", "dataset.yaml", "--out", "again.jsonl", "--baseline", "base.jsonl", "--max-drop", "0.05")
+    assert gated.exit_code == 1, gated.output
+    lines = gated.stderr.splitlines()
+    assert "gate field a f1 drop vs baseline: 0.000 (<= 0.05) passed" in lines
+    assert "gate field b f1 drop vs baseline: 1.000 (<= 0.05) failed" in lines

@@ -14,7 +14,13 @@ from agentv_py.report.summary import RunSummary, gate
 from agentv_py.scoring.metrics import Counts
 from tests.conftest import make_row
 
-FIELDS = {("fa", "total"): Counts(tp=9, fp=1, fn=3), ("fa", "date"): Counts(tp=4), ("other", "total"): Counts(tp=1)}
+FIELDS = {
+    ("fa", "total"): Counts(tp=9, fp=1, fn=3),
+    ("fa", "date"): Counts(tp=4),
+    ("other", "total"): Counts(tp=1),
+    ("fa", "method"): Counts(fp=12, fn=12),  # answered in all 12 documents, always wrong: collapsed
+    ("fa", "po"): Counts(fn=5),  # expected 5 times, never answered
+}
 
 
 def checks(gates: dict[str, object] | None = None, **kwargs: object) -> list[tuple[str, float | None, bool]]:
@@ -58,8 +64,33 @@ def checks(gates: dict[str, object] | None = None, **kwargs: object) -> list[tup
         pytest.param(
             None,
             {"baseline": Baseline("b", 0.05, 0.9, {("fa", "date"): Counts(tp=4), ("fa", "gone"): Counts(tp=1)})},
-            [("mean score drop vs baseline", 0.1, False), ("field date f1 drop vs baseline", 0.0, True)],
+            [
+                ("mean score drop vs baseline", 0.1, False),
+                ("field date f1 drop vs baseline", 0.0, True),
+                ("field gone f1 drop vs baseline", 1.0, False),  # scored before, not now: a full drop
+            ],
             id="baseline-drops",
+        ),
+        pytest.param(
+            {"fields": {"method": {"f1": 0.5, "precision": 0.5}, "po": {"precision": 0.5, "recall": 0.5}}},
+            {},
+            [
+                ("field method precision", 0.0, False),
+                ("field method f1", 0.0, False),  # a collapsed field is 0, never "nothing scored"
+                ("field po precision", None, False),  # undefined: failed, with the reason
+                ("field po recall", 0.0, False),
+            ],
+            id="collapsed-fields-fail",
+        ),
+        pytest.param(
+            None,
+            {"baseline": Baseline("b", 0.05, 0.8, {("fa", "method"): Counts(tp=12), ("fa", "po"): Counts(tp=5)})},
+            [
+                ("mean score drop vs baseline", 0.0, True),
+                ("field method f1 drop vs baseline", 1.0, False),
+                ("field po f1 drop vs baseline", 1.0, False),
+            ],
+            id="baseline-collapsed-fields",
         ),
         pytest.param(
             None,
@@ -79,6 +110,11 @@ def test_gate_checks(gates, kwargs, expected):
         pytest.param(GateCheck("mean score", 0.875, ">=", 0.8), "gate mean score: 0.875 (>= 0.8) passed", id="min"),
         pytest.param(GateCheck("d", 0.1 + 0.2, "<=", 0.3), "gate d: 0.300 (<= 0.3) passed", id="float-noise"),
         pytest.param(GateCheck("f", None, ">=", 0.5), "gate f: n/a (nothing scored) (>= 0.5) failed", id="no-value"),
+        pytest.param(
+            GateCheck("field po precision", None, ">=", 0.5, "undefined: the field was never answered"),
+            "gate field po precision: n/a (undefined: the field was never answered) (>= 0.5) failed",
+            id="undefined-rate",
+        ),
     ],
 )
 def test_gate_check_lines(check, line):

@@ -43,15 +43,25 @@ def test_classify(expected, parsed, counts):
     assert classify(expected, parsed).as_tuple() == counts
 
 
-def test_undefined_rates_stay_undefined():
+def test_undefined_rates_stay_undefined_and_a_field_never_right_has_f1_0():
     only_tn = Counts(tn=3)
     assert (only_tn.precision, only_tn.recall, only_tn.f1) == (None, None, None)
-    only_fn = Counts(fn=2)
-    assert (only_fn.precision, only_fn.recall, only_fn.f1) == (None, 0.0, None)
+    only_fn = Counts(fn=2)  # expected, never answered (the field disappeared)
+    assert (only_fn.precision, only_fn.recall, only_fn.f1) == (None, 0.0, 0.0)
     only_fp = Counts(fp=1)
-    assert (only_fp.precision, only_fp.recall, only_fp.f1) == (0.0, None, None)
-    wrong = Counts(fp=1, fn=1)
-    assert (wrong.precision, wrong.recall, wrong.f1) == (0.0, 0.0, None)
+    assert (only_fp.precision, only_fp.recall, only_fp.f1) == (0.0, None, 0.0)
+    wrong = Counts(fp=12, fn=12)  # answered every time, always wrong
+    assert (wrong.precision, wrong.recall, wrong.f1) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [Counts(tp=tp, fp=fp, fn=fn) for tp in range(6) for fp in range(6) for fn in range(6) if tp],
+    ids=lambda c: f"tp{c.tp}-fp{c.fp}-fn{c.fn}",
+)
+def test_f1_is_the_harmonic_mean_wherever_that_is_defined(counts):
+    p, r = counts.precision, counts.recall
+    assert counts.f1 == pytest.approx(2 * p * r / (p + r), rel=1e-15)
 
 
 def test_macro_counts_undefined_f1_with_errors_as_zero_and_skips_pure_tn():
