@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -203,9 +204,9 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     big_candidate = c == _OUT_OF_RANGE and _is_int(candidate)
     if isinstance(c, str) and not big_candidate:
         return MatchResult(False, 0.0, _number_problem(candidate, c))
-    if big_expected or big_candidate:
-        exact_c: Any = candidate if big_candidate else c
-        exact_e: Any = expected if big_expected else e
+    if big_expected or big_candidate or (_is_exact(candidate) and _is_exact(expected)):
+        exact_c: Any = candidate if big_candidate or _is_exact(candidate) else c
+        exact_e: Any = expected if big_expected or _is_exact(expected) else e
         return _match_exactly(exact_c, exact_e, tolerance, relative)
     assert isinstance(c, float) and isinstance(e, float)
     diff = abs(c - e)
@@ -232,17 +233,44 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _match_exactly(candidate: float, expected: float, tolerance: float, relative: bool) -> MatchResult:
-    """Numbers one of which is an integer beyond the double range: compared exactly (as
-    fractions, never through a float that would overflow)."""
-    diff = abs(Fraction(candidate) - Fraction(expected))
-    allowed = Fraction(tolerance) * abs(expected) if relative else Fraction(tolerance)
-    info = {"tolerance": tolerance, "relative": relative}
+_DECIMAL_RE = re.compile(r"[+-]?\d{1,400}(?:\.\d{1,400})?")  # a plain decimal: read exactly
+
+
+def _is_exact(value: Any) -> bool:
+    """An integer, or a plain decimal string ("1889.50", " 12 "): compared exactly, never
+    through a float (10**20 + 1 is not 10**20). Floats are compared as floats."""
+    return _is_int(value) or (isinstance(value, str) and _DECIMAL_RE.fullmatch(value.strip()) is not None)
+
+
+def _fraction(value: Any) -> Fraction:
+    return Fraction(value.strip()) if isinstance(value, str) else Fraction(value)
+
+
+def _match_exactly(candidate: Any, expected: Any, tolerance: float, relative: bool) -> MatchResult:
+    """Numbers compared exactly, as fractions: both integers or plain decimal strings, or one an
+    integer beyond the double range (never through a float that would round or overflow). The
+    tolerance is the decimal written (0.1 is 1/10), and no allowance for float noise is needed."""
+    c, e = _fraction(candidate), _fraction(expected)
+    diff = abs(c - e)
+    allowed = Fraction(repr(float(tolerance)))
+    info: dict[str, Any] = {"tolerance": tolerance, "relative": relative}
+    if abs(diff) < _FLOAT_MAX:
+        info["diff"] = float(diff)
+    if relative and e != 0:
+        rel = diff / abs(e)
+        if rel < _FLOAT_MAX:
+            info["relative_diff"] = float(rel)
+        if rel <= allowed:
+            return MatchResult(True, 1.0, info=info)
+        shown = f"{float(rel):.4f}" if rel < _FLOAT_MAX else "beyond the double range"
+        return MatchResult(False, 0.0, f"outside tolerance: relative diff={shown}, tolerance={_fmt(tolerance)}", info)
     if diff <= allowed:
         return MatchResult(True, 1.0, info=info)
-    return MatchResult(
-        False, 0.0, f"outside tolerance: diff={describe_value(round(diff))}, tolerance={_fmt(tolerance)}", info
-    )
+    shown = f"{float(diff):.2f}" if diff < _FLOAT_MAX else describe_value(round(diff))
+    return MatchResult(False, 0.0, f"outside tolerance: diff={shown}, tolerance={_fmt(tolerance)}", info)
+
+
+_FLOAT_MAX = Fraction(sys.float_info.max)
 
 
 # ----------------------------------------------------------------------------- fuzzy

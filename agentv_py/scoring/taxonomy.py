@@ -53,7 +53,18 @@ NEAR = 0.9  # similarity from which a miss is a near miss
 TEXT_LIMIT = 10_000  # characters compared by similarity (a longer value is a wrong value unless equal)
 PARSE_LIMIT = 64  # characters read as a number or a date (a longer string is neither)
 
-_SIGNS = frozenset("$€£¥₹")
+# Currency signs and the ISO 4217 codes each is written for.
+_SIGN_CODES = {
+    "$": frozenset(
+        {"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "TWD", "MXN", "ARS", "CLP", "COP", "CUP", "DOP", "UYU"}
+        | {"BSD", "BBD", "BZD", "BMD", "KYD", "FJD", "JMD", "LRD", "NAD", "SBD", "SRD", "TTD", "XCD"}
+    ),
+    "€": frozenset({"EUR"}),
+    "£": frozenset({"GBP", "EGP", "GIP", "FKP", "SHP"}),
+    "¥": frozenset({"JPY", "CNY"}),
+    "₹": frozenset({"INR"}),
+}
+_SIGNS = frozenset(_SIGN_CODES)
 _CODE = re.compile(r"[A-Z]{3}")  # an ISO 4217-style currency code, upper case only ("Box 12" is no amount)
 # A thousands separator: a comma, apostrophe or space between a digit and a group of three digits.
 _THOUSANDS = re.compile(r"(?<=\d)[,\s'](?=\d{3}(?:\D|$))")
@@ -88,9 +99,18 @@ def _same_amount(expected: Any, actual: Any) -> bool | None:
     if a is None or b is None:
         return None
     (x, mark_a), (y, mark_b) = a, b
-    both_signs = mark_a in _SIGNS and mark_b in _SIGNS
-    both_codes = len(mark_a) == 3 and len(mark_b) == 3
-    return x == y and not ((both_signs or both_codes) and mark_a != mark_b)
+    return x == y and _same_currency(mark_a, mark_b)
+
+
+def _same_currency(a: str, b: str) -> bool:
+    """Could two currency markers (a sign, a code, or "" for none) name one currency? A bare
+    number goes with any marker; a sign goes with the codes it writes ("$" with USD, CAD, ...)."""
+    if not a or not b or a == b:
+        return True
+    if (a in _SIGNS) == (b in _SIGNS):
+        return False  # two different signs, or two different codes
+    sign, code = (a, b) if a in _SIGNS else (b, a)
+    return code in _SIGN_CODES[sign]
 
 
 def _same_date(expected: Any, actual: Any) -> bool:

@@ -53,6 +53,33 @@ NUMERIC = [
     ("relative-zero-expected-falls-back-to-absolute", 0.01, 0, 0.05, True, True, None),
     ("expected-not-numeric", 5, "n/a", 1.0, False, False, "expected value is not numeric: string 'n/a'"),
     ("zero-tolerance-exact", 7, 7.0, 0, False, True, None),
+    # Integers and plain decimal strings are compared exactly, never through a float.
+    ("big-ints-differ-by-one", 10**20 + 1, 10**20, 0, False, False, "outside tolerance: diff=1.00, tolerance=0"),
+    ("past-2-53", 2**53 + 1, 2**53, 0, False, False, "outside tolerance: diff=1.00, tolerance=0"),
+    ("big-ints-equal", 10**20, 10**20, 0, False, True, None),
+    (
+        "decimal-strings-differ",
+        "100000000000000000001",
+        "100000000000000000000",
+        0.5,
+        False,
+        False,
+        "outside tolerance: diff=1.00, tolerance=0.5",
+    ),  # fmt: skip
+    ("decimal-strings-exact-tolerance", "1.3", "1.0", 0.3, False, True, None),  # 0.3 is 3/10, not a double
+    ("decimal-string-vs-int", "1889.50", 1889, 0.5, False, True, None),
+    ("decimal-string-just-outside", "1889.51", 1889, 0.5, False, False, "outside tolerance: diff=0.51, tolerance=0.5"),
+    ("relative-exact", 10**20 + 10**18, 10**20, 0.01, True, True, None),
+    (
+        "relative-exact-outside",
+        10**20 + 10**18 + 1,
+        10**20,
+        0.01,
+        True,
+        False,
+        "outside tolerance: relative diff=0.0100, tolerance=0.01",
+    ),  # fmt: skip
+    ("a-float-is-compared-as-a-float", 1e20, 10**20 + 1, 0, False, True, None),  # float noise allowed
 ]
 
 
