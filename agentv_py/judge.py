@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from agentv_py.scoring.case import PASS_THRESHOLD
 from agentv_py.scoring.judge_contract import RESULT_KEYS, result_problems
 from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.thresholds import at_least
 
 # A judge process starts once per case, so this module avoids costly imports (dataclasses,
 # typing, traceback cost ~13 ms per start together); annotations are strings only.
@@ -269,7 +270,7 @@ class JudgeResult:
 
     def is_pass(self) -> bool:
         """`passed` when it is set, else score >= PASS_THRESHOLD (0.8)."""
-        return self.passed if self.passed is not None else float(self.score) >= PASS_THRESHOLD
+        return self.passed if self.passed is not None else at_least(float(self.score), PASS_THRESHOLD)
 
     def to_dict(self) -> dict[str, Any]:
         """The result as the JSON object a judge prints (`passed` only when it is set)."""

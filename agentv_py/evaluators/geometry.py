@@ -28,6 +28,7 @@ from agentv_py.scoring.geometry import (
 )
 from agentv_py.scoring.metrics import Counts
 from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.thresholds import at_least, at_most
 
 Config = IouScoreConfig | CoordinateDistanceConfig
 
@@ -216,7 +217,7 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
         if config.polygon_mode == "bbox":
             want, got = as_bbox(want), as_bbox(got)
         value = iou(want, got)
-        ok = value >= config.threshold
+        ok = at_least(value, config.threshold)
         line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
         return processed_result(
             name=name,
@@ -261,7 +262,7 @@ def _iou_lists(
     matched_ious = []
     for i, j, value in pairs:
         line = f"expected[{i}] ~ {config.label}[{j}] (IoU {value:.2f}"
-        if value >= config.threshold:
+        if at_least(value, config.threshold):
             tp += 1
             matched_ious.append(value)
             hits.append(line + ")")
@@ -330,7 +331,7 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
                 name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss
             )
         d = distance(got, want, metric)
-        ok = d <= limit + 1e-12
+        ok = at_most(d, limit)
         line = f"{config.label} ({metric} distance {_show_distance(d)} {'<=' if ok else '>'} {limit:g})"
         return processed_result(
             name=name,
@@ -386,7 +387,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     hits, within = [], 0
     for i, j, d in pairs:
         line = f"expected[{i}] ~ {config.label}[{j}] ({config.metric} distance {_show_distance(d)}"
-        if d <= config.threshold + 1e-12:
+        if at_most(d, config.threshold):
             within += 1
             hits.append(line + f" <= {config.threshold:g})")
         else:

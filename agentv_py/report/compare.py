@@ -32,6 +32,7 @@ from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
 from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
+from agentv_py.scoring.thresholds import at_most
 
 DEFAULT_ALPHA = 0.05
 _BATCH = 2000  # rows inserted at once
@@ -465,12 +466,12 @@ def regressions(result: Comparison, max_drop: float | None, alpha: float) -> lis
     """Why NEW is worse than BASE by the gate's rules (empty: it is not)."""
     found: list[str] = []
     delta = result.mean_delta
-    if max_drop is not None and delta is not None and -delta > max_drop + 1e-12:
+    if max_drop is not None and delta is not None and not at_most(-delta, max_drop):
         found.append(f"mean score dropped by {-delta:.4f} (> --max-drop {max_drop:g})")
     if max_drop is not None:
         for name, moved in sorted(result.fields.items()):
             f1 = moved.f1_delta
-            if f1 is not None and -f1 > max_drop + 1e-12:
+            if f1 is not None and not at_most(-f1, max_drop):
                 found.append(f"field {name}: F1 dropped by {-f1:.4f} (> --max-drop {max_drop:g})")
     if result.p_value is not None and result.p_value < alpha and result.pass_to_fail > result.fail_to_pass:
         found.append(

@@ -15,6 +15,7 @@ from pathlib import Path
 from agentv_py.models.dataset import Gates
 from agentv_py.report.jsonl import read_rows
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
+from agentv_py.scoring.thresholds import at_least, at_most
 
 
 class BaselineError(Exception):
@@ -41,9 +42,8 @@ class GateCheck:
     def passed(self) -> bool:
         if self.value is None:
             return False
-        # Rounded to 9 places: 0.1 + 0.2 must count as 0.3 against a gate of 0.3.
-        value = round(self.value, 9)
-        return value >= self.limit if self.op == ">=" else value <= self.limit
+        # Float noise forgiven (`scoring.thresholds`): 0.1 + 0.2 counts as 0.3 against a gate of 0.3.
+        return at_least(self.value, self.limit) if self.op == ">=" else at_most(self.value, self.limit)
 
     @property
     def line(self) -> str:

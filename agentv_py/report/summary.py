@@ -16,6 +16,7 @@ from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, GateCheck, gate_checks
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
+from agentv_py.scoring.thresholds import at_least
 
 HISTOGRAM_BINS = 5
 TABLE_ROWS = 50
@@ -221,7 +222,7 @@ def gate(
         return GateResult("errors", "; ".join(said), rule, checks)
     if threshold is not None and not (gates or baseline):  # the message scripts already match
         mean = stats.mean if stats else 0.0
-        if mean < threshold:
+        if not at_least(mean, threshold):
             return GateResult(
                 "gate_failed", f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", rule, checks
             )

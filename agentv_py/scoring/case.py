@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from agentv_py.scoring.thresholds import at_least
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -22,10 +24,11 @@ PARTIAL_THRESHOLD = 0.6
 
 
 def verdict_for(score: float) -> Verdict:
-    """pass (score >= 0.8), partial (0.6 <= score < 0.8), fail (< 0.6)."""
-    if score >= PASS_THRESHOLD:
+    """pass (score >= 0.8), partial (0.6 <= score < 0.8), fail (< 0.6); float noise forgiven
+    (`scoring.thresholds`: weights .1 + .7 right is 0.8, a pass)."""
+    if at_least(score, PASS_THRESHOLD):
         return "pass"
-    if score >= PARTIAL_THRESHOLD:
+    if at_least(score, PARTIAL_THRESHOLD):
         return "partial"
     return "fail"
 

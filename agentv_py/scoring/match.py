@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from agentv_py.scoring.jsontext import OutOfRangeNumber
+from agentv_py.scoring.thresholds import at_least, at_most
 
 try:  # rapidfuzz is a dependency of agentv; judges may import this module from a bare Python
     from rapidfuzz.distance import JaroWinkler, Levenshtein
@@ -212,19 +213,18 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     diff = abs(c - e)
     if not math.isfinite(diff):  # 1e308 vs -1e308: the difference itself overflows
         return MatchResult(False, 0.0, f"outside tolerance: diff beyond the double range, tolerance={_fmt(tolerance)}")
-    # A tiny epsilon, scaled to the operands, so that 1.1 vs 1.0 with tolerance 0.1 passes.
-    epsilon = 1e-9 * max(1.0, abs(c), abs(e))
+    scale = max(abs(c), abs(e))  # float noise in the difference scales with the operands: 1.1 - 1.0 is not 0.1
     if relative and e != 0:
         rel = diff / abs(e)
         if not math.isfinite(rel):  # a huge difference relative to a tiny expected value
             reason = f"outside tolerance: relative diff beyond the double range, tolerance={_fmt(tolerance)}"
             return MatchResult(False, 0.0, reason, {"diff": diff, "tolerance": tolerance, "relative": True})
         info = {"diff": diff, "relative_diff": rel, "tolerance": tolerance, "relative": True}
-        if rel <= tolerance + 1e-9:
+        if at_most(rel, tolerance):
             return MatchResult(True, 1.0, info=info)
         return MatchResult(False, 0.0, f"outside tolerance: relative diff={rel:.4f}, tolerance={_fmt(tolerance)}", info)
     info = {"diff": diff, "tolerance": tolerance, "relative": relative}
-    if diff <= tolerance + epsilon:
+    if at_most(diff, tolerance, scale):
         return MatchResult(True, 1.0, info=info)
     return MatchResult(False, 0.0, f"outside tolerance: diff={diff:.2f}, tolerance={_fmt(tolerance)}", info)
 
@@ -357,7 +357,7 @@ def match_fuzzy(
         return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
     score = similarity(normalize_text(candidate, case_sensitive), normalize_text(expected, case_sensitive), algorithm)
     info = {"similarity": round(score, 6), "threshold": threshold, "algorithm": algorithm}
-    if score >= threshold - 1e-12:
+    if at_least(score, threshold):
         return MatchResult(True, score, info=info)
     return MatchResult(False, 0.0, f"similarity {score:.2f} < {threshold:.2f}", info)
 

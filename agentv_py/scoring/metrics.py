@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from agentv_py.scoring.assignment import linear_sum_assignment
 from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.thresholds import at_least
 
 Assignment = Literal["greedy", "optimal"]
 COUNT_KEYS = ("tp", "tn", "fp", "fn")
@@ -289,12 +290,12 @@ def align_items(
     matrix = similarity_matrix(expected, parsed, match_fields)
     if assignment == "optimal":
         # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
-        weights = [[s if s >= threshold else 0.0 for s in row] for row in matrix]
+        weights = [[s if at_least(s, threshold) else 0.0 for s in row] for row in matrix]
         optimal = linear_sum_assignment(weights, maximize=True)
-        pairs = [(i, j, matrix[i][j]) for i, j in optimal if matrix[i][j] >= threshold]
+        pairs = [(i, j, matrix[i][j]) for i, j in optimal if at_least(matrix[i][j], threshold)]
         return Alignment(pairs, len(expected), len(parsed))
     candidates = sorted(
-        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= threshold),
+        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)),
         key=lambda c: (-c[0], c[1], c[2]),
     )
     used_e: set[int] = set()
@@ -398,7 +399,7 @@ def iou_counts(details: Mapping[str, Any]) -> Counts | None:
         return Counts(tp=tp, fp=fp, fn=fn)
     iou, threshold = details.get("iou"), details.get("threshold")
     if isinstance(iou, (int, float)) and isinstance(threshold, (int, float)) and not isinstance(iou, bool):
-        return Counts(tp=1) if iou >= threshold else Counts(fp=1, fn=1)
+        return Counts(tp=1) if at_least(iou, threshold) else Counts(fp=1, fn=1)
     return None
 
 

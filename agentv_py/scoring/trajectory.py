@@ -16,6 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from agentv_py.scoring.match import describe_value, json_equal, json_type
+from agentv_py.scoring.thresholds import at_most
 
 EXPLORATION_TOOLS: tuple[str, ...] = (
     "read",
@@ -260,7 +261,7 @@ def _latency(step: ExpectedCall, call: ToolCall, hits: list[str], misses: list[s
         skipped.append(f"No duration data for {step.tool}; latency assertion skipped")
         return 0
     took, most = js_number(call.duration_ms), js_number(limit)
-    if call.duration_ms <= limit:
+    if at_most(call.duration_ms, limit):
         hits.append(f"{step.tool} completed in {took}ms (max: {most}ms)")
     else:
         misses.append(f"{step.tool} took {took}ms (max: {most}ms)")
@@ -345,7 +346,7 @@ def check_latency(duration_ms: Any, threshold: float) -> Outcome:
     if problem:
         return unusable(f"Duration in trace is {problem}", **details)
     d, t = js_number(duration_ms), js_number(threshold)
-    passed = duration_ms <= threshold
+    passed = at_most(duration_ms, threshold)
     text = f"Duration {d}ms {'<=' if passed else '>'} {t}ms threshold"
     return Outcome(
         1.0 if passed else 0.0,
@@ -364,7 +365,7 @@ def check_cost(cost_usd: Any, budget: float) -> Outcome:
     problem = _count_problem(cost_usd)
     if problem:
         return unusable(f"Cost in trace is {problem}", **details)
-    passed = cost_usd <= budget
+    passed = at_most(cost_usd, budget)
     text = f"Cost {money(cost_usd)} {'<=' if passed else '>'} {money(budget)} budget"
     return Outcome(
         1.0 if passed else 0.0,
@@ -427,7 +428,7 @@ def check_token_usage(
         ("Total", usage.total, max_total),
     ):
         if limit is not None:
-            passed = value <= limit
+            passed = at_most(value, limit)
             text = f"{label} tokens {js_number(value)} {'<=' if passed else '>'} {js_number(limit)}"
             (hits if passed else misses).append(text)
     i, o, c, t = (js_number(v) for v in (usage.input, usage.output, usage.cached, usage.total))
@@ -475,7 +476,7 @@ def exploration_ratio(calls: Sequence[ToolCall], tools: Sequence[str] = EXPLORAT
 def _at_most(
     label: str, value: float, limit: float, hits: list[str], misses: list[str], fmt: Any = js_number, unit: str = ""
 ) -> None:
-    passed = value <= limit
+    passed = at_most(value, limit)
     text = f"{label} {fmt(value)}{unit} {'<=' if passed else '>'} {fmt(limit)}{unit} max"
     (hits if passed else misses).append(text)
 

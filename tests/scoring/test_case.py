@@ -19,6 +19,7 @@ REQUIRED_FAILED = ok(0.9, verdict="fail", passed=False)  # a required rubric ite
 VERDICTS = [
     ("pass-at-threshold", PASS_THRESHOLD, "pass"),
     ("partial-just-below-pass", 0.7999, "partial"),
+    ("pass-at-threshold-with-float-noise", 0.1 + 0.7, "pass"),
     ("partial-at-threshold", PARTIAL_THRESHOLD, "partial"),
     ("fail-below-partial", 0.5999, "fail"),
     ("perfect", 1.0, "pass"),
@@ -59,4 +60,11 @@ def test_the_judge_sdk_uses_the_same_threshold():
     import agentv_py.judge as sdk
 
     assert sdk.JudgeResult(score=PASS_THRESHOLD).is_pass()
-    assert not sdk.JudgeResult(score=PASS_THRESHOLD - 1e-9).is_pass()
+    assert sdk.JudgeResult(score=0.1 + 0.7).is_pass()  # 0.7999999999999999: float noise, forgiven
+    assert not sdk.JudgeResult(score=PASS_THRESHOLD - 1e-6).is_pass()
+
+
+def test_weights_that_add_up_to_the_threshold_pass():
+    """Weights .1/.7/.2 with the first two fields right: 0.1 + 0.7 = 0.7999999999999999 in binary."""
+    found = case_verdict([ok(1.0, weight=0.1), ok(1.0, weight=0.7), ok(0.0, weight=0.2)])
+    assert (found.score, found.verdict) == (pytest.approx(0.8), "pass")
