@@ -11,6 +11,7 @@ and the run would import them anyway.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
 from agentv_py.models.targets import AnthropicTarget, AzureTarget, GeminiTarget, OpenAITarget
@@ -49,24 +50,38 @@ _PROVIDER_EXTRAS = (
 
 def unusable(extra: str) -> str | None:
     """What keeps `extra` from being used, or None: its packages that are not installed, and
-    those installed that cannot be imported (a dependency of theirs missing)."""
+    those installed that cannot be imported (a dependency of theirs missing). The modules are
+    tried in order; after the first that fails, the rest are only looked for, not imported (a
+    package whose compiled part needs the missing one prints errors of its own when imported)."""
     missing: dict[str, None] = {}
     broken: dict[str, None] = {}
     for module, distribution in EXTRAS[extra].modules:
         if distribution in missing:
             continue
+        if missing or broken:
+            if not _findable(module.split(".")[0]):
+                missing[distribution] = None
+            continue
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            name = exc.name or module
-            if module == name or module.startswith(name + "."):
+            name = exc.name
+            if name is not None and (module == name or module.startswith(name + ".")):
                 missing[distribution] = None
             else:
-                broken[f"{distribution} cannot be imported: no module named '{name}'"] = None
-    said = (
-        [", ".join(missing) + (" is not installed" if len(missing) == 1 else " are not installed")] if missing else []
-    )
+                why = f"no module named '{name}'" if name else (str(exc).splitlines() or ["an import error"])[0][:200]
+                broken[f"{distribution} cannot be imported: {why}"] = None
+    verb = " is not installed" if len(missing) == 1 else " are not installed"
+    said = [", ".join(missing) + verb] if missing else []
     return "; ".join([*said, *broken]) or None
+
+
+def _findable(top_level: str) -> bool:
+    """Is a top-level module installed (looked for, not imported)?"""
+    try:
+        return importlib.util.find_spec(top_level) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def extra_problem(extra: str, feature: str) -> str | None:

@@ -257,7 +257,8 @@ def _without_dry_run(exc: ConfigError) -> ConfigError:
     problems = [
         Problem(p.file, p.line, p.location, p.message.replace(_DRY_RUN_REASON, _NO_TARGET_REASON)) for p in exc.problems
     ]
-    return ConfigError(problems, exc.hint or "pass --judge-target NAME")
+    no_judge = any(_DRY_RUN_REASON in p.message for p in exc.problems)  # the hint only where it helps
+    return ConfigError(problems, exc.hint or ("pass --judge-target NAME" if no_judge else None))
 
 
 def plan_rescore(request: RescoreRequest) -> RescorePlan:

@@ -3,10 +3,16 @@
 # what the next `uv pip compile --upgrade` (README, "Dependencies") would bring, tried before the lock
 # moves. Arguments are pip requirements installed over the newest ones, to try one version of a
 # package: `sh scripts/check_latest.sh pyyaml==6.0.3`. PYTEST_ARGS is passed to pytest.
-# The virtual environment is made anew in $AGENTV_LATEST_VENV (default: a temporary directory).
+# The virtual environment is made anew in $AGENTV_LATEST_VENV (kept), else in a temporary directory
+# removed at the end.
 set -eu
 cd "$(dirname "$0")/.."
-venv="${AGENTV_LATEST_VENV:-$(mktemp -d "${TMPDIR:-/tmp}/agentv-latest.XXXXXX")}"
+if [ -n "${AGENTV_LATEST_VENV:-}" ]; then
+    venv="$AGENTV_LATEST_VENV"
+else
+    venv="$(mktemp -d "${TMPDIR:-/tmp}/agentv-latest.XXXXXX")"
+    trap 'rm -rf "$venv"' EXIT
+fi
 sh scripts/chromium.sh
 python3 -m venv --clear "$venv"
 "$venv/bin/pip" install --quiet --upgrade pip

@@ -1,5 +1,7 @@
-"""Print each locked package whose installed version differs from requirements.lock (one line each:
-name, locked, installed); exit 0. Used by scripts/check_latest.sh and tests/test_lock.py."""
+"""Print each package whose installed version differs from requirements.lock, one line each: a
+locked package at another version (or not installed), and an installed package the lock does not
+name (what the newest releases would add). Exit 0. Used by scripts/check_latest.sh and
+tests/test_lock.py."""
 
 from __future__ import annotations
 
@@ -27,19 +29,27 @@ def locked(path: Path) -> dict[str, str]:
     return versions
 
 
-def differences(path: Path) -> list[tuple[str, str, str | None]]:
-    """(name, locked version, installed version or None) for each locked package that differs."""
-    found = []
-    for name, version in sorted(locked(path).items()):
+# In every virtual environment, never locked: the installer, and agentv itself.
+NOT_LOCKED = frozenset({"pip", "setuptools", "wheel", "agentv-py"})
+
+
+def differences(path: Path) -> list[tuple[str, str | None, str | None]]:
+    """(name, locked version or None, installed version or None) for each package that differs."""
+    pinned = locked(path)
+    found: list[tuple[str, str | None, str | None]] = []
+    for name, version in sorted(pinned.items()):
         try:
             installed: str | None = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             installed = None
         if installed != version:
             found.append((name, version, installed))
+    extra = {canonical(d.metadata["Name"] or ""): d.version for d in importlib.metadata.distributions()}
+    for name in sorted(set(extra) - set(pinned) - NOT_LOCKED - {""}):
+        found.append((name, None, extra[name]))
     return found
 
 
 if __name__ == "__main__":
     for name, version, installed in differences(Path(sys.argv[1] if len(sys.argv) > 1 else "requirements.lock")):
-        print(f"  {name}: locked {version}, installed {installed or '(none)'}")
+        print(f"  {name}: locked {version or '(not locked)'}, installed {installed or '(none)'}")

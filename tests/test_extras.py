@@ -175,3 +175,22 @@ def test_the_base_features_run_with_every_extra_missing(project):
         assert result.returncode == 0, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert '"score":1.0' in (project.root / "o.jsonl").read_text().replace(" ", "")
+
+
+def test_a_case_of_its_own_is_named_and_rescore_refuses_without_a_stray_hint(project):
+    project.dataset(
+        "execution:\n  target: t\nevalcases:\n  - id: boxes-case\n    input_messages: [{role: user, content: hi}]\n"
+        "    expected_messages: [{role: assistant, content: {boxes: [[0, 0, 1, 1]]}}]\n"
+        "    evaluators:\n      - {name: boxes, type: iou_score, path: boxes}\n"
+    )
+    problem = (
+        "dataset.yaml:8: evalcases[0].evaluators[0]: iou_score 'boxes' (case 'boxes-case') needs the 'geometry' "
+        f"extra (numpy, scipy, shapely are not installed): {install('geometry')}"
+    )
+    refused(
+        agentv_without(project.root, "numpy,scipy,shapely", "validate", "dataset.yaml"), [problem, "1 problem found"]
+    )
+    ran = agentv_without(project.root, "ray", "eval", "dataset.yaml", "--out", "o.jsonl")  # geometry installed
+    assert ran.returncode == 1, ran.stderr  # the cli target answers {"a": 1}: no boxes
+    rescored = agentv_without(project.root, "numpy,scipy,shapely", "rescore", "o.jsonl", "--out", "r.jsonl")
+    refused(rescored, ["error: 1 problem found:", f"  {problem}"])  # no "pass --judge-target" hint: no judge here

@@ -1,5 +1,6 @@
 """`agentv compare BASE NEW`: score, verdict and field changes between two runs, with paired
-statistics; exit 1 on a regression (a drop over --max-drop, or significant at --alpha)."""
+statistics; exit 1 on a regression (report/regressions.py: by default any flip, new error, or fall
+of the mean or a field's F1; options loosen it)."""
 
 from __future__ import annotations
 
@@ -21,19 +22,40 @@ def compare(
         None,
         "--max-drop",
         metavar="X",
-        help="Fail when the mean score, or any field's F1, drops by more than X (0-1).",
+        help="Let the mean score, and each field's F1, fall by up to X (0-1) [default: 0, any fall fails].",
         show_default=False,
     ),
-    alpha: float = typer.Option(
-        0.05, "--alpha", metavar="A", help="Fail when more cases went pass->fail than back with McNemar p < A."
+    allow_flips: int = typer.Option(
+        0, "--allow-flips", metavar="N", help="Let up to N cases go from pass to not pass."
     ),
+    significant_only: bool = typer.Option(
+        False,
+        "--significant-only",
+        help="Fail only on changes the paired tests call significant at --alpha (McNemar on pass/fail and on "
+        "each field's hit/miss; the mean's 95% interval below -X), not on any change. New errors still fail.",
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", metavar="A", help="The significance level of --significant-only."),
     force: bool = typer.Option(False, "--force", help="Compare runs of different datasets (or disjoint case ids)."),
 ) -> int:
     """Per-case score deltas and verdict changes, per-field hit/miss changes and F1 deltas, an exact
-    McNemar test on pass/fail and a paired bootstrap 95% CI on the mean score delta."""
+    McNemar test on pass/fail and a paired bootstrap 95% CI on the mean score delta.
+
+    Gates like a golden test: exit 1 when any case went from pass to not pass, any case has a new
+    error, the mean score fell, or any field's F1 fell (a field NEW no longer gets right, or no
+    longer scores, falls to 0); each is named. Loosen it explicitly: --max-drop lets the mean and
+    each F1 fall by X, --allow-flips tolerates N pass -> not pass, --significant-only fails only on
+    what the paired tests call real. For example:
+
+    \b
+      agentv compare main.jsonl pr.jsonl
+      agentv compare main.jsonl pr.jsonl --max-drop 0.02
+      agentv compare main.jsonl pr.jsonl --allow-flips 1
+      agentv compare main.jsonl pr.jsonl --significant-only
+    """
     from agentv_py.errors import AgentvError
     from agentv_py.report.compare import CompareError, render_markdown, render_table
     from agentv_py.report.compare import compare as run_compare
+    from agentv_py.report.regressions import Rules
     from agentv_py.report.render import stdout_console, visible
 
     if output_format not in ("table", "json", "md"):
@@ -42,15 +64,18 @@ def compare(
         raise AgentvError(f"invalid --max-drop {max_drop:g}: a score drop between 0 and 1")
     if not 0 < alpha < 1:
         raise AgentvError(f"invalid --alpha {alpha:g}: a significance level between 0 and 1 (exclusive)")
+    if allow_flips < 0:
+        raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
+    rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha)
     try:
-        result = run_compare(base, new, max_drop=max_drop, alpha=alpha, force=force)
+        result = run_compare(base, new, rules=rules, force=force)
     except CompareError as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
     with result:
         for message in result.forced:
             print(f"warning: {visible(message)} (--force)", file=sys.stderr)
         if output_format == "json":
-            result.write_json(sys.stdout, max_drop, alpha)
+            result.write_json(sys.stdout, rules)
         elif output_format == "md":
             sys.stdout.write(render_markdown(result, alpha) + "\n")
         else:

@@ -22,7 +22,8 @@ def evaluator_extra_problems(dataset: LoadedDataset) -> list[Problem]:
     for where, config in walk_evaluators(dataset.model):
         for kind, extra in _EVALUATOR_EXTRAS:
             if isinstance(config, kind):
-                found.setdefault(extra, []).append((where, f"{config.type} '{config.display_name}'"))
+                of_case = f" (case '{dataset.cases[int(where[1])].case.id}')" if where[0] == "evalcases" else ""
+                found.setdefault(extra, []).append((where, f"{config.type} '{config.display_name}'{of_case}"))
     problems = []
     for extra, uses in found.items():  # said once per extra, at its first use: not once per case
         where, feature = uses[0]

@@ -29,10 +29,10 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import UnusableInput, read_rows
 from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
+from agentv_py.report.regressions import Rules, regressions
 from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
 from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
-from agentv_py.scoring.thresholds import at_most
 
 DEFAULT_ALPHA = 0.05
 _BATCH = 2000  # rows inserted at once
@@ -187,6 +187,21 @@ class Comparison:
         for raw, in_base, in_new in self._store.rows(sql, limit):
             yield _text(raw), "both" if in_base and in_new else "base" if in_base else "new"
 
+    def flipped(self, limit: int = -1) -> Iterator[str]:
+        """Ids of the paired cases that went from pass to not pass, sorted."""
+        sql = "SELECT id FROM changed WHERE bv = 0 AND nv != 0 ORDER BY id LIMIT ?"
+        return (_text(raw) for (raw,) in self._store.rows(sql, limit))
+
+    _NEW_ERRORS = "FROM new n LEFT JOIN base b ON b.id = n.id WHERE n.errored AND (b.id IS NULL OR NOT b.errored)"
+
+    def new_errors(self, limit: int = -1) -> Iterator[str]:
+        """Ids of the cases with an error row in NEW and none in BASE (in NEW only included), sorted."""
+        sql = f"SELECT n.id {self._NEW_ERRORS} ORDER BY n.id LIMIT ?"
+        return (_text(raw) for (raw,) in self._store.rows(sql, limit))
+
+    def new_error_count(self) -> int:
+        return self._store.count(f"SELECT COUNT(*) {self._NEW_ERRORS}")
+
     def moved(self, name: str, direction: int, limit: int = -1) -> Iterator[str]:
         """Ids of the cases where field `name` went hit -> miss (`_HIT_TO_MISS`) or back, sorted."""
         sql = "SELECT id FROM moves WHERE slot = ? AND direction = ? ORDER BY id LIMIT ?"
@@ -198,7 +213,7 @@ class Comparison:
     def miss_to_hit(self, name: str, limit: int = -1) -> Iterator[str]:
         return self.moved(name, _MISS_TO_HIT, limit)
 
-    def write_json(self, out: IO[str], max_drop: float | None, alpha: float) -> None:
+    def write_json(self, out: IO[str], rules: Rules) -> None:
         """The `--format json` document (keys documented in docs/metrics.md), written as it is
         read: the case lists never sit in memory."""
         fields = {
@@ -232,8 +247,10 @@ class Comparison:
             "errored": Pairs(self.errored()),
             "fields": fields,
             "gate": {
-                "max_drop": max_drop,
-                "alpha": alpha,
+                "max_drop": rules.max_drop,
+                "allow_flips": rules.allow_flips,
+                "significant_only": rules.significant_only,
+                "alpha": rules.alpha,
                 "passed": not self.regressions,
                 "regressions": self.regressions,
             },
@@ -400,14 +417,13 @@ def compare(
     base: str | Path,
     new: str | Path,
     *,
-    max_drop: float | None = None,
-    alpha: float = DEFAULT_ALPHA,
+    rules: Rules | None = None,
     force: bool = False,
 ) -> Comparison:
     """Compare two results files (see the module docstring); CompareError for input that cannot
-    be compared. `regressions` says why the gate failed: a mean-score or field-F1 drop over
-    `max_drop`, or more pass->fail than fail->pass with McNemar p < `alpha`. Close the result
-    (it is a context manager) to delete its store."""
+    be compared. `regressions` says why the gate failed by `rules` (report/regressions.py: by
+    default any flip, new error, or fall of the mean or of a field's F1). Close the result (it is
+    a context manager) to delete its store."""
     base_path, new_path = Path(base), Path(new)
     _check_files(base_path, new_path)
     forced: list[str] = []
@@ -445,7 +461,7 @@ def compare(
             )
         result.ci95 = bootstrap_ci(deltas)
         result.p_value = mcnemar_p(result.pass_to_fail, result.fail_to_pass)
-        result.regressions = regressions(result, max_drop, alpha)
+        result.regressions = regressions(result, rules or Rules())
         return result
     except BaseException:
         store.close()
@@ -460,25 +476,6 @@ def _has_data(fields: _Fields, slot: int) -> bool:
         or (slot, _HIT_TO_MISS) in fields.moves
         or (slot, _MISS_TO_HIT) in fields.moves
     )
-
-
-def regressions(result: Comparison, max_drop: float | None, alpha: float) -> list[str]:
-    """Why NEW is worse than BASE by the gate's rules (empty: it is not)."""
-    found: list[str] = []
-    delta = result.mean_delta
-    if max_drop is not None and delta is not None and not at_most(-delta, max_drop):
-        found.append(f"mean score dropped by {-delta:.4f} (> --max-drop {max_drop:g})")
-    if max_drop is not None:
-        for name, moved in sorted(result.fields.items()):
-            f1 = moved.f1_delta
-            if f1 is not None and not at_most(-f1, max_drop):
-                found.append(f"field {name}: F1 dropped by {-f1:.4f} (> --max-drop {max_drop:g})")
-    if result.p_value is not None and result.p_value < alpha and result.pass_to_fail > result.fail_to_pass:
-        found.append(
-            f"{result.pass_to_fail} pass->fail vs {result.fail_to_pass} fail->pass: "
-            f"McNemar p = {result.p_value:.4g} < --alpha {alpha:g}"
-        )
-    return found
 
 
 SHOWN = 10  # cases (and case ids per field) listed in the table and Markdown; JSON has them all

@@ -85,7 +85,7 @@ def two_runs(ws):
 
 def test_json_of_two_real_runs(two_runs):
     result = invoke("compare", "base.jsonl", "new.jsonl", "--format", "json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # by default every fall is a regression
     data = json.loads(result.stdout)
     assert list(data) == [
         "base",
@@ -120,12 +120,23 @@ def test_json_of_two_real_runs(two_runs):
         "a": {"hit_to_miss": [], "miss_to_hit": ["c3"], "base_f1": 0.75, "new_f1": 1.0, "f1_delta": 0.25},
         "b": {"hit_to_miss": ["c2", "c4"], "miss_to_hit": [], "base_f1": 1.0, "new_f1": 0.5, "f1_delta": -0.5},
     }
-    assert data["gate"] == {"max_drop": None, "alpha": 0.05, "passed": True, "regressions": []}
+    assert data["gate"] == {
+        "max_drop": 0.0,
+        "allow_flips": 0,
+        "significant_only": False,
+        "alpha": 0.05,
+        "passed": False,
+        "regressions": [
+            "2 cases went from pass to not pass (> --allow-flips 0): c2, c4",
+            "mean score fell by 0.1250 (> --max-drop 0)",
+            "field b: F1 fell by 0.5000 (> --max-drop 0)",
+        ],
+    }
     assert data["only_in_base"] == data["only_in_new"] == [] and data["errored"] == {} and data["forced"] == []
 
 
 def test_table_and_markdown(two_runs):
-    table = invoke("compare", "base.jsonl", "new.jsonl")
+    table = invoke("compare", "base.jsonl", "new.jsonl", "--significant-only")
     assert table.exit_code == 0, table.output
     lines = [line.rstrip() for line in table.stdout.splitlines()]
     assert lines[0] == "4 cases in both files"
@@ -141,7 +152,7 @@ def test_table_and_markdown(two_runs):
     assert body[3:] == ["a 0 1 0.750 1.000 +0.250", "b 2 0 1.000 0.500 -0.500"]
     assert "b hit->miss: c2, c4" in lines and lines[-1] == "no regression", lines
 
-    md = invoke("compare", "base.jsonl", "new.jsonl", "--format", "md")
+    md = invoke("compare", "base.jsonl", "new.jsonl", "--format", "md", "--significant-only")
     assert md.exit_code == 0, md.output
     assert md.stdout.startswith("## Compare `base.jsonl` -> `new.jsonl`\n\n- 4 cases in both files\n")
     assert "| c2 | 1.000 | 0.500 | -0.500 | pass -> fail |" in md.stdout
@@ -151,12 +162,31 @@ def test_table_and_markdown(two_runs):
 @pytest.mark.parametrize(
     ("options", "code", "reason"),
     [
-        (["--max-drop", "0.5"], 0, None),  # the mean fell 0.125, b's F1 0.5
-        (["--max-drop", "0.2"], 1, "regression: field b: F1 dropped by 0.5000 (> --max-drop 0.2)"),
-        (["--max-drop", "0.1"], 1, "regression: mean score dropped by 0.1250 (> --max-drop 0.1)"),
-        (["--alpha", "0.99"], 0, None),  # p = 1.0: never significant
+        ([], 1, "regression: 2 cases went from pass to not pass (> --allow-flips 0): c2, c4"),
+        ([], 1, "regression: mean score fell by 0.1250 (> --max-drop 0)"),
+        ([], 1, "regression: field b: F1 fell by 0.5000 (> --max-drop 0)"),
+        (["--max-drop", "0.5", "--allow-flips", "2"], 0, None),  # the mean fell 0.125, b's F1 0.5, 2 flips
+        (["--max-drop", "0.5"], 1, "regression: 2 cases went from pass to not pass (> --allow-flips 0): c2, c4"),
+        (["--max-drop", "0.2", "--allow-flips", "2"], 1, "regression: field b: F1 fell by 0.5000 (> --max-drop 0.2)"),
+        (["--max-drop", "0.1", "--allow-flips", "2"], 1, "regression: mean score fell by 0.1250 (> --max-drop 0.1)"),
+        (["--significant-only"], 0, None),  # McNemar p = 1, b's 2 hit->miss p = 0.5, the interval holds 0
+        (
+            ["--significant-only", "--alpha", "0.6"],
+            1,
+            "regression: field b: 2 hit->miss vs 0 back: McNemar p = 0.5 < --alpha 0.6",
+        ),
     ],
-    ids=["drop-within", "field-f1-drop", "mean-drop", "not-significant"],
+    ids=[
+        "default-flips",
+        "default-mean",
+        "default-field",
+        "loosened",
+        "flips-still-gated",
+        "field-f1-drop",
+        "mean-drop",
+        "not-significant",
+        "field-significant",
+    ],
 )
 def test_gate_on_real_runs(two_runs, options, code, reason):
     result = invoke("compare", "base.jsonl", "new.jsonl", *options)
@@ -179,11 +209,12 @@ def test_mcnemar_significance_fails_the_gate(tmp_path):
     base = write_rows(tmp_path / "b.jsonl", [scored(f"c{i}", "pass") for i in range(9)])
     new = write_rows(tmp_path / "n.jsonl", [scored(f"c{i}", "fail" if i < 8 else "pass") for i in range(9)])
     # 8 pass->fail, 0 fail->pass: p = 2 / 2**8
-    result = invoke("compare", base, new, "--format", "json")
+    result = invoke("compare", base, new, "--format", "json", "--significant-only")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["mcnemar"] == {"pass_to_fail": 8, "fail_to_pass": 0, "p_value": 0.0078125}
-    assert "regression: 8 pass->fail vs 0 fail->pass: McNemar p = 0.007812 < --alpha 0.05" in result.stderr
-    assert invoke("compare", base, new, "--alpha", "0.001").exit_code == 0
+    assert "regression: 8 pass->not pass vs 0 back: McNemar p = 0.007812 < --alpha 0.05" in result.stderr
+    assert invoke("compare", base, new, "--significant-only", "--alpha", "0.001").exit_code == 1  # the mean's interval
+    assert invoke("compare", base, new, "--significant-only", "--alpha", "0.001", "--max-drop", "1").exit_code == 0
 
 
 def test_field_f1_drop_from_details_metrics(tmp_path):
@@ -195,7 +226,7 @@ def test_field_f1_drop_from_details_metrics(tmp_path):
     assert result.exit_code == 1, result.output
     field = json.loads(result.stdout)["fields"]["total"]
     assert (field["base_f1"], round(field["new_f1"], 6), round(field["f1_delta"], 6)) == (1.0, 0.75, -0.25)
-    assert "regression: field total: F1 dropped by 0.2500 (> --max-drop 0.1)" in result.stderr
+    assert "regression: field total: F1 fell by 0.2500 (> --max-drop 0.1)" in result.stderr
 
 
 def test_cases_in_one_file_and_error_rows_are_listed_not_compared(tmp_path):
@@ -203,7 +234,9 @@ def test_cases_in_one_file_and_error_rows_are_listed_not_compared(tmp_path):
     errored = make_row(eval_id="c2", status="error", score=0.0, verdict="fail", error="target failed")
     new = write_rows(tmp_path / "n.jsonl", [scored("c1", "pass"), errored, scored("added", "fail")])
     result = invoke("compare", base, new)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == ["regression: 1 case with a new error: c2"]  # fails in every mode
+    assert invoke("compare", base, new, "--significant-only", "--max-drop", "1").exit_code == 1
     assert result.stdout.splitlines()[:5] == [
         "1 cases in both files",
         "mean score 1.000 -> 1.000 (delta +0.000, 95% CI +0.000 .. +0.000)",
@@ -232,6 +265,10 @@ def test_bad_input(tmp_path, monkeypatch):
         (["a.jsonl", "a.jsonl", "--format", "csv"], "error: invalid --format 'csv': choose table, json or md"),
         (["a.jsonl", "other.jsonl", "--max-drop", "2"], "error: invalid --max-drop 2: a score drop between 0 and 1"),
         (["a.jsonl", "other.jsonl", "--alpha", "0"], "error: invalid --alpha 0: a significance level between 0 and 1"),
+        (
+            ["a.jsonl", "other.jsonl", "--allow-flips", "-1"],
+            "error: invalid --allow-flips -1: a number of cases, 0 or more",
+        ),
     ]
     for args, message in cases:
         result = invoke("compare", *args)
@@ -329,7 +366,7 @@ def test_a_field_wrong_in_every_case_is_a_regression_for_compare_and_the_baselin
     run(ws, {c: {"a": 1, "b": 3} for c in ("c1", "c2", "c3")}, "new.jsonl")
     compared = invoke("compare", "base.jsonl", "new.jsonl", "--max-drop", "0.05")
     assert compared.exit_code == 1, compared.output
-    assert "field b: F1 dropped by 1.0000 (> --max-drop 0.05)" in compared.stdout
+    assert "regression: field b: F1 fell by 1.0000 (> --max-drop 0.05)" in compared.stderr
     gated = invoke("eval", "dataset.yaml", "--out", "again.jsonl", "--baseline", "base.jsonl", "--max-drop", "0.05")
     assert gated.exit_code == 1, gated.output
     lines = gated.stderr.splitlines()

@@ -9,8 +9,9 @@ from typing import cast
 
 import pytest
 
-from agentv_py.report.compare import Comparison, regressions
+from agentv_py.report.compare import Comparison
 from agentv_py.report.gates import GateCheck
+from agentv_py.report.regressions import Rules, regressions
 from agentv_py.report.summary import RunSummary, gate
 from agentv_py.scoring.case import verdict_for
 from agentv_py.scoring.match import match_fuzzy, match_numeric
@@ -72,5 +73,7 @@ def test_geometry_and_trace_limits():
 
 
 def test_compare_max_drop():
-    result = SimpleNamespace(mean_delta=-ABOVE_03, fields={}, p_value=None)  # a drop of 0.30000000000000004
-    assert regressions(cast(Comparison, result), 0.3, 0.05) == []
+    result = SimpleNamespace(  # a drop of 0.30000000000000004
+        mean_delta=-ABOVE_03, fields={}, pass_to_fail=0, new_error_count=lambda: 0
+    )
+    assert regressions(cast(Comparison, result), Rules(max_drop=0.3)) == []

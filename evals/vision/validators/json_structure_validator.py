@@ -76,9 +76,12 @@ def json_structure_validator(inp: JudgeInput) -> JudgeResult:
     missing, errors = [], []
     for error in jsonschema.Draft202012Validator(schema).iter_errors(inp.candidate):
         where = path_of(error.absolute_path)
-        if error.validator == "required":
-            key = error.message.split("'")[1] if "'" in error.message else error.message
-            missing.append(f"{where}.{key}" if where else key)
+        if error.validator == "required":  # the keys from the schema and the object, not from the message's words
+            present = error.instance if isinstance(error.instance, dict) else {}
+            for key in error.validator_value:
+                name = f"{where}.{key}" if where else str(key)
+                if key not in present and name not in missing:
+                    missing.append(name)
         else:
             errors.append(f"{where or '(root)'}: {error.message}")
     checked = max(count_keys(schema), 1)
