@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 import sys
+import sysconfig
 from pathlib import Path
 
 from packaging.markers import Marker
@@ -33,20 +34,20 @@ def locked(path: Path) -> dict[str, str]:
 NOT_LOCKED = frozenset({"pip", "setuptools", "wheel", "agentv-py"})
 
 
+def installed() -> dict[str, str]:
+    """name -> version of the distributions installed in this environment's site-packages (not
+    those a package vendors and puts on sys.path, such as Ray's thirdparty_files)."""
+    paths = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    return {canonical(d.metadata["Name"] or ""): d.version for d in importlib.metadata.distributions(path=paths)}
+
+
 def differences(path: Path) -> list[tuple[str, str | None, str | None]]:
     """(name, locked version or None, installed version or None) for each package that differs."""
-    pinned = locked(path)
-    found: list[tuple[str, str | None, str | None]] = []
-    for name, version in sorted(pinned.items()):
-        try:
-            installed: str | None = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            installed = None
-        if installed != version:
-            found.append((name, version, installed))
-    extra = {canonical(d.metadata["Name"] or ""): d.version for d in importlib.metadata.distributions()}
-    for name in sorted(set(extra) - set(pinned) - NOT_LOCKED - {""}):
-        found.append((name, None, extra[name]))
+    pinned, present = locked(path), installed()
+    found: list[tuple[str, str | None, str | None]] = [
+        (name, version, present.get(name)) for name, version in sorted(pinned.items()) if present.get(name) != version
+    ]
+    found += [(name, None, present[name]) for name in sorted(set(present) - set(pinned) - NOT_LOCKED - {""})]
     return found
 
 
