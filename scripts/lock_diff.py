@@ -11,7 +11,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from packaging.markers import Marker
+try:
+    from packaging.markers import Marker
+except ImportError:  # a base install: pip carries its own copy
+    from pip._vendor.packaging.markers import Marker
 
 LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)\s*(?:;\s*(.+))?$")
 
