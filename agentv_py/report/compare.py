@@ -260,6 +260,25 @@ class Comparison:
         out.write("\n")
 
 
+def _check_field_results(store: _Store, fields: _Fields) -> None:
+    """Per-field results in one file and none in the other's scored rows: the runs were scored by
+    different evaluators, and every field would read as lost (or found). Refused (exit 2)."""
+    counted = [bool(fields.counts[0]), bool(fields.counts[1])]
+    if counted[0] == counted[1]:
+        return
+    without = counted.index(False)
+    side, role, other = _SIDES[without], ("BASE", "NEW")[without], ("NEW", "BASE")[without]
+    scored = store.count(f"SELECT COUNT(*) FROM {side} WHERE errored = 0")
+    named = len(fields.counts[1 - without])
+    if scored:
+        raise CompareError(
+            f"{role} has no per-field result in its {scored} scored rows, and {other} has them for "
+            f"{named} field{'' if named == 1 else 's'}: the runs were not scored by the same evaluators",
+            hint="compare runs of one evaluator configuration, or re-score one with the other's dataset "
+            "(agentv rescore)",
+        )
+
+
 def field_statuses(row: ResultRow) -> dict[FieldKey, int]:
     """(evaluator name, field path) -> hit / miss / other, from every `field_accuracy` result's
     `details.fields`, nested ones included."""
@@ -445,6 +464,7 @@ def compare(
         result.errored_count = store.count(
             "SELECT COUNT(*) FROM base JOIN new ON new.id = base.id WHERE base.errored OR new.errored"
         )
+        _check_field_results(store, fields)
         deltas = _pair(result, store, fields)
         store.db.execute("COMMIT")
 

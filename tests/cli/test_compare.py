@@ -372,3 +372,20 @@ def test_a_field_wrong_in_every_case_is_a_regression_for_compare_and_the_baselin
     lines = gated.stderr.splitlines()
     assert "gate field a f1 drop vs baseline: 0.000 (<= 0.05) passed" in lines
     assert "gate field b f1 drop vs baseline: 1.000 (<= 0.05) failed" in lines
+
+
+def test_runs_of_which_one_has_no_field_results_are_refused(tmp_path):
+    with_fields = {"total": {"tp": 1, "tn": 0, "fp": 0, "fn": 0}}
+    base = write_rows(tmp_path / "b.jsonl", [scored(f"c{i}", "pass", with_fields) for i in range(3)])
+    new = write_rows(tmp_path / "n.jsonl", [scored(f"c{i}", "pass") for i in range(3)])
+    for args, message in (
+        ([base, new], "error: NEW has no per-field result in its 3 scored rows, and BASE has them for 1 field"),
+        ([new, base], "error: BASE has no per-field result in its 3 scored rows, and NEW has them for 1 field"),
+    ):
+        result = invoke("compare", *args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines() == [
+            message + ": the runs were not scored by the same evaluators",
+            "hint: compare runs of one evaluator configuration, or re-score one with the other's dataset "
+            "(agentv rescore)",
+        ]
