@@ -6,7 +6,7 @@ from __future__ import annotations
 from agentv_py.errors import Problem
 from agentv_py.extras import extra_problem
 from agentv_py.loading.dataset import walk_evaluators
-from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.prepared import LoadedDataset
 
 # Evaluator config type -> the extra it needs.
@@ -18,18 +18,19 @@ def evaluator_extra_problems(dataset: LoadedDataset) -> list[Problem]:
     at the first evaluator's line, naming it, how many more use it and the `pip install` command."""
     source = dataset.source
     assert source is not None
-    found: dict[str, list[tuple[list[str | int], str]]] = {}  # extra -> (where, evaluator) of each use
+    first: dict[str, tuple[list[str | int], EvaluatorConfig]] = {}  # extra -> where it is first needed, and by what
+    uses: dict[str, int] = {}
     for where, config in walk_evaluators(dataset.model):
         for kind, extra in _EVALUATOR_EXTRAS:
             if isinstance(config, kind):
-                of_case = f" (case '{dataset.cases[int(where[1])].case.id}')" if where[0] == "evalcases" else ""
-                found.setdefault(extra, []).append((where, f"{config.type} '{config.display_name}'{of_case}"))
+                first.setdefault(extra, (where, config))
+                uses[extra] = uses.get(extra, 0) + 1
     problems = []
-    for extra, uses in found.items():  # said once per extra, at its first use: not once per case
-        where, feature = uses[0]
-        others = len(uses) - 1
+    for extra, (where, config) in first.items():  # said once per extra, at its first use: not once per case
+        of_case = f" (case '{dataset.cases[int(where[1])].case.id}')" if where[0] == "evalcases" else ""
+        others = uses[extra] - 1
         more = f" (and {others} more evaluator{'s' if others > 1 else ''})" if others else ""
-        problem = extra_problem(extra, feature + more)
+        problem = extra_problem(extra, f"{config.type} '{config.display_name}'{of_case}{more}")
         if problem is not None:
             problems.append(source.problem(where, problem))
     return problems

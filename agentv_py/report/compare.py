@@ -34,7 +34,6 @@ from agentv_py.report.render import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
 from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
 
-DEFAULT_ALPHA = 0.05
 _BATCH = 2000  # rows inserted at once
 
 # per field of a case: how field_accuracy scored it, and its TP/TN/FP/FN

@@ -254,7 +254,7 @@ def _match_exactly(candidate: Any, expected: Any, tolerance: float, relative: bo
     diff = abs(c - e)
     allowed = Fraction(repr(float(tolerance)))
     info: dict[str, Any] = {"tolerance": tolerance, "relative": relative}
-    if abs(diff) < _FLOAT_MAX:
+    if diff < _FLOAT_MAX:
         info["diff"] = float(diff)
     if relative and e != 0:
         rel = diff / abs(e)
