@@ -16,7 +16,6 @@ from agentv_py.scoring.match import (
     match_exact,
     match_fuzzy,
     match_numeric,
-    shown,
 )
 from agentv_py.scoring.metrics import Assignment
 from agentv_py.scoring.paths import MISSING, resolve
@@ -58,13 +57,6 @@ def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str
     return problems
 
 
-def miss_text(reason: str | None, expected: Any, got: Any) -> str:
-    """AgentV's miss reason with the values appended: `outside tolerance: diff=0.50, tolerance=0.1;
-    expected 12, got 12.5`. Values are data: shortened and escaped (`shown`), one line always."""
-    values = f"expected {shown(expected)}, " + ("got nothing" if got is MISSING else f"got {shown(got)}")
-    return f"{reason}; {values}" if reason else values
-
-
 def _json_safe(value: Any) -> Any:
     return None if value is MISSING else value
 
@@ -80,13 +72,11 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     for spec in config.fields:
         want = resolve(expected, spec.path)
         got = resolve(candidate, spec.path)
-        row: dict[str, Any] = {
-            "path": spec.path,
-            "match": spec.match,
-            "expected": _json_safe(want),
-            "actual": _json_safe(got),
-            "weight": spec.weight,
-        }
+        # no `actual` key: the answer has nothing at the path (`got nothing` where it is shown)
+        row: dict[str, Any] = {"path": spec.path, "match": spec.match, "expected": _json_safe(want)}
+        if got is not MISSING:
+            row["actual"] = got
+        row["weight"] = spec.weight
         fields.append(row)
         if want is MISSING:
             row.update(status="not scored", reason="no expected value", score=None)
@@ -116,9 +106,8 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             hits.append(spec.path)
         else:
             row["reason"] = result.reason
-            # an items field's reason states counts; the whole lists would drown them
-            text = result.reason if spec.match == "items" else miss_text(result.reason, want, got)
-            misses.append(f"{spec.path} ({text})")
+            # SPEC's text exactly; the values are in `row` (report.misses shows them beside it)
+            misses.append(f"{spec.path} ({result.reason})")
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:
@@ -221,8 +210,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[s
     fields = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
-        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "actual": None}
-        row["weight"] = spec.weight
+        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "weight": spec.weight}
         if want is MISSING:
             row.update(status="not scored", reason="no expected value", score=None)
         else:

@@ -30,6 +30,7 @@ from typing import Any
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.misses import misses_with_values
 from agentv_py.report.summary import RunSummary
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
@@ -119,7 +120,7 @@ def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
         "verdict": result.verdict,
         "reasoning": cut(result.reasoning),
         "hits": cut(result.hits),
-        "misses": cut(result.misses),
+        "misses": cut(misses_with_values(result.misses, [result])),
     }
     if result.type == "field_accuracy" and isinstance(details.get("fields"), list):
         out["fields"] = cut(details.pop("fields"))

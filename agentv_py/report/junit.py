@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from xml.sax.saxutils import quoteattr
 
 from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.misses import misses_with_values
 
 __all__ = ["field_outcomes", "write_junit", "xml_text"]
 
@@ -110,7 +111,7 @@ def _case_problem(row: ResultRow) -> tuple[str, str, str, str] | None:
         return "error", "evaluator_error", lines[0], "\n".join(lines)
     if row.verdict == "pass":
         return None
-    misses = row.misses
+    misses = misses_with_values(row.misses, row.evaluator_results)
     head = f"score {row.score:.3f} ({row.verdict})"
     message = f"{head}: {misses[0]}" + (f" (+{len(misses) - 1} more)" if len(misses) > 1 else "") if misses else head
     lines = list(misses)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, GateCheck, gate_checks
+from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
 
@@ -102,7 +103,7 @@ class RunSummary:
             row.score,
             row.verdict,
             row.status,
-            row.misses if self.keep_all_lines else row.misses[:MISSES_SHOWN],
+            misses_with_values(row.misses, row.evaluator_results, None if self.keep_all_lines else MISSES_SHOWN),
             len(row.misses),
             row.error,
         )

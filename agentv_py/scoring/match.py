@@ -459,8 +459,8 @@ def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> Match
         return MatchResult(False, 0.0, f"unparseable expected date: {describe_value(expected)}", bad_expected=True)
     c = parse_date(candidate, formats)
     if c is None:
-        reason = f"unparseable candidate date; formats tried: {formats_tried(formats)}"
-        return MatchResult(False, 0.0, reason, {"expected_date": e.isoformat()})
+        info = {"expected_date": e.isoformat(), "formats_tried": formats_tried(formats)}
+        return MatchResult(False, 0.0, "unparseable date", info)
     info = {"parsed": c.isoformat(), "expected_date": e.isoformat()}
     if c == e:
         return MatchResult(True, 1.0, info=info)

@@ -26,7 +26,7 @@ def test_worked_example_weights():
     assert result.score == pytest.approx(1.8 / 2.3)
     assert round(result.score, 3) == 0.783
     assert result.verdict == "partial" and result.passed is False
-    assert result.hits == ["a", "c"] and result.misses == ["b (value mismatch; expected 2, got 0)"]
+    assert result.hits == ["a", "c"] and result.misses == ["b (value mismatch)"]
 
 
 def test_worked_example_three_of_four():
@@ -40,8 +40,8 @@ def test_required_missing_and_null_are_misses():
     cfg = config([{"path": "invoice_number"}, {"path": "currency"}])
     result = run(cfg, '{"currency": null}', {"invoice_number": "INV-1", "currency": "USD"})
     assert result.misses == [
-        "invoice_number (required, missing; expected 'INV-1', got nothing)",
-        "currency (null value; expected 'USD', got null)",
+        "invoice_number (required, missing)",
+        "currency (null value)",
     ]
     assert result.score == 0.0
 
@@ -113,7 +113,7 @@ def test_indexed_paths():
     result = run(
         cfg, '{"line_items": [{"description": "Freight"}]}', {"line_items": [{"description": "Freight"}, {"amount": 5}]}
     )
-    assert result.misses == ["line_items[1].amount (required, missing; expected 5, got nothing)"]
+    assert result.misses == ["line_items[1].amount (required, missing)"]
 
 
 def test_unparseable_answer_scores_zero_with_a_miss():

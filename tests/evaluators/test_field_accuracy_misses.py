@@ -1,5 +1,6 @@
-"""field_accuracy miss texts: AgentV's reason, then the expected and actual values (shortened,
-escaped: a value is data and never forges a line), and for dates the formats tried."""
+"""field_accuracy miss texts: SPEC §3.1's `<path> (<reason>)` exactly in the row, and as the
+summary, Markdown, HTML and JUnit show them, the expected and actual values read from the field's
+details entry (shortened, escaped: a value is data and never forges a line)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from agentv_py.evaluators.field_accuracy import score_fields
 from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.match import formats_tried, shown
 from agentv_py.scoring.paths import MISSING
 
@@ -68,14 +71,14 @@ MISSES = [
         {"match": "date"},
         "2025-01-15",
         "15/13/2025",
-        f"f (unparseable candidate date; formats tried: {DEFAULT_FORMATS}; expected '2025-01-15', got '15/13/2025')",
+        "f (unparseable date; expected '2025-01-15', got '15/13/2025')",
     ),
     (
         "date-formats-replace-the-default-list",
         {"match": "date", "formats": ["DD.MM.YYYY"]},
         "2025-01-15",
         "01/15/2025",
-        "f (unparseable candidate date; formats tried: ISO 8601, DD.MM.YYYY; expected '2025-01-15', got '01/15/2025')",
+        "f (unparseable date; expected '2025-01-15', got '01/15/2025')",
     ),
     (
         "long-value-shortened",
@@ -94,16 +97,71 @@ MISSES = [
 ]
 
 
-def miss(options: dict[str, Any], expected: Any, answer: Any) -> list[str]:
+def outcome(options: dict[str, Any], expected: Any, answer: Any) -> dict[str, Any]:
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": [{"path": "f", **options}]})
     as_doc = lambda v: {} if v is MISSING else {"f": v}  # noqa: E731
-    misses: list[str] = score_fields(config, as_doc(answer), as_doc(expected))["misses"]
-    return misses
+    return score_fields(config, as_doc(answer), as_doc(expected))
+
+
+def as_result(scored: dict[str, Any], name: str = "f") -> EvaluatorResult:
+    return EvaluatorResult(
+        name=name,
+        type="field_accuracy",
+        status="processed",
+        score=scored["score"],
+        passed=False,
+        verdict="fail",
+        misses=scored["misses"],
+        details={"fields": scored["fields"]},
+    )
+
+
+def miss(options: dict[str, Any], expected: Any, answer: Any) -> list[str]:
+    """The misses as shown: the row's texts with the values of their details entries."""
+    scored = outcome(options, expected, answer)
+    result = as_result(scored)
+    return misses_with_values(result.misses, [result])
 
 
 @pytest.mark.parametrize("options, expected, answer, text", [c[1:] for c in MISSES], ids=[c[0] for c in MISSES])
 def test_miss_text(options, expected, answer, text):
+    bare = text.split("; expected ")[0] + ")"  # the row holds SPEC's text, no values
+    assert outcome(options, expected, answer)["misses"] == [bare]
     assert miss(options, expected, answer) == [text]
+
+
+def test_the_seed_texts_hold_exactly():
+    """SPEC §3.1 rules 2 and 3, the texts of the seed dataset."""
+    config = FieldAccuracyConfig.model_validate(
+        {"type": "field_accuracy", "fields": [{"path": "invoice.number"}, {"path": "invoice.total"}]}
+    )
+    expected = {"invoice": {"number": "INV-001", "total": 12.5}}
+    scored = score_fields(config, {"invoice": {"total": None}}, expected)
+    assert scored["misses"] == ["invoice.number (required, missing)", "invoice.total (null value)"]
+    number, total = scored["fields"]
+    assert "actual" not in number and number["expected"] == "INV-001"
+    assert total["actual"] is None and total["expected"] == 12.5
+
+
+def test_values_follow_an_evaluator_name_prefix_and_skip_other_texts():
+    scored = outcome({}, "INV-1", "INV-2")
+    result = as_result(scored, "fa")
+    row_misses = ["fa: f (value mismatch)", "judge: f (value mismatch) but not a field", "other"]
+    assert misses_with_values(row_misses, [result]) == [
+        "fa: f (value mismatch; expected 'INV-1', got 'INV-2')",
+        "judge: f (value mismatch) but not a field",
+        "other",
+    ]
+    assert misses_with_values(row_misses, [result], limit=1) == [
+        "fa: f (value mismatch; expected 'INV-1', got 'INV-2')"
+    ]
+
+
+def test_an_unparseable_date_names_the_formats_tried_in_its_details():
+    (entry,) = outcome({"match": "date", "formats": ["DD.MM.YYYY"]}, "2025-01-15", "01/15/2025")["fields"]
+    assert entry["formats_tried"] == "ISO 8601, DD.MM.YYYY"
+    (entry,) = outcome({"match": "date"}, "2025-01-15", "15/13/2025")["fields"]
+    assert entry["formats_tried"] == DEFAULT_FORMATS
 
 
 def test_a_miss_is_one_printable_line_whatever_the_value():

@@ -107,9 +107,8 @@ def test_usable_ground_truth_still_scores_the_answer():
     assert (wrong.status, wrong.misses) == (
         "processed",
         [
-            "total (non-numeric value; expected 5, got 'lots')",
-            "due (unparseable candidate date; formats tried: ISO 8601, YYYY-MM-DD, DD-MMM-YYYY, MM/DD/YYYY, "
-            "DD/MM/YYYY; expected '2025-01-15', got 'someday')",
+            "total (non-numeric value)",
+            "due (unparseable date)",
         ],
     )
 
@@ -120,8 +119,8 @@ def test_an_expected_null_asks_for_a_null_whatever_the_matcher():
     assert (both.status, both.score) == ("processed", 1.0)
     wrong = evaluate(config, {"due": "2025-01-15", "total": 5}, {"due": None, "total": None})
     assert wrong.misses == [
-        "due (type mismatch: got string, expected null; expected null, got '2025-01-15')",
-        "total (type mismatch: got number, expected null; expected null, got 5)",
+        "due (type mismatch: got string, expected null)",
+        "total (type mismatch: got number, expected null)",
     ]
 
 

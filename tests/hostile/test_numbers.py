@@ -53,10 +53,9 @@ def test_only_the_affected_fields_miss_with_a_clear_reason():
     result = evaluate(config, answer, {"total": 5, "count": 3, "name": "Acme", "ok": 1})
     assert result.status == "processed" and result.score == pytest.approx(0.25)
     assert result.misses == [
-        "total (number beyond the double range (1e309); expected 5, got 1e309)",
-        "count (number beyond the double range (999999999999...(5000 digits)); "
-        "expected 3, got 999999999999...(5000 digits))",
-        "name (type mismatch: got number, expected string; expected 'Acme', got 1e999)",
+        "total (number beyond the double range (1e309))",
+        "count (number beyond the double range (999999999999...(5000 digits)))",
+        "name (type mismatch: got number, expected string)",
     ]
     assert result.hits == ["ok"]
     json.dumps(result.model_dump())  # the row is writable
@@ -122,9 +121,7 @@ def test_deeply_nested_answers_give_a_clear_reason():
     result = evaluate(config, '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", {"a": 1})
     assert result.misses == ["Failed to parse candidate answer as JSON (nested too deeply)"]
     deep_but_readable = '{"a": ' + "[" * 500 + "]" * 500 + "}"
-    assert evaluate(config, deep_but_readable, {"a": 1}).misses == [
-        "a (type mismatch: got array, expected number; expected 1, got [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[...)"
-    ]
+    assert evaluate(config, deep_but_readable, {"a": 1}).misses == ["a (type mismatch: got array, expected number)"]
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -253,9 +250,6 @@ def test_a_run_with_out_of_range_numbers_writes_finite_scores(ws):
     rows = [json.loads(line) for line in Path("out.jsonl").read_text().splitlines()]
     assert [row["score"] for row in rows] == [0.5, 0.5]
     assert [r.evaluator_results[0].misses for r in result.rows] == [
-        ["a (number beyond the double range (1e309); expected 1, got 1e309)"],
-        [
-            "a (number beyond the double range (999999999999...(5000 digits)); "
-            "expected 1, got 999999999999...(5000 digits))"
-        ],
+        ["a (number beyond the double range (1e309))"],
+        ["a (number beyond the double range (999999999999...(5000 digits)))"],
     ]

@@ -146,3 +146,14 @@ def test_eval_html_needs_a_results_file(ws):
     assert made.exit_code == 0, made.output
     index, _ = embedded(Path("out/report.html").read_text())
     assert index["rows"][0][:3] == ["c1", 1.0, "pass"]
+
+
+def test_an_evaluators_misses_carry_the_values_of_their_field_entries(tmp_path):
+    miss = fa_row("c1", 2)
+    result = miss.evaluator_results[0]
+    result.details["fields"][0]["reason"] = "value mismatch"
+    result.misses = ["total (value mismatch)"]
+    write(tmp_path / "run.jsonl", [miss])
+    assert invoke("report", str(tmp_path / "run.jsonl")).exit_code == 0
+    _, details = embedded((tmp_path / "run.html").read_text())
+    assert details[0]["evaluators"][0]["misses"] == ["total (value mismatch; expected 1, got 2)"]

@@ -249,3 +249,19 @@ def test_a_junit_consumer_reads_what_is_written(tmp_path):
     kinds = {type(r) for case in suites["invoices"] for r in case.result}
     assert kinds == {Failure, Error} and Skipped not in kinds
     assert all(case.time == 1.5 for case in suites["invoices"])
+
+
+def test_a_field_miss_is_shown_with_the_values_of_its_details_entry():
+    """The row holds SPEC's bare text (`total (null value)`); JUnit adds the values from details."""
+    fields = [field("total", "miss", 12.5, None, "null value"), field("number", "miss", "INV-1", reason="x")]
+    del fields[1]["actual"]  # the answer had nothing at this path
+    fields[1]["reason"] = "required, missing"
+    misses = ["total (null value)", "number (required, missing)"]
+    text = junit([row("c1", "fail", misses=misses, evaluator_results=[fa(fields)])])
+    failure = ET.fromstring(text).find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "score 0.500 (fail): total (null value; expected 12.5, got null) (+1 more)"
+    assert (failure.text or "").splitlines()[:2] == [
+        "total (null value; expected 12.5, got null)",
+        "number (required, missing; expected 'INV-1', got nothing)",
+    ]

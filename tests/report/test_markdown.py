@@ -162,3 +162,12 @@ def test_hostile_ids_and_misses_cannot_break_the_table():
     failed = [line for line in text.splitlines() if line.startswith("| x")]
     # a table row keeps its columns: every `|` of the value is escaped
     assert [line.replace("\\|", "").count("|") for line in failed] == [5, 5]
+
+
+def test_a_failed_case_shows_its_misses_with_the_values_of_their_details_entries():
+    result = fa([("total", "miss")])
+    result.details["fields"][0]["reason"] = "value mismatch"
+    rows = [row("c1", "fail", misses=["total (value mismatch)"], evaluator_results=[result])]
+    summary = summarize(rows)
+    text = summary_markdown(summary, gate(summary, None), tally_fields(rows), dataset="invoices", target="t")
+    assert "| c1 | 0.000 | fail | total (value mismatch; expected 1, got 2) |" in text
