@@ -63,12 +63,12 @@ if TYPE_CHECKING:
         align_items,
         classify,
         field_counts,
-        is_empty,
         item_similarity,
         line_item_counts,
         macro_f1,
         total,
     )
+    from agentv_py.scoring.paths import is_empty
 
     JudgeFunction = Callable[["JudgeInput"], "JudgeResult | dict[str, Any] | float"]
     F = TypeVar("F", bound=Callable[..., Any])
@@ -88,7 +88,7 @@ _LAZY = {
     "Counts": "agentv_py.scoring.metrics",
     "classify": "agentv_py.scoring.metrics",
     "field_counts": "agentv_py.scoring.metrics",
-    "is_empty": "agentv_py.scoring.metrics",
+    "is_empty": "agentv_py.scoring.paths",
     "macro_f1": "agentv_py.scoring.metrics",
     "total": "agentv_py.scoring.metrics",
     "align_items": "agentv_py.scoring.metrics",

@@ -18,7 +18,7 @@ from agentv_py.scoring.match import (
     match_numeric,
 )
 from agentv_py.scoring.metrics import Assignment
-from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.paths import MISSING, is_empty, resolve
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]
 
@@ -48,9 +48,11 @@ def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str
     problems = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
-        if spec.match == "items" and want is not MISSING and want is not None:
+        if is_empty(want):  # nothing expected: asks for nothing, whatever the matcher
+            continue
+        if spec.match == "items":
             problems.extend(_items_truth_problems(spec, want))
-        elif want is not MISSING and want is not None:  # an expected null is compared exactly
+        else:
             result = match_field(spec, want, want)
             if result.bad_expected:
                 problems.append((spec.path, result.reason or "invalid expected value"))
@@ -81,14 +83,17 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         if want is MISSING:
             row.update(status="not scored", reason="no expected value", score=None)
             continue
-        if got is MISSING or (got is None and want is not None):
-            absent = "missing" if got is MISSING else "null value"
+        if is_empty(got) and is_empty(want):  # both nothing, in whatever forms (null, "", [], {})
+            result = MatchResult(True, 1.0, None)
+        elif is_empty(got) and not (spec.match == "items" and isinstance(got, list) and spec.required):
+            # SPEC §3.1 rules 2 and 3, and a blank string, [] or {} alike (an items field's [] is
+            # matched below, for its counts)
+            absent = "missing" if got is MISSING else "null value" if got is None else "empty value"
             if not spec.required:
                 row.update(status="not scored", reason=f"optional, {absent}", score=None)
                 continue
-            label = "required, missing" if got is MISSING else "null value"
-            result = MatchResult(False, 0.0, label)
-        elif want is None:  # an expected null asks for a null, whatever the matcher
+            result = MatchResult(False, 0.0, "required, missing" if got is MISSING else absent)
+        elif is_empty(want):  # an empty expectation asks for nothing, whatever the matcher
             result = match_exact(got, want)
         else:
             result = match_field(spec, got, want)
@@ -158,12 +163,23 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return MatchResult(False, 0.0, reason, info={"items": counts})
     sub = _item_config(spec)
     algorithm: Assignment = "greedy" if spec.algorithm == "greedy" else "optimal"
-    alignment = align(expected, candidate, spec.key or ["description"], spec.threshold, algorithm)
+    outcomes: dict[tuple[int, int], dict[str, Any]] = {}
+
+    def pair_outcome(i: int, j: int) -> dict[str, Any]:
+        if (i, j) not in outcomes:
+            outcomes[i, j] = score_fields(sub, candidate[j], expected[i])
+        return outcomes[i, j]
+
+    def agreement(i: int, j: int) -> float:  # between equal keys, the pairing whose sub-fields agree
+        outcome = pair_outcome(i, j)
+        return float(outcome["score"]) if outcome["scored"] else 1.0
+
+    alignment = align(expected, candidate, spec.key or ["description"], spec.threshold, algorithm, agreement)
     pair_rows: list[dict[str, Any]] = []
     pair_scores: list[float] = []
     wrong: list[str] = []
     for i, j, similarity in alignment.pairs:
-        outcome = score_fields(sub, candidate[j], expected[i])
+        outcome = pair_outcome(i, j)
         correct = outcome["passed"] == outcome["scored"]
         pair_scores.append(outcome["score"] if outcome["scored"] else 1.0)
         if not correct:

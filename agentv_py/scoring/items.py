@@ -7,7 +7,8 @@ the field's score and miss text. Scoring the matched pairs' sub-fields is the ev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,20 +41,37 @@ def expected_items_problem(value: Any) -> str | None:
     return None
 
 
+def _content(item: Any) -> str:
+    """An item's canonical JSON (keys sorted): its place in the order the aligner sees."""
+    try:
+        return json.dumps(item, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return "\uffff"  # unwritable (nested too deeply): after every other item, in answer order
+
+
 def align(
     expected: Sequence[dict[str, Any]],
     actual: Sequence[Any],
     key: Sequence[str],
     threshold: float,
     algorithm: Assignment,
+    agreement: Callable[[int, int], float] | None = None,
 ) -> ItemAlignment:
-    """Pair items by the similarity of their `key` sub-paths. Entries of `actual` that are not
-    objects (null, strings, numbers, lists) are never paired, whatever the threshold: they are
-    extra items."""
-    objects = [j for j, item in enumerate(actual) if isinstance(item, dict)]
+    """Pair items by the similarity of their `key` sub-paths; between equal keys, by
+    `agreement(expected index, actual index)`: how well the rest of the items agree. Entries of
+    `actual` that are not objects (null, strings, numbers, lists) are never paired, whatever the
+    threshold: they are extra items.
+
+    The answer's items are aligned in the order of their content, not of the answer, so the
+    pairing depends on what the answer holds and never on its order: an answer that differs only
+    in item order pairs the same contents and scores exactly the same."""
+    objects = sorted(
+        (j for j, item in enumerate(actual) if isinstance(item, dict)), key=lambda j: (_content(actual[j]), j)
+    )
     objects_set = set(objects)
     junk = [j for j in range(len(actual)) if j not in objects_set]
-    alignment = align_items(expected, [actual[j] for j in objects], tuple(key), threshold, algorithm)
+    agree = None if agreement is None else lambda i, k: agreement(i, objects[k])
+    alignment = align_items(expected, [actual[j] for j in objects], tuple(key), threshold, algorithm, agree)
     pairs = sorted((i, objects[j], float(s)) for i, j, s in alignment.pairs)
     matched = {j for _, j, _ in pairs}
     return ItemAlignment(

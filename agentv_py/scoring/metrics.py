@@ -1,6 +1,8 @@
 """Dataset-level extraction metrics (SPEC §5): per-field TP/TN/FP/FN, P/R/F1, line-item alignment.
 
-Classification of one attribute, with `empty` = missing, null or a whitespace-only string:
+Classification of one attribute, with `empty` = missing, null, a whitespace-only string, an empty
+list or an empty object (`scoring.paths.is_empty`, the one definition the case score and the
+failure taxonomy use too):
 
     expected   parsed      equal?   counts
     non-empty  non-empty   yes      TP
@@ -17,20 +19,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from agentv_py.scoring.assignment import linear_sum_assignment
-from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.paths import MISSING, is_empty, resolve
 from agentv_py.scoring.thresholds import at_least
 
 Assignment = Literal["greedy", "optimal"]
 COUNT_KEYS = ("tp", "tn", "fp", "fn")
-
-
-def is_empty(value: Any) -> bool:
-    """Missing, null, or a string of whitespace only."""
-    return value is MISSING or value is None or (isinstance(value, str) and not value.strip())
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -173,7 +170,9 @@ def value_similarity(a: Any, b: Any) -> float:
 
 
 def item_similarity(expected: Any, parsed: Any, match_fields: Sequence[str]) -> float:
-    """Mean value similarity over the match fields present (non-empty) on both sides; 0 if none."""
+    """Mean value similarity over the match fields present (non-empty) on both sides. None such:
+    1 when every match field is empty on both sides (nothing ≡ nothing: two items without a
+    description pair by their other fields, `align_items`' agreement), else 0."""
     if not isinstance(expected, dict) or not isinstance(parsed, dict):
         return 0.0
     scores = []
@@ -181,7 +180,14 @@ def item_similarity(expected: Any, parsed: Any, match_fields: Sequence[str]) -> 
         a, b = resolve(expected, path), resolve(parsed, path)
         if not is_empty(a) and not is_empty(b):
             scores.append(value_similarity(a, b))
-    return sum(scores) / len(scores) if scores else 0.0
+    if scores:
+        return sum(scores) / len(scores)
+    return 1.0 if _keyless(expected, match_fields) and _keyless(parsed, match_fields) else 0.0
+
+
+def _keyless(item: Any, match_fields: Sequence[str]) -> bool:
+    """An object with every match field empty."""
+    return isinstance(item, dict) and all(is_empty(resolve(item, path)) for path in match_fields)
 
 
 class Alignment:
@@ -263,7 +269,19 @@ def _similarity_matrix_vectorised(expected: Sequence[Any], parsed: Sequence[Any]
         for i in (i for i, k in enumerate(ka) if k == "other"):
             for j in (j for j, k in enumerate(kb) if k == "other"):
                 sums[i, j] += 1.0 if json_equal(a[i], b[j]) else 0.0
-    return np.divide(sums, counts, out=np.zeros(shape), where=counts > 0)
+    keyless = np.outer([_keyless(e, match_fields) for e in expected], [_keyless(p, match_fields) for p in parsed])
+    return np.divide(sums, counts, out=keyless.astype(np.float64), where=counts > 0)
+
+
+def _agreements(
+    matrix: Sequence[Sequence[float]], threshold: float, agreement: Callable[[int, int], float] | None
+) -> dict[tuple[int, int], float]:
+    """`agreement` of every eligible pair (similarity at or over the threshold); {} without one."""
+    if agreement is None:
+        return {}
+    return {
+        (i, j): agreement(i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)
+    }
 
 
 def _date_ordinal(value: str) -> float:
@@ -277,26 +295,38 @@ def align_items(
     match_fields: Sequence[str] = ("description",),
     threshold: float = 0.8,
     assignment: Assignment = "greedy",
+    agreement: Callable[[int, int], float] | None = None,
 ) -> Alignment:
     """Pair expected items with parsed items, order-insensitively.
 
-    greedy: every pair with similarity >= threshold, best first; ties broken by (expected index,
-    parsed index), so the result depends on the inputs only through that rule.
+    greedy: every pair with similarity >= threshold, best first; ties broken by `agreement`
+    (higher first), then by (expected index, parsed index).
     optimal: maximum total similarity over the pairs at or over the threshold
-    (`scoring.assignment.linear_sum_assignment`, the pairs scipy's would give).
+    (`scoring.assignment.linear_sum_assignment`, the pairs scipy's would give), and among equal
+    totals the greatest total `agreement`.
+
+    `agreement(i, j)` in [0, 1] says how well the rest of the two items agree (field_accuracy
+    passes the pair's sub-field score): two items with the same key (duplicate descriptions) pair
+    with the answer items whose other fields match them. It is asked for eligible pairs only.
     """
     if not expected or not parsed:
         return Alignment([], len(expected), len(parsed))
     matrix = similarity_matrix(expected, parsed, match_fields)
+    agree = _agreements(matrix, threshold, agreement)
     if assignment == "optimal":
         # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
-        weights = [[s if at_least(s, threshold) else 0.0 for s in row] for row in matrix]
+        # Agreement weighs at most 1e-6 over all pairs: it only decides between equal keys.
+        scale = 1e-6 / max(len(expected), len(parsed))
+        weights = [
+            [s + scale * agree.get((i, j), 0.0) if at_least(s, threshold) else 0.0 for j, s in enumerate(row)]
+            for i, row in enumerate(matrix)
+        ]
         optimal = linear_sum_assignment(weights, maximize=True)
         pairs = [(i, j, matrix[i][j]) for i, j in optimal if at_least(matrix[i][j], threshold)]
         return Alignment(pairs, len(expected), len(parsed))
     candidates = sorted(
         ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)),
-        key=lambda c: (-c[0], c[1], c[2]),
+        key=lambda c: (-c[0], -agree.get((c[1], c[2]), 0.0), c[1], c[2]),
     )
     used_e: set[int] = set()
     used_p: set[int] = set()
@@ -349,9 +379,9 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
         status = entry.get("status")
         if status not in SCORED:
             continue
-        counts = _items_counts(entry)
+        expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
+        counts = Counts(tn=1) if expected_empty and actual_empty else _items_counts(entry)
         if counts is None:
-            expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
             if expected_empty or actual_empty:
                 counts = classify(None if expected_empty else 1, None if actual_empty else 1)
             elif status == "hit":

@@ -9,6 +9,18 @@ from typing import Any
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
 """Sentinel for "the path does not resolve" (distinct from a JSON null)."""
 
+
+def is_empty(value: Any) -> bool:
+    """SPEC §5's one definition of "nothing at this path", used alike by the case score
+    (field_accuracy), the per-field metrics and the failure taxonomy: absent (MISSING), null, a
+    string of whitespace only, an empty list or an empty object. `0`, `false` and `[null]` are values."""
+    if value is MISSING or value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    return isinstance(value, (list, dict)) and not value
+
+
 _SEGMENT = re.compile(r"([^.\[\]]*)((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
 

@@ -2,14 +2,13 @@
 
 A field that missed is, by the first rule that applies:
 
-    missing        expected a value, the answer has none (absent, null, blank)
+    missing        expected a value, the answer has none (empty: absent, null, blank, [] or {})
     hallucinated   expected none, the answer has one
     format_only    equal once both are normalised: text by case and whitespace (NFKC, casefolded,
                    runs of whitespace collapsed; a non-string in its compact JSON form, so `true`
                    and `"TRUE"`), numbers parsed (`"$1,234.50"`, `"1234.5 USD"` and `1234.5`; two
                    different currency signs or codes are not a format), dates parsed (ISO 8601 and
-                   the default date formats: `15-Jan-2025` and `2025-01-15`); and null against a
-                   blank string or an empty list (both "nothing")
+                   the default date formats: `15-Jan-2025` and `2025-01-15`)
     near_miss      similarity of the two normalised texts >= 0.9, by the fuzzy matcher's own
                    measure (normalised Levenshtein), so a near miss of two strings passes
                    `match: fuzzy` at threshold 0.9
@@ -19,6 +18,9 @@ missing / hallucinated point at the model (or at ground truth that left a field 
 format_only at a normaliser, the matcher's options (`fuzzy`, `numeric_tolerance`, date `formats`)
 or the ground truth's form; near_miss at OCR noise, typos, or a fuzzy threshold; wrong_value at
 the model or the ground truth (check it).
+
+Both sides empty, in whatever forms (null against "", [] or {}), is no error at all: the case
+score calls it a hit and the metrics TN (`scoring.paths.is_empty`, one definition for all three).
 
 A `match: items` field counts per item: each missing item `missing`, each extra item
 `hallucinated`, and each wrong sub-field of a matched item by the rules above (wrong items the
@@ -39,7 +41,8 @@ from typing import Any
 
 from agentv_py.models.evaluators import DEFAULT_DATE_FORMATS
 from agentv_py.scoring.match import normalize_text, parse_date, similarity, to_number
-from agentv_py.scoring.metrics import SCORED, FieldKey, is_empty, walk_results
+from agentv_py.scoring.metrics import SCORED, FieldKey, walk_results
+from agentv_py.scoring.paths import is_empty
 
 CATEGORIES: tuple[str, ...] = ("missing", "hallucinated", "wrong_value", "format_only", "near_miss")
 LABELS: dict[str, str] = {
@@ -122,11 +125,6 @@ def _same_date(expected: Any, actual: Any) -> bool:
     return day is not None and day == parse_date(actual, DEFAULT_DATE_FORMATS)
 
 
-def _nothing(value: Any) -> bool:
-    """Empty (`scoring.metrics.is_empty`), or an empty list or object."""
-    return is_empty(value) or (isinstance(value, (list, dict)) and not value)
-
-
 def _text(value: Any) -> str | None:
     """A value as text to compare: a string as it is, anything else as compact JSON; None for a
     value with no faithful text (an integer over Python's digit limit, nesting too deep)."""
@@ -141,8 +139,8 @@ def _text(value: Any) -> str | None:
 def classify_values(expected: Any, actual: Any) -> str:
     """The kind of miss for a field whose matcher said the two differ (see the module docstring)."""
     expected_empty, actual_empty = is_empty(expected), is_empty(actual)
-    if (expected_empty or actual_empty) and _nothing(expected) and _nothing(actual):
-        return "format_only"  # null against "", "  ", [] or {}: both nothing, in different forms
+    if expected_empty and actual_empty:
+        return "format_only"  # never a miss (both nothing: a hit); a miss of an older version
     if actual_empty:
         return "missing"
     if expected_empty:
@@ -183,6 +181,11 @@ def _added(into: dict[str, int], kind: str, count: int = 1) -> None:
         into[kind] = into.get(kind, 0) + count
 
 
+def _both_empty(entry: Mapping[str, Any]) -> bool:
+    """Nothing expected and nothing answered, in whatever forms: not an error (a hit, TN)."""
+    return is_empty(entry.get("expected")) and is_empty(entry.get("actual"))
+
+
 def classify_items(entry: Any) -> dict[str, int]:
     """Kinds of miss in one `match: items` entry (status hit, miss or not scored; {} otherwise):
     `items.missing` missing, `items.extra` hallucinated, and for the wrong matched items listed
@@ -190,7 +193,7 @@ def classify_items(entry: Any) -> dict[str, int]:
     listed: one wrong value); the `items.wrong` not listed count one wrong value each. With no
     `items` counts (the answer had no list), each non-empty expected item is missing. A miss
     nothing else explains is one wrong value."""
-    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED:
+    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED or _both_empty(entry):
         return {}
     kinds: dict[str, int] = {}
     counts, expected = entry.get("items"), entry.get("expected")
@@ -212,7 +215,7 @@ def classify_items(entry: Any) -> dict[str, int]:
     elif isinstance(expected, list):  # as `agentv metrics` counts it: every expected item missed
         _added(kinds, "missing", sum(1 for item in expected if not is_empty(item)))
     if not kinds and entry.get("status") == "miss":
-        kinds[classify_miss(entry) or "wrong_value"] = 1  # e.g. [] against null: format only
+        kinds[classify_miss(entry) or "wrong_value"] = 1
     return kinds
 
 
@@ -220,7 +223,7 @@ def classify_entry(entry: Any) -> dict[str, int]:
     """Kinds of error in one entry of `details.fields`: a miss by `classify_miss` (an items field
     by `classify_items`); a hit or "not scored" field only when one side is empty, as `agentv
     metrics` counts it (answer empty: FN, missing; ground truth empty: FP, hallucinated)."""
-    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED:
+    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED or _both_empty(entry):
         return {}
     if entry.get("match") == "items" and isinstance(entry.get("expected"), list):
         return classify_items(entry)

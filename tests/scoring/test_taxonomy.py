@@ -15,6 +15,7 @@ from agentv_py.models.evaluators import FieldAccuracyConfig
 from agentv_py.scoring.jsontext import OutOfRangeNumber
 from agentv_py.scoring.match import match_fuzzy
 from agentv_py.scoring.metrics import field_accuracy_counts
+from agentv_py.scoring.paths import is_empty
 from agentv_py.scoring.taxonomy import (
     CATEGORIES,
     LABELS,
@@ -137,14 +138,19 @@ def test_classify_miss(data, kind):
     assert classify_miss(data) == kind
 
 
-def items_entry(pairs: list[dict[str, Any]], status: str = "miss", **counts: int) -> dict[str, Any]:
+def items_entry(
+    pairs: list[dict[str, Any]],
+    status: str = "miss",
+    lists: tuple[list[Any], list[Any]] = ([{"d": 1}], [{"d": 2}]),
+    **counts: Any,
+) -> dict[str, Any]:
     base = {"expected": 0, "actual": 0, "matched": 0, "correct": 0, "wrong": 0, "missing": 0, "extra": 0}
     return {
         "path": "line_items",
         "match": "items",
         "status": status,
-        "expected": [],
-        "actual": [],
+        "expected": lists[0],
+        "actual": lists[1],
         "items": {**base, **counts},
         "alignment": {"pairs": pairs, "missing": [], "extra": [], "junk": [], "truncated": False},
     }
@@ -170,16 +176,26 @@ TWO_ITEMS = [{"description": "Freight"}, {"description": "Insurance"}]
         (items_entry([pair("miss", entry(2, 3)), pair("miss", entry(2, 3))], wrong=1), {"wrong_value": 2}),
         (items_entry([], "hit"), {}),
         (items_entry([], "could not score", missing=2), {}),
-        (items_entry([], missing=-1, extra=True, wrong="3"), {"format_only": 1}),  # bad counts: [] against [] still
+        (items_entry([], lists=([], []), missing=-1, extra=True, wrong="3"), {}),  # bad counts, both lists empty
         (entry(TWO_ITEMS, None, match="items"), {"missing": 2}),  # the answer had no list: no counts
         (entry(TWO_ITEMS + [None, " "], None, "not scored", match="items"), {"missing": 2}),  # optional, absent
-        (entry([], None, match="items"), {"format_only": 1}),  # [] against null
+        (entry([], None, match="items"), {}),  # [] against null: both empty, no error
         ({"match": "items", "items": "junk", "alignment": 7}, {}),  # no status
-        ({"match": "items", "status": "miss", "items": {"missing": 1}, "alignment": {"pairs": "x"}}, {"missing": 1}),
         (
-            {"match": "items", "status": "miss", "items": {"wrong": 1}, "alignment": {"pairs": [pair("miss", 7)]}},
+            {"match": "items", "status": "miss", "expected": [1], "items": {"missing": 1}, "alignment": {"pairs": "x"}},
+            {"missing": 1},
+        ),
+        (
+            {
+                "match": "items",
+                "status": "miss",
+                "expected": [1],
+                "items": {"wrong": 1},
+                "alignment": {"pairs": [pair("miss", 7)]},
+            },
             {"wrong_value": 1},
         ),
+        ({"match": "items", "status": "miss", "items": {"missing": 1}}, {}),  # neither list: both empty
         ("junk", {}),
     ],
     ids=[
@@ -197,6 +213,7 @@ TWO_ITEMS = [{"description": "Freight"}, {"description": "Insurance"}]
         "no-status",
         "pairs-not-a-list",
         "sub-fields-junk",
+        "counts-without-lists",
         "string",
     ],
 )
@@ -257,7 +274,7 @@ def test_items_listing_cut_keeps_exact_totals():
         (entry("x", None, "could not score"), {}),
         (entry(TWO_ITEMS, None, match="items"), {"missing": 2}),
         (entry(None, TWO_ITEMS, "not scored", match="items"), {"hallucinated": 1}),  # no list expected: one field
-        ({"status": "miss"}, {"format_only": 1}),  # neither side: null against null
+        ({"status": "miss"}, {}),  # neither side: both empty, no error
         (7, {}),
     ],
     ids=[
@@ -387,7 +404,8 @@ def test_every_error_of_the_per_field_counts_has_a_kind(data):
     """What `agentv metrics` counts FP or FN, and every miss, has a kind in the taxonomy."""
     errors = sum(c.fp + c.fn for c in field_accuracy_counts({"fields": [data]}).values())
     found = sum(classify_entry(data).values())
-    if errors or data["status"] == "miss":
+    nothing = is_empty(data.get("expected")) and is_empty(data.get("actual"))
+    if errors or (data["status"] == "miss" and not nothing):  # both empty is never an error
         assert found > 0
     else:
         assert found == 0
