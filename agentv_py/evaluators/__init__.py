@@ -32,6 +32,7 @@ from agentv_py.models.evaluators import (
     ToolTrajectoryConfig,
 )
 from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.case import with_pass_mark
 
 REGISTRY: dict[type[Any], Evaluator] = {
     FieldAccuracyConfig: evaluate_field_accuracy,
@@ -58,7 +59,9 @@ def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:
     if evaluator is None:
         return error_result(name=name, type=kind, weight=weight, message=f"no evaluator registered for {kind}")
     try:
-        return evaluator(config, context)
+        result = evaluator(config, context)
+        explicit: float | None = getattr(config, "pass_threshold", None)
+        return with_pass_mark(result, context.pass_threshold if explicit is None else explicit, explicit is not None)
     except Exception as exc:  # noqa: BLE001 - the contract is "evaluators never raise"
         return error_result(
             name=name, type=kind, weight=weight, message=f"{name}: internal error: {type(exc).__name__}: {exc}"

@@ -17,7 +17,7 @@ from agentv_py.models.dataset import EvalCase
 from agentv_py.models.results import EvaluatorResult, Trace, Verdict
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.scoring.answer import parse_answer_json
-from agentv_py.scoring.case import verdict_for
+from agentv_py.scoring.case import PASS_THRESHOLD, verdict_for
 
 
 @dataclass
@@ -37,6 +37,7 @@ class EvalContext:
     judges: Mapping[str, ChatClient] = field(default_factory=dict)  # judge targets by name
     default_judge: str | None = None  # for LLM evaluators without their own `target`
     processes: ProcessRegistry | None = None  # the run's: commands started here die with the run
+    pass_threshold: float = PASS_THRESHOLD  # the dataset's pass mark: grades every evaluator's verdict
 
     @functools.cached_property
     def candidate(self) -> Any:
@@ -114,8 +115,9 @@ def processed_result(
 ) -> EvaluatorResult:
     """A score in [0, 1]; its verdict by `verdict_for`. `verdict` overrides that only to fail a
     hard requirement (a required rubric item); such a result fails its case too."""
+    hard = verdict == "fail"
     verdict = verdict or verdict_for(score)
-    return EvaluatorResult(
+    result = EvaluatorResult(
         name=name,
         type=type,
         status="processed",
@@ -128,6 +130,9 @@ def processed_result(
         reasoning=reasoning,
         details=details or {},
     )
+    if hard:
+        result.mark_failed_hard()
+    return result
 
 
 def error_result(

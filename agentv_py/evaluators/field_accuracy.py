@@ -69,6 +69,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     hits: list[str] = []
     misses: list[str] = []
     unscorable: list[tuple[str, str]] = []  # (path, reason): the ground truth is unusable
+    critical: list[str] = []  # critical fields that missed: the case fails, whatever the score
     total_weight = weighted = 0.0
     scored = passed = 0
     for spec in config.fields:
@@ -78,7 +79,10 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         row: dict[str, Any] = {"path": spec.path, "match": spec.match, "expected": _json_safe(want)}
         if got is not MISSING:
             row["actual"] = got
-        row["weight"] = spec.weight
+        weight = _weight(spec, want)
+        row["weight"] = weight
+        if spec.critical:
+            row["critical"] = True
         fields.append(row)
         if want is MISSING:
             row.update(status="not scored", reason="no expected value", score=None)
@@ -102,8 +106,8 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
                 unscorable.append((spec.path, result.reason or "invalid expected value"))
                 continue
         scored += 1
-        total_weight += spec.weight
-        weighted += result.score * spec.weight
+        total_weight += weight
+        weighted += result.score * weight
         row.update(result.info)
         row.update(status="hit" if result.passed else "miss", score=result.score)
         if result.passed:
@@ -113,6 +117,8 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             row["reason"] = result.reason
             # SPEC's text exactly; the values are in `row` (report.misses shows them beside it)
             misses.append(f"{spec.path} ({result.reason})")
+            if spec.critical:
+                critical.append(spec.path)
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:
@@ -125,7 +131,16 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "passed": passed,
         "score": score,
         "unscorable": unscorable,
+        "critical_misses": critical,
     }
+
+
+def _weight(spec: FieldSpec, expected: Any) -> float:
+    """A field's weight in the case score: `per_item` is the number of expected items (at least
+    one), so losing 20 line items costs what 20 fields cost."""
+    if spec.weight == "per_item":
+        return float(max(len(expected), 1)) if isinstance(expected, list) else 1.0
+    return spec.weight
 
 
 def _item_config(spec: FieldSpec) -> FieldAccuracyConfig:
@@ -226,7 +241,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[s
     fields = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
-        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "weight": spec.weight}
+        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "weight": _weight(spec, want)}
         if want is MISSING:
             row.update(status="not scored", reason="no expected value", score=None)
         else:
@@ -280,6 +295,10 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     reasoning = f"{outcome['passed']}/{scored} fields matched"
     if scored < total:
         reasoning += f" ({total - scored} not scored)"
+    critical = outcome["critical_misses"]
+    if critical:  # fails the evaluator, and its case, whatever the weighted score
+        reasoning += f"; critical field missed: {', '.join(critical)}"
+        details["failed_critical"] = critical
     return processed_result(
         name=name,
         type=config.type,
@@ -289,4 +308,5 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         misses=outcome["misses"],
         reasoning=reasoning,
         details=details,
+        verdict="fail" if critical else None,
     )

@@ -338,7 +338,16 @@ class Dataset(StrictModel):
     # AgentV's legacy root-level target: used when execution.target is not given.
     target: str | None = None
     gates: Gates | None = None
+    # A case passes at or above this mark (SPEC §4.1's 0.8 when absent); partial from 0.6 below it.
+    pass_threshold: float | None = None
     evalcases: list[EvalCase]
+
+    @field_validator("pass_threshold")
+    @classmethod
+    def _pass_threshold(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f"pass_threshold must be between 0 and 1, got {value!r}")
+        return value
 
     @property
     def target_name(self) -> str | None:

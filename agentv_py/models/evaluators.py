@@ -58,7 +58,8 @@ class FieldSpec(StrictModel):
     path: str
     match: str = "exact"
     required: bool = True
-    weight: float = 1.0
+    critical: bool = False  # a miss fails the case, whatever the weighted score
+    weight: float | Literal["per_item"] = 1.0  # per_item (match: items): each expected item weighs one
     tolerance: float | None = None
     relative: bool = False
     algorithm: str = "levenshtein"
@@ -80,9 +81,13 @@ class FieldSpec(StrictModel):
             raise ValueError("path must not be empty")
         return value
 
-    @field_validator("weight")
+    @field_validator("weight", mode="before")
     @classmethod
-    def _weight(cls, value: float) -> float:
+    def _weight(cls, value: Any) -> float | str:
+        if value == "per_item":
+            return "per_item"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"weight must be a number >= 0, or per_item for a match 'items' field, got {value!r}")
         return _finite_non_negative(value, "weight")
 
     @field_validator("tolerance")
@@ -120,6 +125,11 @@ class FieldSpec(StrictModel):
             if spec.match == "items":
                 raise ValueError(
                     f"nested match 'items' (at '{spec.path}') is not supported: score the inner list with a code judge"
+                )
+            if spec.critical:
+                raise ValueError(
+                    f"critical applies to a top-level field, not to the sub-field '{spec.path}': make the items "
+                    "field critical (it misses when any item is missing, extra or wrong)"
                 )
         return value
 
@@ -159,6 +169,16 @@ class FieldSpec(StrictModel):
                 f"option {', '.join(repr(k) for k in foreign)} does not apply to match '{match}' "
                 f"(options for '{match}': {', '.join(_OPTIONS_BY_MATCH[match]) or 'none'})"
             )
+        if data.get("weight") == "per_item" and match != "items":
+            raise ValueError(
+                f"weight per_item applies to a match 'items' field (each expected item weighs one field), "
+                f"not to match '{match}': give a number"
+            )
+        if data.get("critical") is True and data.get("required") is False:
+            raise ValueError(
+                "a critical field must be required: an optional field the answer leaves out is not scored, "
+                "so it could never fail its case (drop 'required: false' or 'critical: true')"
+            )
         if match == "numeric_tolerance" and data.get("tolerance") is None:
             raise ValueError("numeric_tolerance needs 'tolerance' (a number >= 0)")
         if match == "items":
@@ -179,11 +199,19 @@ class FieldSpec(StrictModel):
 class EvaluatorBase(StrictModel):
     name: str | None = None
     weight: float = 1.0
+    # The evaluator's own pass mark: below it the evaluator fails, and fails its case (a must-pass
+    # evaluator). None: the dataset's pass_threshold (default 0.8), which only grades it.
+    pass_threshold: float | None = None
 
     @field_validator("weight")
     @classmethod
     def _weight(cls, value: float) -> float:
         return _finite_non_negative(value, "weight")
+
+    @field_validator("pass_threshold")
+    @classmethod
+    def _pass_threshold(cls, value: float | None) -> float | None:
+        return None if value is None else _unit_interval(value, "pass_threshold")
 
     @property
     def display_name(self) -> str:

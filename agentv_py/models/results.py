@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 Verdict = Literal["pass", "partial", "fail"]
 EvaluatorStatus = Literal["processed", "error", "skipped"]
@@ -32,6 +32,17 @@ class EvaluatorResult(_Result):
     reasoning: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
     evaluator_results: list[EvaluatorResult] = Field(default_factory=list)  # a composite's members, nested
+    # Failed for more than its score (a required rubric item, a critical field, an aggregator's
+    # fail): it fails its case whatever the scores (`scoring.case.is_hard_failure`). Not written:
+    # a row's verdict already says what it did.
+    _failed_hard: bool = PrivateAttr(default=False)
+
+    @property
+    def failed_hard(self) -> bool:
+        return self._failed_hard
+
+    def mark_failed_hard(self) -> None:
+        self._failed_hard = True
 
 
 def _without_empty_children(result: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from agentv_py.prepared import CaseSelection, LoadedDataset, PreparedCase, case_
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.targets import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
-from agentv_py.scoring.case import case_verdict
+from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict
 
 MAX_WORKERS = 64
 
@@ -182,12 +182,13 @@ def score_case(
         judges=judging.clients,
         default_judge=judging.default,
         processes=processes,
+        pass_threshold=_pass_mark(dataset),
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
     results = [run_evaluator(config, context) for config in evaluators]
     _add_judge_costs(trace, results)
-    verdict = case_verdict(results)
+    verdict = case_verdict(results, context.pass_threshold)
     reasoning = (
         "; ".join(f"{r.name}: {r.reasoning}" if len(results) > 1 else r.reasoning for r in results)
         if verdict.scored
@@ -204,6 +205,12 @@ def score_case(
         output_messages=outcome.output_messages,
         evaluator_results=results,
     )
+
+
+def _pass_mark(dataset: LoadedDataset) -> float:
+    """The dataset's `pass_threshold`, else SPEC §4.1's 0.8."""
+    mark = dataset.model.pass_threshold
+    return PASS_THRESHOLD if mark is None else mark
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

@@ -23,20 +23,50 @@ PARTIAL_THRESHOLD = 0.6
 """A score at or above this, and below PASS_THRESHOLD, is partial; below it fails."""
 
 
-def verdict_for(score: float) -> Verdict:
-    """pass (score >= 0.8), partial (0.6 <= score < 0.8), fail (< 0.6); float noise forgiven
-    (`scoring.thresholds`: weights .1 + .7 right is 0.8, a pass)."""
-    if at_least(score, PASS_THRESHOLD):
+def verdict_for(score: float, mark: float = PASS_THRESHOLD) -> Verdict:
+    """pass (score >= mark, 0.8 unless a dataset's `pass_threshold` says otherwise), partial
+    (0.6 <= score < mark), fail (< 0.6); float noise forgiven (`scoring.thresholds`: weights
+    .1 + .7 right is 0.8, a pass)."""
+    if at_least(score, mark):
         return "pass"
     if at_least(score, PARTIAL_THRESHOLD):
         return "partial"
     return "fail"
 
 
-def is_hard_failure(result: EvaluatorResult) -> bool:
-    """A processed result that fails although its score alone would pass or be partial (a
-    required rubric item not met): it fails its case too."""
-    return result.status == "processed" and result.verdict == "fail" and verdict_for(result.score or 0.0) != "fail"
+def is_hard_failure(result: EvaluatorResult, mark: float = PASS_THRESHOLD) -> bool:
+    """A processed result that fails for more than its score, and so fails its case too: a
+    required rubric item not met, a critical field missed (`details.failed_critical`), an
+    aggregator's fail (`failed_hard`, set by `evaluators.base.processed_result`), or an evaluator
+    under its own explicit `pass_threshold` (`details.pass_threshold`). A result built elsewhere
+    fails hard when it fails although its score would pass or be partial."""
+    if result.status != "processed" or result.verdict != "fail":
+        return False
+    if result.failed_hard or "failed_critical" in result.details or "pass_threshold" in result.details:
+        return True
+    return verdict_for(result.score or 0.0, mark) != "fail"  # a result built elsewhere: its score would not fail
+
+
+def with_pass_mark(result: EvaluatorResult, mark: float, explicit: bool) -> EvaluatorResult:
+    """`result` graded against `mark`. An evaluator's own (`explicit`) mark: pass at or over it,
+    else fail, and the case with it (`details.pass_threshold` records the mark). The dataset's
+    mark only grades it (pass, partial, fail). A result failed for more than its score stays
+    failed; a `passed` its judge set against the score's verdict is kept."""
+    score = result.score
+    if result.status != "processed" or score is None or (not explicit and mark == PASS_THRESHOLD):
+        return result
+    hard = is_hard_failure(result)
+    if explicit:
+        verdict: Verdict = "fail" if hard or not at_least(score, mark) else "pass"
+        details = {**result.details, "pass_threshold": mark}
+    else:
+        verdict, details = ("fail" if hard else verdict_for(score, mark)), result.details
+    overridden = result.passed != (result.verdict == "pass")
+    passed = result.passed if overridden else verdict == "pass"
+    graded = result.model_copy(update={"verdict": verdict, "passed": passed, "details": details})
+    if verdict == "fail" and (hard or explicit):
+        graded.mark_failed_hard()
+    return graded
 
 
 def case_score(results: Sequence[EvaluatorResult]) -> float:
@@ -63,10 +93,11 @@ class CaseVerdict:
         return f"CaseVerdict(score={self.score!r}, verdict={self.verdict!r}, scored={self.scored!r})"
 
 
-def case_verdict(results: Sequence[EvaluatorResult]) -> CaseVerdict:
-    """The case's score (`case_score`) and verdict: the score's verdict, except that a case fails
-    when no evaluator produced a score (all skipped, or none) or one failed hard."""
+def case_verdict(results: Sequence[EvaluatorResult], mark: float = PASS_THRESHOLD) -> CaseVerdict:
+    """The case's score (`case_score`) and verdict against the dataset's pass mark: the score's
+    verdict, except that a case fails when no evaluator produced a score (all skipped, or none)
+    or one failed hard (`is_hard_failure`)."""
     score = case_score(results)
     scored = any(r.status != "skipped" for r in results)
-    failed_hard = any(is_hard_failure(r) for r in results)
-    return CaseVerdict(score, verdict_for(score) if scored and not failed_hard else "fail", scored)
+    failed_hard = any(is_hard_failure(r, mark) for r in results)
+    return CaseVerdict(score, verdict_for(score, mark) if scored and not failed_hard else "fail", scored)
