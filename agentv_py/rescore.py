@@ -75,6 +75,7 @@ class RescoreRequest:
     threshold: float | None = None
     baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
     max_drop: float | None = None
+    allow_flips: int = 0  # --allow-flips (with --baseline)
     judge_target: str | None = None
     verbose: bool = False
     cache: bool | None = None  # --cache / --no-cache: LLM-judge replies from the cache (targets never run)
@@ -235,6 +236,7 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
         threshold=request.threshold,
         baseline=request.baseline,
         max_drop=request.max_drop,
+        allow_flips=request.allow_flips,
         cache=request.cache,
         cache_dir=request.cache_dir,
     )
@@ -502,7 +504,12 @@ def _start_manifest(plan: RescorePlan, results: JsonlWriter) -> RunManifest | No
             "workers": plan.workers,
             "judge_target": eval_plan.default_judge,
             "threshold": request.threshold,
-            **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
+            **(
+                {"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0}
+                | {"allow_flips": request.allow_flips}
+                if request.baseline
+                else {}
+            ),
         },
         version=tool_version(),
         started_at=utc_now(),
@@ -536,6 +543,7 @@ def execute_rescore(
     contend for the interpreter)."""
     eval_plan = plan.eval_plan
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
+    summary.baseline_passed = eval_plan.baseline.passed if eval_plan.baseline is not None else None
     results = writer or _new_results(eval_plan.dataset.name)
     with results, contextlib.ExitStack() as stack:
         stored = StoredAnswers(plan.target.name, plan.request.results, plan.lines)

@@ -82,6 +82,7 @@ class EvalRequest:
     threshold: float | None = None  # --threshold: the gate the manifest records (the CLI applies it)
     baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
     max_drop: float | None = None  # --max-drop (default 0.0 with --baseline)
+    allow_flips: int = 0  # --allow-flips: cases the baseline passed that may not pass now
     cache: bool | None = None  # --cache / --no-cache; None: the dataset's and targets' `cache:` decide
     cache_dir: Path | None = None  # --cache-dir (default: .agentv/cache/ of the current directory)
     reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
@@ -141,7 +142,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
     baseline = None
     if request.baseline is not None:
-        baseline = _load_baseline(request.baseline, request.max_drop or 0.0, dataset, cases)
+        baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
         slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
@@ -166,8 +167,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     return plan
 
 
-def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> Baseline:
-    """--baseline: the previous run's mean and field counts; a usage error (exit 2) when it cannot be used."""
+def _load_baseline(
+    path: Path, max_drop: float, allow_flips: int, dataset: LoadedDataset, cases: Sequence[PreparedCase]
+) -> Baseline:
+    """--baseline: the previous run's mean, field counts and passed cases; a usage error (exit 2)
+    when it cannot be used."""
     try:
         info = read_manifest(path).dataset if path.is_file() else None
     except ManifestError:
@@ -176,6 +180,7 @@ def _load_baseline(path: Path, max_drop: float, dataset: LoadedDataset, cases: S
         return load_baseline(
             path,
             max_drop,
+            allow_flips=allow_flips,
             dataset_path=dataset.path,
             dataset_name=dataset.name,
             case_ids=case_ids(cases),
@@ -624,6 +629,7 @@ def execute(
     reuse = plan.reuse
     kept = reuse.kept if reuse is not None else []
     summary = RunSummary(total_selected=len(plan.cases) + len(kept), keep_all_lines=plan.request.verbose)
+    summary.baseline_passed = plan.baseline.passed if plan.baseline is not None else None
     ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
     positions = {case_id: i for i, case_id in enumerate(case_ids(ordered))}  # ids are unique
     options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
@@ -742,7 +748,11 @@ def plan_options(request: EvalRequest) -> dict[str, object]:
         "dry_run": request.dry_run,
         "judge_target": request.judge_target,
         "threshold": request.threshold,
-        **({"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0} if request.baseline else {}),
+        **(
+            {"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0, "allow_flips": request.allow_flips}
+            if request.baseline
+            else {}
+        ),
         **({"shard": str(request.shard)} if request.shard is not None else {}),
         **({"executor": "ray", "ray_address": request.ray_address} if request.executor == "ray" else {}),
     }

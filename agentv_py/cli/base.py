@@ -294,8 +294,16 @@ BASELINE_OPTION: Any = typer.Option(
     None,
     "--baseline",
     metavar="BASE.jsonl",
-    help="Gate against a previous run of the same dataset: fail when the mean score, or a field's F1, "
-    "drops by more than --max-drop.",
+    help="Gate against a previous run of the same dataset, as `agentv compare` does: fail when a case "
+    "it passed does not pass (more than --allow-flips), or the mean score or a field's F1 drops by "
+    "more than --max-drop (a field it scored and this run does not, or gets wrong every time, is a "
+    "full drop). Errors fail the run anyway (exit 4).",
+)
+ALLOW_FLIPS_OPTION: Any = typer.Option(
+    None,
+    "--allow-flips",
+    metavar="N",
+    help="With --baseline: how many cases it passed may not pass now.  [default: 0]",
 )
 THRESHOLD_OPTION: Any = typer.Option(
     None,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from agentv_py.cli.base import (
+    ALLOW_FLIPS_OPTION,
     BASELINE_OPTION,
     HTML_OPTION,
     JUNIT_OPTION,
@@ -95,6 +96,7 @@ def eval_command(
     threshold: float | None = THRESHOLD_OPTION,
     baseline: Path | None = BASELINE_OPTION,
     max_drop: float | None = MAX_DROP_OPTION,
+    allow_flips: int | None = ALLOW_FLIPS_OPTION,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Do not run the target: a mock echoes each case's expected answer."
@@ -160,7 +162,7 @@ def eval_command(
         raise AgentvError(f"invalid --executor {executor!r}: choose local or ray", hint="see agentv eval --help")
     if ray_address is not None and executor != "ray":
         raise AgentvError("--ray-address goes with --executor ray", hint="see agentv eval --help")
-    baseline_options(baseline, max_drop)
+    baseline_options(baseline, max_drop, allow_flips)
     request = EvalRequest(
         dataset=dataset,
         target=target,
@@ -175,6 +177,7 @@ def eval_command(
         threshold=threshold,
         baseline=baseline,
         max_drop=max_drop,
+        allow_flips=allow_flips or 0,
         cache=cache,
         cache_dir=cache_dir,
         reuse=reuse,
@@ -234,12 +237,16 @@ def report_options(
     return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
 
 
-def baseline_options(baseline: Path | None, max_drop: float | None) -> None:
-    """--max-drop without --baseline is a usage error (exit 2, before anything runs)."""
+def baseline_options(baseline: Path | None, max_drop: float | None, allow_flips: int | None = None) -> None:
+    """--max-drop or --allow-flips without --baseline, and a negative --allow-flips, are usage
+    errors (exit 2, before anything runs)."""
     from agentv_py.errors import AgentvError
 
-    if max_drop is not None and baseline is None:
-        raise AgentvError("--max-drop goes with --baseline BASE.jsonl", hint="see agentv eval --help")
+    for flag, value in (("--max-drop", max_drop), ("--allow-flips", allow_flips)):
+        if value is not None and baseline is None:
+            raise AgentvError(f"{flag} goes with --baseline BASE.jsonl", hint="see agentv eval --help")
+    if allow_flips is not None and allow_flips < 0:
+        raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
 
 
 def write_reports(

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from agentv_py.cli.base import (
+    ALLOW_FLIPS_OPTION,
     BASELINE_OPTION,
     EXIT_CASE_ERRORS,
     EXIT_CONFIG,
@@ -85,6 +86,7 @@ def rescore(
     threshold: float | None = THRESHOLD_OPTION,
     baseline: Path | None = BASELINE_OPTION,
     max_drop: float | None = MAX_DROP_OPTION,
+    allow_flips: int | None = ALLOW_FLIPS_OPTION,
     workers: int = typer.Option(
         4,
         "--workers",
@@ -129,7 +131,7 @@ def rescore(
     from agentv_py.session import case_images
 
     reports = report_options(junit, junit_per_field, summary_md, out, html)
-    baseline_options(baseline, max_drop)
+    baseline_options(baseline, max_drop, allow_flips)
     request = RescoreRequest(
         results=results,
         dataset=dataset,
@@ -139,6 +141,7 @@ def rescore(
         threshold=threshold,
         baseline=baseline,
         max_drop=max_drop,
+        allow_flips=allow_flips or 0,
         judge_target=judge_target,
         verbose=verbose,
         cache=cache,

@@ -7,6 +7,7 @@ and per-field counts (the same counts `agentv compare` uses) in bounded memory.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from agentv_py.models.dataset import Gates
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.regressions import SHOWN_IDS
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least, at_most
 
@@ -37,6 +39,8 @@ class GateCheck:
     op: str  # ">=" (a minimum) or "<=" (a maximum drop)
     limit: float
     why_none: str = "nothing scored"  # what `value` None means here: the gate fails, saying this
+    count: bool = False  # `value` counts cases: shown as a whole number
+    detail: str = ""  # what the value is made of (the cases that flipped), shown after the outcome
 
     @property
     def passed(self) -> bool:
@@ -47,8 +51,12 @@ class GateCheck:
 
     @property
     def line(self) -> str:
-        shown = f"n/a ({self.why_none})" if self.value is None else f"{self.value:.3f}"
-        return f"gate {self.name}: {shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
+        if self.value is None:
+            shown = f"n/a ({self.why_none})"
+        else:
+            shown = f"{self.value:g}" if self.count else f"{self.value:.3f}"
+        line = f"gate {self.name}: {shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
+        return f"{line}: {self.detail}" if self.detail else line
 
 
 # Why a field's rate has no value (its denominator is 0), as a failed gate says it.
@@ -61,18 +69,40 @@ _UNDEFINED = {
 
 @dataclass
 class Baseline:
-    """What `--baseline` needs of a previous run: its mean score and per-field counts."""
+    """What `--baseline` needs of a previous run: its mean score, per-field counts and the cases
+    that passed (a case of those that does not pass now is a flip, `compare`'s rule)."""
 
     path: str
     max_drop: float
     mean: float | None = None
     field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
+    passed: frozenset[str] = frozenset()
+    allow_flips: int = 0
+
+
+@dataclass
+class Flips:
+    """Cases the baseline passed that this run did not pass: how many, and the first in dataset order."""
+
+    count: int = 0
+    first: list[tuple[int, str]] = field(default_factory=list)  # (position, case id), at most SHOWN_IDS
+
+    def add(self, position: int, eval_id: str) -> None:
+        self.count += 1
+        bisect.insort(self.first, (position, eval_id))
+        del self.first[SHOWN_IDS:]
+
+    @property
+    def shown(self) -> str:
+        ids = ", ".join(eval_id for _, eval_id in self.first)
+        return ids + (f" (and {self.count - len(self.first)} more)" if self.count > len(self.first) else "")
 
 
 def load_baseline(
     path: Path,
     max_drop: float,
     *,
+    allow_flips: int = 0,
     dataset_path: Path,
     dataset_name: str,
     case_ids: list[str],
@@ -93,12 +123,14 @@ def load_baseline(
     # the first finds each case's last row, the second sums the field counts of those rows only.
     last: dict[str, int] = {}
     scores: dict[str, float] = {}
+    passed: dict[str, bool] = {}  # the last row of each case, errors included: did it pass?
     for line, row in read_rows(path):
         if isinstance(row, str):
             raise BaselineError(
                 f"--baseline {path}:{line}: {row}",
                 hint="the file was cut short or is not a results file: use a complete `agentv eval` output",
             )
+        passed[row.eval_id] = row.status == "ok" and row.verdict == "pass"
         if row.status == "error" or not row.evaluator_results:
             continue
         last[row.eval_id], scores[row.eval_id] = line, row.score
@@ -108,6 +140,7 @@ def load_baseline(
             hint="gate against a previous run of the same dataset",
         )
     result = Baseline(str(path), max_drop, math.fsum(scores.values()) / len(scores) if scores else None)
+    result.passed, result.allow_flips = frozenset(k for k, ok in passed.items() if ok), allow_flips
     for line, row in read_rows(path):
         if not isinstance(row, str) and last.get(row.eval_id) == line:
             for key, value in row_field_counts(row.evaluator_results).items():
@@ -134,6 +167,7 @@ def gate_checks(
     threshold: float | None = None,
     gates: Gates | None = None,
     baseline: Baseline | None = None,
+    flips: Flips | None = None,
 ) -> list[GateCheck]:
     """Every gate of the run, in a fixed order: --threshold, the dataset's gates, then the baseline's."""
     checks: list[GateCheck] = []
@@ -155,6 +189,9 @@ def gate_checks(
                     why = _UNDEFINED[metric] if path in fields else "the field was not scored in this run"
                     checks.append(GateCheck(f"field {path} {metric}", getattr(counts, metric), ">=", limit, why))
     if baseline is not None:
+        if flips is not None:  # compare's golden rule: a case that passed and does not now fails the gate
+            name, limit = "cases pass -> not pass vs baseline", baseline.allow_flips
+            checks.append(GateCheck(name, flips.count, "<=", limit, count=True, detail=flips.shown))
         drop = None if mean is None or baseline.mean is None else baseline.mean - mean
         checks.append(GateCheck("mean score drop vs baseline", drop, "<=", baseline.max_drop))
         before, after = by_field(baseline.field_counts), by_field(field_counts)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
-from agentv_py.report.gates import Baseline, GateCheck, gate_checks
+from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
 from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
@@ -70,6 +70,8 @@ class RunSummary:
     results_path: str = ""
     # (evaluator, field) -> counts over the run, for field gates (bounded: one entry per field)
     field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
+    baseline_passed: frozenset[str] | None = None  # with --baseline: the cases it passed
+    flips: Flips = field(default_factory=Flips)  # of those, the ones this run did not pass
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -110,6 +112,8 @@ class RunSummary:
         if self.keep_all_lines or len(self.lines) < TABLE_ROWS:
             self.lines.append(line)
         if row.status == "error" or row.verdict != "pass":
+            if self.baseline_passed is not None and row.eval_id in self.baseline_passed:
+                self.flips.add(position, row.eval_id)
             self.problems += 1
             heapq.heappush(self._problem_heap, (-position, -arrival, line))
             if len(self._problem_heap) > TABLE_ROWS:
@@ -203,6 +207,7 @@ def gate(
             threshold=threshold,
             gates=gates,
             baseline=baseline,
+            flips=summary.flips if summary.baseline_passed is not None else None,
         )
     )
     if gates or baseline:  # the checks name fields and evaluators (data): the rule is agentv's own words

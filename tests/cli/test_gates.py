@@ -100,17 +100,38 @@ def test_baseline_gates_the_drop_of_the_mean_and_of_each_fields_f1(ws):
     result = invoke("eval", "dataset.yaml", "--out", "new.jsonl", "--baseline", "base.jsonl", "--max-drop", "0.3")
     assert result.exit_code == 1, result.output
     assert gate_lines(result.stderr) == [
+        "gate cases pass -> not pass vs baseline: 1 (<= 0) failed: c2",
         "gate mean score drop vs baseline: 0.250 (<= 0.3) passed",
         "gate field a f1 drop vs baseline: 0.000 (<= 0.3) passed",
         "gate field b f1 drop vs baseline: 0.500 (<= 0.3) failed",
-        "gate failed: 1 gate of 3 failed",
+        "gate failed: 2 gates of 4 failed",
     ]
     manifest = json.loads(Path("new.jsonl.meta.json").read_text())
     assert manifest["options"]["baseline"] == "base.jsonl"
     assert manifest["options"]["max_drop"] == 0.3
+    assert manifest["options"]["allow_flips"] == 0
     same = invoke("eval", "dataset.yaml", "--out", "again.jsonl", "--baseline", "new.jsonl")
     assert same.exit_code == 0, same.output
     assert gate_lines(same.stderr)[-1] == "gate passed"
+
+
+def test_baseline_fails_a_case_that_no_longer_passes_even_when_the_mean_rises(ws):
+    """compare's golden rule: a case that passed in BASE and does not now fails the gate, however the
+    other cases and the mean did; --allow-flips N loosens it explicitly."""
+    with_gates(ws, "", cases=[("c1", GOOD, GOOD), ("c2", {"a": 1, "b": 0}, GOOD), ("c3", {"a": 0, "b": 0}, GOOD)])
+    assert invoke("eval", "dataset.yaml", "--out", "base.jsonl").exit_code == 1  # c2, c3 fail: mean 0.5
+    Path("fx/c1.json").write_text('echo \'{"a": 1, "b": 9}\'')  # c1: pass -> fail
+    for case in ("c2", "c3"):
+        Path(f"fx/{case}.json").write_text(f"echo '{json.dumps(GOOD)}'")  # fixed
+    result = invoke("eval", "dataset.yaml", "--out", "new.jsonl", "--baseline", "base.jsonl", "--max-drop", "1")
+    assert result.exit_code == 1, result.output
+    assert gate_lines(result.stderr)[0] == "gate cases pass -> not pass vs baseline: 1 (<= 0) failed: c1"
+    assert "gate mean score drop vs baseline: -0.333 (<= 1) passed" in gate_lines(result.stderr)
+    allowed = invoke(
+        "eval", "dataset.yaml", "--out", "n2.jsonl", "--baseline", "base.jsonl", "--max-drop", "1", "--allow-flips", "1"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert gate_lines(allowed.stderr)[0] == "gate cases pass -> not pass vs baseline: 1 (<= 1) passed: c1"
 
 
 def test_rescore_gates_against_a_baseline_and_its_manifest_records_every_gate(ws):
@@ -126,16 +147,18 @@ def test_rescore_gates_against_a_baseline_and_its_manifest_records_every_gate(ws
     assert result.exit_code == 1, result.output
     assert gate_lines(result.stderr) == [
         "gate pass rate: 0.500 (>= 0.5) passed",
+        "gate cases pass -> not pass vs baseline: 1 (<= 0) failed: c2",
         "gate mean score drop vs baseline: 0.250 (<= 0.1) failed",
         "gate field a f1 drop vs baseline: 0.000 (<= 0.1) passed",
         "gate field b f1 drop vs baseline: 0.500 (<= 0.1) failed",
-        "gate failed: 2 gates of 4 failed",
+        "gate failed: 3 gates of 5 failed",
     ]
     manifest = json.loads(Path("strict.jsonl.meta.json").read_text())
     assert (manifest["options"]["baseline"], manifest["options"]["max_drop"]) == ("base.jsonl", 0.1)
     assert manifest["gate"]["outcome"] == "gate_failed"
     assert [(c["name"], c["passed"]) for c in manifest["gate"]["checks"]] == [
         ("pass rate", True),
+        ("cases pass -> not pass vs baseline", False),
         ("mean score drop vs baseline", False),
         ("field a f1 drop vs baseline", True),
         ("field b f1 drop vs baseline", False),
@@ -156,6 +179,16 @@ def test_rescore_gates_against_a_baseline_and_its_manifest_records_every_gate(ws
             ["--baseline", "nowhere.jsonl"],
             "error: --baseline results file not found: nowhere.jsonl",
             id="missing-baseline",
+        ),
+        pytest.param(
+            ["--allow-flips", "1"],
+            "error: --allow-flips goes with --baseline BASE.jsonl",
+            id="allow-flips-without-baseline",
+        ),
+        pytest.param(
+            ["--baseline", "base.jsonl", "--allow-flips", "-1"],
+            "error: invalid --allow-flips -1: a number of cases, 0 or more",
+            id="negative-allow-flips",
         ),
     ],
 )

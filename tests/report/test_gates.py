@@ -193,6 +193,19 @@ def test_load_baseline_keeps_the_last_row_of_a_case_and_skips_errors(tmp_path):
     baseline = load_baseline(path, 0.1, dataset_path=tmp_path / "d.yaml", dataset_name="d", case_ids=["a", "b"])
     assert (baseline.mean, baseline.max_drop) == (0.75, 0.1)
     assert baseline.field_counts == {("fa", "x"): Counts(tp=2)}
+    assert baseline.passed == {"a"}  # its last row passed; b partial, c an error, d failed
+
+
+def test_flips_are_counted_and_the_first_in_dataset_order_named():
+    summary = RunSummary(total_selected=9, baseline_passed=frozenset(f"c{i}" for i in range(9)))
+    for position in (8, 3, 0, 5, 7, 6, 1):  # arrival order is not dataset order
+        summary.add(make_row(f"c{position}", score=0.0, verdict="fail"), position)
+    summary.add(make_row("c2", score=1.0, verdict="pass"), 2)
+    summary.add(make_row("zz", score=0.0, verdict="fail"), 4)  # not in the baseline: no flip
+    assert summary.flips.count == 7 and summary.flips.shown == "c0, c1, c3, c5, c6 (and 2 more)"
+    baseline = Baseline("base.jsonl", 0.0, mean=0.5, allow_flips=7)
+    (check, *_) = gate(summary, None, None, baseline).checks
+    assert check.line == "gate cases pass -> not pass vs baseline: 7 (<= 7) passed: c0, c1, c3, c5, c6 (and 2 more)"
 
 
 @pytest.mark.parametrize(
