@@ -203,8 +203,9 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     if c == _NOT_NUMERIC:
         return MatchResult(False, 0.0, "non-numeric value")
     big_candidate = c == _OUT_OF_RANGE and _is_int(candidate)
-    if isinstance(c, str) and not big_candidate:
-        return MatchResult(False, 0.0, _number_problem(candidate, c))
+    if isinstance(c, str) and not big_candidate:  # NaN, Infinity: SPEC §3.1's text (the value is in details)
+        reason = _number_problem(candidate, c) if c == _OUT_OF_RANGE else "invalid numeric value"
+        return MatchResult(False, 0.0, reason)
     if big_expected or big_candidate or (_is_exact(candidate) and _is_exact(expected)):
         exact_c: Any = candidate if big_candidate or _is_exact(candidate) else c
         exact_e: Any = expected if big_expected or _is_exact(expected) else e

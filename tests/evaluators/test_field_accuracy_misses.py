@@ -33,6 +33,13 @@ MISSES = [
         "lots",
         "f (non-numeric value; expected 5, got 'lots')",
     ),
+    (
+        "numeric-nan",
+        {"match": "numeric_tolerance", "tolerance": 0},
+        5,
+        "NaN",
+        "f (invalid numeric value; expected 5, got 'NaN')",
+    ),
     ("exact-value-mismatch", {}, "INV-1", "INV-2", "f (value mismatch; expected 'INV-1', got 'INV-2')"),
     ("exact-is-case-sensitive", {}, "usd", "USD", "f (value mismatch; expected 'usd', got 'USD')"),
     (

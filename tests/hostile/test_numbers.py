@@ -94,7 +94,7 @@ NUMERIC = [
     ),
     ("out-of-range-literal", OutOfRangeNumber("1e309"), 5, 1, False, False, "number beyond the double range (1e309)"),
     ("out-of-range-string", "1e999", 5, 1, False, False, "number beyond the double range ('1e999')"),
-    ("infinity-string", "-Infinity", 5, 1, False, False, "not a finite number ('-Infinity')"),
+    ("infinity-string", "-Infinity", 5, 1, False, False, "invalid numeric value"),
 ]
 
 
