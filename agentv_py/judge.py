@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO, Any, TypeVar
 
+    from agentv_py.scoring.alignment import align_items, item_similarity
     from agentv_py.scoring.answer import parse_answer_json
     from agentv_py.scoring.match import (
         match_date,
@@ -60,10 +61,8 @@ if TYPE_CHECKING:
     )
     from agentv_py.scoring.metrics import (
         Counts,
-        align_items,
         classify,
         field_counts,
-        item_similarity,
         line_item_counts,
         macro_f1,
         total,
@@ -91,8 +90,8 @@ _LAZY = {
     "is_empty": "agentv_py.scoring.paths",
     "macro_f1": "agentv_py.scoring.metrics",
     "total": "agentv_py.scoring.metrics",
-    "align_items": "agentv_py.scoring.metrics",
-    "item_similarity": "agentv_py.scoring.metrics",
+    "align_items": "agentv_py.scoring.alignment",
+    "item_similarity": "agentv_py.scoring.alignment",
     "line_item_counts": "agentv_py.scoring.metrics",
 }
 

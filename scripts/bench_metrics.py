@@ -117,7 +117,7 @@ def alignment_timings() -> tuple[float, float, float]:
     import scipy.optimize  # noqa: F401
 
     scipy_import = time.perf_counter() - started
-    from agentv_py.scoring.metrics import align_items
+    from agentv_py.scoring.alignment import align_items
 
     rng = random.Random(1)
     words = [

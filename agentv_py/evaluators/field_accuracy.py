@@ -7,6 +7,7 @@ from typing import Any
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
 from agentv_py.scoring.items import LISTED, align, expected_items_problem, items_score, items_summary
 from agentv_py.scoring.match import (
@@ -17,7 +18,6 @@ from agentv_py.scoring.match import (
     match_fuzzy,
     match_numeric,
 )
-from agentv_py.scoring.metrics import Assignment
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]

@@ -23,8 +23,8 @@ from agentv_py.models.evaluators import (
 )
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.render import visible
+from agentv_py.scoring.alignment import similarity_matrix
 from agentv_py.scoring.match import normalize_text, parse_date, to_number
-from agentv_py.scoring.metrics import similarity_matrix
 
 SHORT = 120  # characters of a value shown without --full
 MATRIX = 20  # rows and columns of a similarity matrix shown

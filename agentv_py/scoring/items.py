@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentv_py.scoring.alignment import Assignment, align_items
 from agentv_py.scoring.match import json_type
-from agentv_py.scoring.metrics import Assignment, align_items
 
 LISTED = 100  # at most this many pairs / missing / extra indices are listed in details (counts stay exact)
 

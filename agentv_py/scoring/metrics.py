@@ -1,4 +1,5 @@
-"""Dataset-level extraction metrics (SPEC §5): per-field TP/TN/FP/FN, P/R/F1, line-item alignment.
+"""Dataset-level extraction metrics (SPEC §5): per-field TP/TN/FP/FN, P/R/F1, per-item counts
+of aligned line items (the alignment itself: `scoring.alignment`).
 
 Classification of one attribute, with `empty` = missing, null, a whitespace-only string, an empty
 list or an empty object (`scoring.paths.is_empty`, the one definition the case score and the
@@ -17,16 +18,14 @@ or 1. Pure functions, standard library only (scipy is imported lazily for optima
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from agentv_py.scoring.assignment import linear_sum_assignment
-from agentv_py.scoring.paths import MISSING, is_empty, resolve
+from agentv_py.scoring.alignment import Alignment
+from agentv_py.scoring.paths import is_empty, resolve
 from agentv_py.scoring.thresholds import at_least
 
-Assignment = Literal["greedy", "optimal"]
 COUNT_KEYS = ("tp", "tn", "fp", "fn")
 
 
@@ -143,200 +142,6 @@ def total(per_field: Mapping[str, Counts]) -> Counts:
 
 
 # ----------------------------------------------------------------------------- line items
-
-
-def _as_date(value: Any) -> dt.date | None:
-    if not isinstance(value, str):
-        return None
-    from agentv_py.scoring.match import parse_date
-
-    return parse_date(value, ("YYYY-MM-DD",))
-
-
-def value_similarity(a: Any, b: Any) -> float:
-    """Numbers and dates: exact (1 or 0); strings: normalised Levenshtein on trimmed, case-folded
-    text; anything else: JSON equality."""
-    from agentv_py.scoring.match import json_equal, similarity
-
-    numeric = (int, float)
-    if isinstance(a, numeric) and isinstance(b, numeric) and not isinstance(a, bool) and not isinstance(b, bool):
-        return 1.0 if a == b else 0.0
-    date_a, date_b = _as_date(a), _as_date(b)
-    if date_a is not None and date_b is not None:
-        return 1.0 if date_a == date_b else 0.0
-    if isinstance(a, str) and isinstance(b, str):
-        return similarity(a.strip().casefold(), b.strip().casefold())
-    return 1.0 if json_equal(a, b) else 0.0
-
-
-def item_similarity(expected: Any, parsed: Any, match_fields: Sequence[str]) -> float:
-    """Mean value similarity over the match fields present (non-empty) on both sides. None such:
-    1 when every match field is empty on both sides (nothing ≡ nothing: two items without a
-    description pair by their other fields, `align_items`' agreement), else 0."""
-    if not isinstance(expected, dict) or not isinstance(parsed, dict):
-        return 0.0
-    scores = []
-    for path in match_fields:
-        a, b = resolve(expected, path), resolve(parsed, path)
-        if not is_empty(a) and not is_empty(b):
-            scores.append(value_similarity(a, b))
-    if scores:
-        return sum(scores) / len(scores)
-    return 1.0 if _keyless(expected, match_fields) and _keyless(parsed, match_fields) else 0.0
-
-
-def _keyless(item: Any, match_fields: Sequence[str]) -> bool:
-    """An object with every match field empty."""
-    return isinstance(item, dict) and all(is_empty(resolve(item, path)) for path in match_fields)
-
-
-class Alignment:
-    """Matched (expected index, parsed index, similarity) pairs and what stayed unmatched."""
-
-    __slots__ = ("pairs", "unmatched_expected", "unmatched_parsed")
-
-    def __init__(self, pairs: list[tuple[int, int, float]], n_expected: int, n_parsed: int) -> None:
-        self.pairs = sorted(pairs)
-        used_e = {i for i, _, _ in pairs}
-        used_p = {j for _, j, _ in pairs}
-        self.unmatched_expected = [i for i in range(n_expected) if i not in used_e]
-        self.unmatched_parsed = [j for j in range(n_parsed) if j not in used_p]
-
-    def to_dict(self, limit: int = 100) -> dict[str, Any]:
-        """JSON form, with at most `limit` pairs listed (the counts are always complete)."""
-        return {
-            "pairs": [{"expected": i, "parsed": j, "similarity": round(s, 4)} for i, j, s in self.pairs[:limit]],
-            "pairs_total": len(self.pairs),
-            "truncated": len(self.pairs) > limit,
-            "unmatched_expected": self.unmatched_expected[:limit],
-            "unmatched_parsed": self.unmatched_parsed[:limit],
-        }
-
-
-def similarity_matrix(expected: Sequence[Any], parsed: Sequence[Any], match_fields: Sequence[str]) -> list[list[float]]:
-    """item_similarity for every (expected, parsed) pair: vectorised with numpy and rapidfuzz
-    when they are importable (a 200 x 200 matrix in milliseconds), else pure Python."""
-    try:
-        rows: list[list[float]] = _similarity_matrix_vectorised(expected, parsed, match_fields).tolist()
-        return rows
-    except ImportError:
-        return [[item_similarity(e, p, match_fields) for p in parsed] for e in expected]
-
-
-def _similarity_matrix_vectorised(expected: Sequence[Any], parsed: Sequence[Any], match_fields: Sequence[str]) -> Any:
-    import numpy as np
-    from rapidfuzz import process
-    from rapidfuzz.distance import Levenshtein
-
-    from agentv_py.scoring.match import json_equal
-
-    def values(items: Sequence[Any], path: str) -> list[Any]:
-        return [resolve(item, path) if isinstance(item, dict) else MISSING for item in items]
-
-    def kind(value: Any) -> str | None:
-        if is_empty(value):
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            return "other"
-        return "num" if isinstance(value, (int, float)) else "str"
-
-    shape = (len(expected), len(parsed))
-    sums, counts = np.zeros(shape), np.zeros(shape)
-    for path in match_fields:
-        a, b = values(expected, path), values(parsed, path)
-        ka, kb = [kind(v) for v in a], [kind(v) for v in b]
-        counts += np.outer([k is not None for k in ka], [k is not None for k in kb])
-        for which in ("str", "num"):
-            rows = [i for i, k in enumerate(ka) if k == which]
-            cols = [j for j, k in enumerate(kb) if k == which]
-            if not rows or not cols:
-                continue
-            if which == "num":
-                block = np.equal.outer(np.array([float(a[i]) for i in rows]), np.array([float(b[j]) for j in cols]))
-            else:
-                block = process.cdist(
-                    [a[i].strip().casefold() for i in rows],
-                    [b[j].strip().casefold() for j in cols],
-                    scorer=Levenshtein.normalized_similarity,
-                    dtype=np.float64,
-                )
-                # Two dates compare exactly, not as text.
-                date_a = np.array([_date_ordinal(a[i]) for i in rows], dtype=float)
-                date_b = np.array([_date_ordinal(b[j]) for j in cols], dtype=float)
-                both = np.outer(~np.isnan(date_a), ~np.isnan(date_b))
-                block = np.where(both, np.equal.outer(date_a, date_b), block)
-            sums[np.ix_(rows, cols)] += block
-        for i in (i for i, k in enumerate(ka) if k == "other"):
-            for j in (j for j, k in enumerate(kb) if k == "other"):
-                sums[i, j] += 1.0 if json_equal(a[i], b[j]) else 0.0
-    keyless = np.outer([_keyless(e, match_fields) for e in expected], [_keyless(p, match_fields) for p in parsed])
-    return np.divide(sums, counts, out=keyless.astype(np.float64), where=counts > 0)
-
-
-def _agreements(
-    matrix: Sequence[Sequence[float]], threshold: float, agreement: Callable[[int, int], float] | None
-) -> dict[tuple[int, int], float]:
-    """`agreement` of every eligible pair (similarity at or over the threshold); {} without one."""
-    if agreement is None:
-        return {}
-    return {
-        (i, j): agreement(i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)
-    }
-
-
-def _date_ordinal(value: str) -> float:
-    date = _as_date(value)
-    return float(date.toordinal()) if date is not None else float("nan")
-
-
-def align_items(
-    expected: Sequence[Any],
-    parsed: Sequence[Any],
-    match_fields: Sequence[str] = ("description",),
-    threshold: float = 0.8,
-    assignment: Assignment = "greedy",
-    agreement: Callable[[int, int], float] | None = None,
-) -> Alignment:
-    """Pair expected items with parsed items, order-insensitively.
-
-    greedy: every pair with similarity >= threshold, best first; ties broken by `agreement`
-    (higher first), then by (expected index, parsed index).
-    optimal: maximum total similarity over the pairs at or over the threshold
-    (`scoring.assignment.linear_sum_assignment`, the pairs scipy's would give), and among equal
-    totals the greatest total `agreement`.
-
-    `agreement(i, j)` in [0, 1] says how well the rest of the two items agree (field_accuracy
-    passes the pair's sub-field score): two items with the same key (duplicate descriptions) pair
-    with the answer items whose other fields match them. It is asked for eligible pairs only.
-    """
-    if not expected or not parsed:
-        return Alignment([], len(expected), len(parsed))
-    matrix = similarity_matrix(expected, parsed, match_fields)
-    agree = _agreements(matrix, threshold, agreement)
-    if assignment == "optimal":
-        # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
-        # Agreement weighs at most 1e-6 over all pairs: it only decides between equal keys.
-        scale = 1e-6 / max(len(expected), len(parsed))
-        weights = [
-            [s + scale * agree.get((i, j), 0.0) if at_least(s, threshold) else 0.0 for j, s in enumerate(row)]
-            for i, row in enumerate(matrix)
-        ]
-        optimal = linear_sum_assignment(weights, maximize=True)
-        pairs = [(i, j, matrix[i][j]) for i, j in optimal if at_least(matrix[i][j], threshold)]
-        return Alignment(pairs, len(expected), len(parsed))
-    candidates = sorted(
-        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)),
-        key=lambda c: (-c[0], -agree.get((c[1], c[2]), 0.0), c[1], c[2]),
-    )
-    used_e: set[int] = set()
-    used_p: set[int] = set()
-    pairs = []
-    for s, i, j in candidates:
-        if i not in used_e and j not in used_p:
-            used_e.add(i)
-            used_p.add(j)
-            pairs.append((i, j, s))
-    return Alignment(pairs, len(expected), len(parsed))
 
 
 def line_item_counts(

@@ -8,17 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentv_py.scoring.metrics import (
-    Counts,
-    align_items,
-    classify,
-    field_counts,
-    item_similarity,
-    line_item_counts,
-    macro_f1,
-    similarity_matrix,
-    total,
-)
+from agentv_py.scoring.alignment import align_items, item_similarity, similarity_matrix
+from agentv_py.scoring.metrics import Counts, classify, field_counts, line_item_counts, macro_f1, total
 from agentv_py.scoring.paths import MISSING
 
 CLASSIFY = [

@@ -13,9 +13,9 @@ from agentv_py.report.compare import Comparison
 from agentv_py.report.gates import GateCheck
 from agentv_py.report.regressions import Rules, regressions
 from agentv_py.report.summary import RunSummary, gate
+from agentv_py.scoring.alignment import align_items, item_similarity
 from agentv_py.scoring.case import verdict_for
 from agentv_py.scoring.match import match_fuzzy, match_numeric
-from agentv_py.scoring.metrics import align_items, item_similarity
 from agentv_py.scoring.thresholds import NOISE, at_least, at_most
 from agentv_py.scoring.trajectory import check_cost
 from tests.conftest import make_row
