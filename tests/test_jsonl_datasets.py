@@ -134,7 +134,7 @@ def test_invalid_utf8_names_the_line(ws) -> None:
         pytest.param(
             "dataset: x\ndescripton: typo\n",
             "data.yaml:2: descripton: unknown key 'descripton' (did you mean 'description'?). "
-            "Valid keys: $schema, description, dataset, execution, evaluator, target, gates, evalcases",
+            "Valid keys: $schema, description, dataset, execution, evaluator, target, gates, pass_threshold, evalcases",
             id="unknown-key",
         ),
         pytest.param(
