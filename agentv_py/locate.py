@@ -87,3 +87,34 @@ def not_found(what: str, value: str, tried: list[Path], label: str | None = None
     """`<what> not found: <value> (<label>); tried: <every place>`."""
     where = f" ({label})" if label else ""
     return f"{what} not found: {value}{where}; tried: {', '.join(str(p) for p in tried)}"
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same resolved path (symlinks followed, whether it
+    exists yet or not), or one existing file reached twice (a hard link)."""
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable directory: not provably one file
+        return False
+
+
+Role = tuple[str, "Path | None"]  # (what the path is to the command, the path; None: not given)
+
+
+def output_clash(outputs: list[Role], inputs: list[Role]) -> str | None:
+    """Why an output would replace one of the command's inputs or another of its outputs, naming
+    both roles (`--html dataset.yaml is the dataset (dataset.yaml): ...`); None when none does."""
+    seen: list[tuple[str, Path]] = []
+    for role, path in outputs:
+        if path is None:
+            continue
+        for other_role, other in inputs:
+            if other is not None and same_file(path, other):
+                return f"{role} {path} is {other_role} ({other}): an output never replaces an input; pass another path"
+        for other_role, other in seen:
+            if same_file(path, other):
+                return f"{role} {path} is also {other_role}: each output needs a path of its own"
+        seen.append((role, path))
+    return None

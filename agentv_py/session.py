@@ -27,9 +27,10 @@ from agentv_py.loading import (
 from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
+from agentv_py.loading.inputs import judge_files
 from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
-from agentv_py.locate import targets_search_dirs
+from agentv_py.locate import Role, output_clash, targets_search_dirs
 from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, ShardInfo
@@ -91,6 +92,9 @@ class EvalRequest:
     shard: Shard | None = None  # --shard K/N: only the cases of that shard (`runner.engine.shard_of`)
     executor: Literal["local", "ray"] = "local"  # --executor: threads here, or Ray tasks (runner/ray_executor.py)
     ray_address: str | None = None  # --ray-address (else $RAY_ADDRESS, else a local Ray instance)
+    # the files the run writes, with their options (--out and its manifest, the reports): planning
+    # refuses one that is an input (`EvalPlan.inputs`), before the healthcheck
+    outputs: list[Role] = field(default_factory=list)
 
 
 @dataclass
@@ -113,6 +117,23 @@ class EvalPlan:
     def gates(self) -> Gates | None:
         """The dataset's `gates:`."""
         return self.dataset.model.gates
+
+    def inputs(self) -> list[Role]:
+        """Every file the run reads, with its role (what no output may replace, `locate.output_clash`):
+        the dataset, the targets file, --baseline and a reused results file with their manifests,
+        the judges' scripts and prompt files. --resume's file is the output itself, not an input."""
+        roles: list[Role] = [("the dataset", self.dataset.path), ("the targets file", self.targets_file)]
+        for role, path in (("--baseline", self.request.baseline), (self._reused_role(), self._reused())):
+            if path is not None:
+                roles += [(f"the {role} results", path), (f"the {role} manifest", manifest_path(path))]
+        return roles + judge_files(self.dataset)
+
+    def _reused(self) -> Path | None:
+        reuse = self.reuse
+        return reuse.source if reuse is not None and reuse.mode != "resume" else None
+
+    def _reused_role(self) -> str:
+        return f"--{self.reuse.mode.replace('_', '-')}" if self.reuse is not None else ""
 
     @property
     def warnings(self) -> list[Problem]:
@@ -144,9 +165,6 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if request.baseline is not None:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
-    if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
-        slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
-        run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
     loaded = checked.loaded
     plan = EvalPlan(
         request,
@@ -162,6 +180,12 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         reuse=reuse,
         baseline=baseline,
     )
+    clash = output_clash(request.outputs, plan.inputs())
+    if clash is not None:  # before the healthcheck: nothing runs, nothing is written
+        raise AgentvError(clash, hint="see agentv eval --help")
+    if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
+        slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
+        run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
     if reuse is not None and reuse.run_id is not None:
         plan.run_id = reuse.run_id
     return plan

@@ -24,9 +24,11 @@ from agentv_py.cli.base import (
     app,
     boundary,
     gate_exit,
+    refuse_clash,
 )
 
 if TYPE_CHECKING:
+    from agentv_py.locate import Role
     from agentv_py.models.dataset import Gates
     from agentv_py.models.results import ResultRow
     from agentv_py.report.gates import Baseline
@@ -187,6 +189,7 @@ def eval_command(
         executor="ray" if executor == "ray" else "local",
         ray_address=ray_address,
     )
+    request.outputs = output_roles(request.out if reuse_mode != "resume" else str(reuse), reports)
     # --out is opened and locked first: a file that cannot be written (or that another run is
     # writing) is exit 2 before anything runs, the healthcheck included. --resume's file likewise.
     if reuse_mode == "resume" and reuse is not None:
@@ -230,11 +233,24 @@ def report_options(
                 f"{flag} needs the results in a file: it reads them back at the end of the run, not with --out -",
                 hint="pass --out FILE, or leave --out out",
             )
-    for flag, path in (("--junit", junit), ("--summary-md", summary_md), ("--html", html)):
-        if path is not None and out is not None and out != "-" and path.resolve() == Path(out).resolve():
-            raise AgentvError(f"{flag} names the results file ({out}): pass another file", hint=usage)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
-    return Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
+    reports = Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
+    refuse_clash(output_roles(out, reports), [], usage)  # two outputs on one path: before anything is opened
+    return reports
+
+
+def output_roles(out: str | None, reports: Reports) -> list[Role]:
+    """Every file the run writes, with its option: --out and its manifest, the reports."""
+    from agentv_py.report.manifest import manifest_path
+
+    results = Path(out) if out is not None and out != "-" else None
+    roles: list[Role] = [("--out", results), ("the --out manifest", manifest_path(results) if results else None)]
+    return roles + [
+        ("--junit", reports.junit),
+        ("--summary-md", reports.summary_md),
+        ("--html", reports.html),
+        ("$GITHUB_STEP_SUMMARY", reports.step_summary),
+    ]
 
 
 def baseline_options(baseline: Path | None, max_drop: float | None, allow_flips: int | None = None) -> None:

@@ -34,14 +34,19 @@ def merge(
     """Check that the runs are shards of one eval (the same dataset file, evaluators, target and
     judge files; no case in two runs), write their rows to one results file with a merged manifest,
     report the cases no run has, and gate the merged rows like agentv eval (exit codes below)."""
-    from agentv_py.cli.base import gate_exit
+    from agentv_py.cli.base import gate_exit, refuse_clash
     from agentv_py.errors import AgentvError
+    from agentv_py.report.manifest import manifest_path
     from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
     from agentv_py.report.render import render_summary, stdout_console, visible
     from agentv_py.report.summary import gate
     from agentv_py.session import merge_dataset, tool_version
 
     loaded = merge_dataset(runs, dataset)
+    read: list[tuple[str, Path | None]] = [("--dataset", loaded.path if loaded is not None else dataset)]
+    for given in runs:
+        read += [(f"the run {given}", given), (f"the manifest of the run {given}", manifest_path(given))]
+    refuse_clash([("--out", out), ("the --out manifest", manifest_path(out))], read, "see agentv merge --help")
     gates = loaded.model.gates if loaded is not None else None
     try:
         merged = merge_results(

@@ -34,14 +34,17 @@ def report(
     """One HTML file, no server and no network: run header and gates, score histogram, per-field
     precision/recall/F1, misses by kind, and a case table to filter, sort and open (field diffs,
     line items, judge replies, boxes over the image)."""
-    from agentv_py.errors import AgentvError
+    from agentv_py.cli.base import refuse_clash
+    from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import visible
 
     target = out if out is not None else results.with_suffix(".html")
-    if results.exists() and target.exists() and target.resolve() == results.resolve():
-        raise AgentvError(
-            f"--out names the results file ({results}): pass another file", hint="see agentv report --help"
-        )
+    read = [
+        ("the results file", results),
+        ("the manifest of the results file", manifest_path(results)),
+        ("--dataset", dataset),
+    ]
+    refuse_clash([("--out", target)], read, "see agentv report --help")
     written = write_html(results, target, dataset)
     print(visible(str(target)))
     print(

@@ -124,7 +124,9 @@ def rescore(
     copied; cases without a row are listed, not run."""
     from rich.console import Console
 
-    from agentv_py.cli.eval_cmd import baseline_options, report_options, write_reports
+    from agentv_py.cli.base import refuse_clash
+    from agentv_py.cli.eval_cmd import baseline_options, output_roles, report_options, write_reports
+    from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
@@ -150,6 +152,9 @@ def rescore(
     writer = open_rescore_results(request)  # --out locked first: exit 2 before anything is read
     try:
         plan = plan_rescore(request)
+        read = [("the results file re-scored", results)]
+        read.append(("the manifest of the results file re-scored", manifest_path(results)))
+        refuse_clash(output_roles(out, reports), read + plan.eval_plan.inputs(), "see agentv rescore --help")
         err = Console(stderr=True, highlight=False)
 
         def warn(message: str) -> None:

@@ -108,12 +108,14 @@ def test_no_report_without_options(run):
         ),
         pytest.param(
             ["--junit", "out.jsonl", "--out", "out.jsonl"],
-            "error: --junit names the results file (out.jsonl): pass another file\nhint: see agentv eval --help\n",
+            "error: --junit out.jsonl is also --out: each output needs a path of its own\n"
+            "hint: see agentv eval --help\n",
             id="junit-is-the-results",
         ),
         pytest.param(
             ["--summary-md", "./out.jsonl", "--out", "out.jsonl"],
-            "error: --summary-md names the results file (out.jsonl): pass another file\nhint: see agentv eval --help\n",
+            "error: --summary-md out.jsonl is also --out: each output needs a path of its own\n"
+            "hint: see agentv eval --help\n",
             id="summary-is-the-results",
         ),
     ],

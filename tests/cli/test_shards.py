@@ -170,7 +170,7 @@ def test_runs_that_do_not_belong_together_are_refused(ws):
     )
     assert (
         invoke("merge", *names, "-o", "s1.jsonl").stderr.splitlines()[0]
-        == "error: -o s1.jsonl is one of the runs to merge"
+        == "error: --out s1.jsonl is the run s1.jsonl (s1.jsonl): an output never replaces an input; pass another path"
     )
     # the same shard twice (another file)
     Path("again.jsonl").write_text(Path("s1.jsonl").read_text())

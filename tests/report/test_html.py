@@ -119,7 +119,11 @@ def test_bad_input(tmp_path, monkeypatch):
         (["report", "nope.jsonl"], 2, "error: results file not found: nope.jsonl"),
         (["report", "empty.jsonl"], 2, "error: no result rows in empty.jsonl"),
         (["report", "junk.jsonl"], 2, "error: no result rows in junk.jsonl (line 1: not JSON: "),
-        (["report", "run.jsonl", "-o", "run.jsonl"], 2, "error: --out names the results file (run.jsonl)"),
+        (
+            ["report", "run.jsonl", "-o", "run.jsonl"],
+            2,
+            "error: --out run.jsonl is the results file (run.jsonl): an output never replaces an input",
+        ),
         (
             ["report", "run.jsonl", "-o", "no/such/dir/r.html"],
             5,
