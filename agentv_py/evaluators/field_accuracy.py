@@ -178,15 +178,9 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return MatchResult(False, 0.0, reason, info={"items": counts})
     sub = _item_config(spec)
     algorithm: Assignment = "greedy" if spec.algorithm == "greedy" else "optimal"
-    outcomes: dict[tuple[int, int], dict[str, Any]] = {}
-
-    def pair_outcome(i: int, j: int) -> dict[str, Any]:
-        if (i, j) not in outcomes:
-            outcomes[i, j] = score_fields(sub, candidate[j], expected[i])
-        return outcomes[i, j]
 
     def agreement(i: int, j: int) -> float:  # between equal keys, the pairing whose sub-fields agree
-        outcome = pair_outcome(i, j)
+        outcome = score_fields(sub, candidate[j], expected[i])
         return float(outcome["score"]) if outcome["scored"] else 1.0
 
     alignment = align(expected, candidate, spec.key or ["description"], spec.threshold, algorithm, agreement)
@@ -194,7 +188,7 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     pair_scores: list[float] = []
     wrong: list[str] = []
     for i, j, similarity in alignment.pairs:
-        outcome = pair_outcome(i, j)
+        outcome = score_fields(sub, candidate[j], expected[i])
         correct = outcome["passed"] == outcome["scored"]
         pair_scores.append(outcome["score"] if outcome["scored"] else 1.0)
         if not correct:

@@ -11,12 +11,13 @@ numpy and rapidfuzz vectorise the similarity matrix when they are importable.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from agentv_py.scoring.assignment import linear_sum_assignment
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
-from agentv_py.scoring.thresholds import at_least
+from agentv_py.scoring.thresholds import lowest
 
 Assignment = Literal["greedy", "optimal"]
 
@@ -149,15 +150,35 @@ def _similarity_matrix_vectorised(expected: Sequence[Any], parsed: Sequence[Any]
     return np.divide(sums, counts, out=keyless.astype(np.float64), where=counts > 0)
 
 
+AGREEMENT_PAIRS = 20_000  # tied pairs whose agreement is asked at most; more: none is (content order decides)
+AGREEMENT_CELLS = 250_000  # and only in matrices up to this size (500 x 500 items)
+
+
 def _agreements(
     matrix: Sequence[Sequence[float]], threshold: float, agreement: Callable[[int, int], float] | None
 ) -> dict[tuple[int, int], float]:
-    """`agreement` of every eligible pair (similarity at or over the threshold); {} without one."""
-    if agreement is None:
+    """`agreement` of the tied pairs: eligible pairs (similarity at or over the threshold) whose
+    similarity another eligible pair of their row or column has too, the only ones it can decide.
+    {} without an agreement, past AGREEMENT_PAIRS tied pairs (a list of 150 identical keys) or
+    AGREEMENT_CELLS cells: asking is quadratic in the items, and the pairing stays what the items
+    hold either way (`scoring.items.align` aligns both lists in content order)."""
+    if agreement is None or not matrix or len(matrix) * len(matrix[0]) > AGREEMENT_CELLS:
         return {}
-    return {
-        (i, j): agreement(i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)
-    }
+    cut = lowest(threshold)
+    rows = [Counter(s for s in row if s >= cut) for row in matrix]
+    columns: list[Counter[float]] = [Counter() for _ in matrix[0]]
+    for row in matrix:
+        for j, s in enumerate(row):
+            if s >= cut:
+                columns[j][s] += 1
+    tied: list[tuple[int, int]] = []
+    for i, row in enumerate(matrix):
+        for j, s in enumerate(row):
+            if s >= cut and (rows[i][s] > 1 or columns[j][s] > 1):
+                tied.append((i, j))
+                if len(tied) > AGREEMENT_PAIRS:
+                    return {}
+    return {(i, j): agreement(i, j) for i, j in tied}
 
 
 def _date_ordinal(value: str) -> float:
@@ -183,7 +204,8 @@ def align_items(
 
     `agreement(i, j)` in [0, 1] says how well the rest of the two items agree (field_accuracy
     passes the pair's sub-field score): two items with the same key (duplicate descriptions) pair
-    with the answer items whose other fields match them. It is asked for eligible pairs only.
+    with the answer items whose other fields match them. It is asked for tied pairs only
+    (`_agreements`).
     """
     if not expected or not parsed:
         return Alignment([], len(expected), len(parsed))
@@ -193,15 +215,16 @@ def align_items(
         # Pairs under the threshold weigh nothing: two 0.7 pairs must not displace one 0.9 pair.
         # Agreement weighs at most 1e-6 over all pairs: it only decides between equal keys.
         scale = 1e-6 / max(len(expected), len(parsed))
-        weights = [
-            [s + scale * agree.get((i, j), 0.0) if at_least(s, threshold) else 0.0 for j, s in enumerate(row)]
-            for i, row in enumerate(matrix)
-        ]
+        cut = lowest(threshold)
+        weights = [[s if s >= cut else 0.0 for s in row] for row in matrix]
+        for (i, j), agreed in agree.items():
+            weights[i][j] += scale * agreed
         optimal = linear_sum_assignment(weights, maximize=True)
-        pairs = [(i, j, matrix[i][j]) for i, j in optimal if at_least(matrix[i][j], threshold)]
+        pairs = [(i, j, matrix[i][j]) for i, j in optimal if matrix[i][j] >= cut]
         return Alignment(pairs, len(expected), len(parsed))
+    cut = lowest(threshold)
     candidates = sorted(
-        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if at_least(s, threshold)),
+        ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= cut),
         key=lambda c: (-c[0], -agree.get((c[1], c[2]), 0.0), c[1], c[2]),
     )
     used_e: set[int] = set()

@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentv_py.scoring.alignment import Assignment, align_items
+from agentv_py.scoring.alignment import Assignment, align_items, item_similarity
 from agentv_py.scoring.match import json_type
+from agentv_py.scoring.paths import MISSING, resolve
+from agentv_py.scoring.thresholds import at_least
 
 LISTED = 100  # at most this many pairs / missing / extra indices are listed in details (counts stay exact)
 
@@ -49,6 +51,22 @@ def _content(item: Any) -> str:
         return "\uffff"  # unwritable (nested too deeply): after every other item, in answer order
 
 
+def _key_of(item: dict[str, Any], key: Sequence[str]) -> str:
+    """An item's key values, as canonical JSON (absent as null)."""
+    return _content([None if (value := resolve(item, path)) is MISSING else value for path in key])
+
+
+def _shared_keys(expected: Sequence[dict[str, Any]], answer: Sequence[dict[str, Any]], key: Sequence[str]) -> set[str]:
+    """The key values two or more items of one side share."""
+    shared: set[str] = set()
+    for side in (expected, answer):
+        seen: set[str] = set()
+        for item in side:
+            value = _key_of(item, key)
+            (shared if value in seen else seen).add(value)
+    return shared
+
+
 def align(
     expected: Sequence[dict[str, Any]],
     actual: Sequence[Any],
@@ -62,21 +80,37 @@ def align(
     `actual` that are not objects (null, strings, numbers, lists) are never paired, whatever the
     threshold: they are extra items.
 
-    The answer's items are aligned in the order of their content, not of the answer, so the
-    pairing depends on what the answer holds and never on its order: an answer that differs only
-    in item order pairs the same contents and scores exactly the same."""
-    objects = sorted(
-        (j for j, item in enumerate(actual) if isinstance(item, dict)), key=lambda j: (_content(actual[j]), j)
+    Where a key is shared (two lines called `Fee`), the key cannot tell items apart: an answer
+    item equal in content to an expected item with such a key (as JSON, key order aside) pairs
+    with it first, one to one. Everything else is aligned in the order of its content, not of the
+    files. So the pairing depends on what the answer holds and never on its order: an answer that
+    differs only in item order pairs the same contents and scores exactly the same, even among
+    many items with one key (past `alignment.AGREEMENT_PAIRS`, where agreement is not asked)."""
+    content = {j: _content(item) for j, item in enumerate(actual) if isinstance(item, dict)}
+    shared = _shared_keys(expected, [actual[j] for j in content], key)
+    junk = [j for j in range(len(actual)) if j not in content]
+    waiting: dict[str, list[int]] = {}  # content -> answer indices not paired yet, in content order
+    for j in sorted(content, key=lambda j: (content[j], j)):
+        waiting.setdefault(content[j], []).append(j)
+    pairs: list[tuple[int, int, float]] = []
+    rest: list[int] = []
+    for i in sorted(range(len(expected)), key=lambda i: (_content(expected[i]), i)):
+        same = waiting.get(_content(expected[i])) if _key_of(expected[i], key) in shared else None
+        similarity = item_similarity(expected[i], actual[same[0]], tuple(key)) if same else 0.0
+        if same and at_least(similarity, threshold):  # not so only for values unequal to themselves (NaN)
+            pairs.append((i, same.pop(0), similarity))
+        else:
+            rest.append(i)
+    objects = [j for text in sorted(waiting) for j in waiting[text]]
+    agree = None if agreement is None else lambda e, k: agreement(rest[e], objects[k])
+    alignment = align_items(
+        [expected[i] for i in rest], [actual[j] for j in objects], tuple(key), threshold, algorithm, agree
     )
-    objects_set = set(objects)
-    junk = [j for j in range(len(actual)) if j not in objects_set]
-    agree = None if agreement is None else lambda i, k: agreement(i, objects[k])
-    alignment = align_items(expected, [actual[j] for j in objects], tuple(key), threshold, algorithm, agree)
-    pairs = sorted((i, objects[j], float(s)) for i, j, s in alignment.pairs)
+    pairs = sorted(pairs + [(rest[i], objects[j], float(s)) for i, j, s in alignment.pairs])
     matched = {j for _, j, _ in pairs}
     return ItemAlignment(
         pairs=pairs,
-        missing=list(alignment.unmatched_expected),
+        missing=sorted(rest[i] for i in alignment.unmatched_expected),
         extra=[j for j in range(len(actual)) if j not in matched],
         junk=junk,
     )

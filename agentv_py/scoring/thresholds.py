@@ -28,3 +28,9 @@ def at_most(value: float, maximum: float, scale: float = 0.0) -> bool:
     """value <= maximum, float noise forgiven (0.30000000000000004 is within 0.3). `scale`: the
     magnitude of the operands a difference came from (1889.5 - 1889.4 carries their noise)."""
     return value <= maximum + _allowance(maximum, scale)
+
+
+def lowest(minimum: float) -> float:
+    """The smallest value `at_least(value, minimum)` accepts: one subtraction for comparing a
+    whole matrix of values with one minimum (`value >= lowest(minimum)` is `at_least`)."""
+    return minimum - _allowance(minimum, 0.0)

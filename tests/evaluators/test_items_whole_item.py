@@ -93,3 +93,26 @@ def test_an_answer_that_differs_only_in_order_scores_exactly_the_same(expected, 
     shuffled_truth = list(expected)
     random.Random(seed).shuffle(shuffled_truth)
     assert outcome(cfg, shuffled_truth, expected)[0] == 1.0  # the ground truth itself, in any order
+
+
+@pytest.mark.parametrize("algorithm", ["optimal", "greedy"])
+def test_past_the_agreement_budget_equal_items_still_pair_with_each_other(algorithm, monkeypatch):
+    """Agreement is asked for tied pairs only, and not at all past its budget: 300 lines called
+    `Fee` (90,000 tied pairs) still pair k-th with k-th in content order, so a shuffled copy of
+    the ground truth scores 1.0 and one wrong amount costs one item."""
+    from agentv_py.scoring import alignment
+
+    asked: list[tuple[int, int]] = []
+    monkeypatch.setattr(alignment, "AGREEMENT_PAIRS", 1_000)
+    truth = [{"description": "Fee", "quantity": i % 3, "amount": i} for i in range(300)]
+    answer = list(truth)
+    random.Random(7).shuffle(answer)
+    real = alignment._agreements
+    monkeypatch.setattr(
+        alignment, "_agreements", lambda m, t, a: real(m, t, a and (lambda i, j: asked.append((i, j)) or a(i, j)))
+    )
+    score, items, _ = outcome(config(algorithm), answer, truth)
+    assert score == 1.0 and asked == []
+    answer[0] = {**answer[0], "amount": -1}
+    score, items, _ = outcome(config(algorithm), answer, truth)
+    assert items is not None and (items["matched"], items["wrong"]) == (300, 1)
