@@ -74,13 +74,15 @@ COMPARE_EXIT_CODES = (
     (EXIT_OK, "no regression"),
     (
         EXIT_GATE_FAILED,
-        "regression: a drop over --max-drop (the mean score, or a field's F1), or more cases that went "
-        "pass->fail than fail->pass with McNemar p < --alpha",
+        "regression: a case went from pass to not pass (more than --allow-flips), a case has a new error, "
+        "or the mean score or a field's F1 fell (by more than --max-drop); with --significant-only, what "
+        "the paired tests call significant at --alpha, and new errors",
     ),
     (
         EXIT_CONFIG,
-        "usage error, or files that cannot be compared: missing, not results files (a bad or cut-short "
-        "line), the same file twice, or runs of different datasets (without --force)",
+        "usage error (a negative --allow-flips, --max-drop outside 0-1), or files that cannot be compared: "
+        "missing, not results files (a bad or cut-short line), the same file twice, runs of different "
+        "datasets (without --force), or one run with per-field results and the other without",
     ),
     _INTERNAL,
 )
@@ -88,7 +90,8 @@ REPORT_EXIT_CODES = (
     (EXIT_OK, "report written"),
     (
         EXIT_CONFIG,
-        "usage error: the results file is missing or holds no row, or --out names the results file",
+        "usage error: the results file is missing or holds no row, or --out names one of the command's "
+        "inputs (the results file, its manifest, --dataset)",
     ),
     _INTERNAL,
     (EXIT_OUTPUT, "the report could not be written (no such directory, no permission, disk full)"),
@@ -265,8 +268,10 @@ def gate_exit(
 
     result = gate(summary, threshold, gates, baseline)
     if result.outcome != "interrupted":
-        for check in result.checks:
-            print(check.line, file=sys.stderr)
+        from agentv_py.report.render import visible
+
+        for check in result.checks:  # field paths, evaluator names and case ids are data
+            print(visible(check.line), file=sys.stderr)
         if result.checks and result.passed:
             print("gate passed", file=sys.stderr)
     if result.message and result.outcome != "interrupted":

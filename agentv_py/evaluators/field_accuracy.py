@@ -290,8 +290,11 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     if scored < total:
         reasoning += f" ({total - scored} not scored)"
     critical = outcome["critical_misses"]
-    if critical:  # fails the evaluator, and its case, whatever the weighted score
-        reasoning += f"; critical field missed: {', '.join(critical)}"
+    misses = outcome["misses"]
+    if critical:  # fails the evaluator, and its case, whatever the weighted score: said first
+        said = f"critical field missed: {', '.join(critical)}"
+        reasoning += f"; {said}"
+        misses = [said, *misses]
         details["failed_critical"] = critical
     return processed_result(
         name=name,
@@ -299,7 +302,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         score=outcome["score"],
         weight=weight,
         hits=outcome["hits"],
-        misses=outcome["misses"],
+        misses=misses,
         reasoning=reasoning,
         details=details,
         verdict="fail" if critical else None,

@@ -65,6 +65,8 @@ class GateCheckInfo(_Part):
     op: str  # >= a minimum, <= a maximum drop
     limit: float
     passed: bool
+    shown: str | None = None  # the value as agentv shows it (`3` for a count, `n/a (why)`)
+    detail: str | None = None  # what the value is made of: the cases that flipped, why a field dropped
 
 
 class GateInfo(_Part):

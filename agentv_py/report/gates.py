@@ -50,12 +50,15 @@ class GateCheck:
         return at_least(self.value, self.limit) if self.op == ">=" else at_most(self.value, self.limit)
 
     @property
-    def line(self) -> str:
+    def shown(self) -> str:
+        """The value as every view shows it: `0.250`, `3` (a count), `n/a (nothing scored)`."""
         if self.value is None:
-            shown = f"n/a ({self.why_none})"
-        else:
-            shown = f"{self.value:g}" if self.count else f"{self.value:.3f}"
-        line = f"gate {self.name}: {shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
+            return f"n/a ({self.why_none})"
+        return f"{self.value:g}" if self.count else f"{self.value:.3f}"
+
+    @property
+    def line(self) -> str:
+        line = f"gate {self.name}: {self.shown} ({self.op} {self.limit:g}) {'passed' if self.passed else 'failed'}"
         return f"{line}: {self.detail}" if self.detail else line
 
 
@@ -65,6 +68,10 @@ _UNDEFINED = {
     "recall": "undefined: the field was never expected",
     "f1": "undefined: the field was never expected nor answered",
 }
+
+
+# Why a field the baseline scored counts as a full drop (its F1 now undefined), by "scored now".
+_DROPPED = {False: "not scored in this run", True: "nothing expected or answered in this run"}
 
 
 @dataclass
@@ -200,5 +207,7 @@ def gate_checks(
             if old is None:
                 continue  # nothing expected or answered in the baseline: nothing to lose
             new = after[path].f1 if path in after else None
-            checks.append(GateCheck(f"field {path} f1 drop vs baseline", old - (new or 0.0), "<=", baseline.max_drop))
+            why = "" if new is not None else _DROPPED[path in after]
+            name = f"field {path} f1 drop vs baseline"
+            checks.append(GateCheck(name, old - (new or 0.0), "<=", baseline.max_drop, detail=why))
     return checks

@@ -69,6 +69,8 @@ def finish_manifest(manifest: RunManifest, summary: RunSummary, result: GateResu
                         op=c.op,
                         limit=c.limit,
                         passed=c.passed,
+                        shown=c.shown,
+                        detail=c.detail or None,
                     )
                     for c in result.checks
                 ],

@@ -24,7 +24,9 @@ WORST_FIELDS = 10
 CELL_CHARS = 200
 
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# control characters, lone surrogates, and the bidi marks, embeddings, overrides and isolates that
+# reorder what a reader sees (`report.render` escapes the same on a terminal)
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Markdown punctuation that can start emphasis, a code span, a link or image, strikethrough or a table
 # cell anywhere in a line (a cell never starts a line, so `#`, `-`, `+`, `>` do not need it).
 _PUNCTUATION = re.compile(r"([\\`*_\[\]~|])")
@@ -32,7 +34,7 @@ _PUNCTUATION = re.compile(r"([\\`*_\[\]~|])")
 
 def cell(value: str, limit: int = CELL_CHARS) -> str:
     """`value` as inert Markdown text on one line: line breaks become a visible `↵`, control
-    characters `�`, Markdown punctuation is backslash-escaped and `&`, `<`, `>` are entities."""
+    characters and bidi controls `�`, Markdown punctuation is backslash-escaped and `&`, `<`, `>` are entities."""
     text = _LINE_BREAKS.sub("↵", value)
     text = _CONTROL.sub("\ufffd", text)
     if len(text) > limit:
@@ -87,8 +89,10 @@ def summary_markdown(
     if gate.checks:  # names quote field paths and evaluator names: data, escaped
         out += ["| gate | value | limit | result |", "|---|---:|---|---|"]
         for check in gate.checks:
-            value = "–" if check.value is None else f"{check.value:.3f}"
-            result = "✅ passed" if check.passed else "❌ failed"
+            value = cell(check.shown)
+            result = ("✅ passed" if check.passed else "❌ failed") + (
+                f": {cell(check.detail)}" if check.detail else ""
+            )
             out += [f"| {cell(check.name)} | {value} | {check.op} {check.limit:g} | {result} |"]
         out += [""]
     stats = summary.stats()

@@ -56,14 +56,20 @@ def with_pass_mark(result: EvaluatorResult, mark: float, explicit: bool) -> Eval
     if result.status != "processed" or score is None or (not explicit and mark == PASS_THRESHOLD):
         return result
     hard = is_hard_failure(result)
+    update: dict[str, object] = {}
     if explicit:
-        verdict: Verdict = "fail" if hard or not at_least(score, mark) else "pass"
-        details = {**result.details, "pass_threshold": mark}
+        below = not at_least(score, mark)
+        verdict: Verdict = "fail" if hard or below else "pass"
+        update["details"] = {**result.details, "pass_threshold": mark}
+        if below:  # said first, where a case's misses are read: why a good score failed
+            said = f"score {score:.3f} < its pass_threshold {mark:g}"
+            update["misses"] = [said, *result.misses]
+            update["reasoning"] = f"{result.reasoning}; {said}" if result.reasoning else said
     else:
-        verdict, details = ("fail" if hard else verdict_for(score, mark)), result.details
+        verdict = "fail" if hard else verdict_for(score, mark)
     overridden = result.passed != (result.verdict == "pass")
-    passed = result.passed if overridden else verdict == "pass"
-    graded = result.model_copy(update={"verdict": verdict, "passed": passed, "details": details})
+    update.update(verdict=verdict, passed=result.passed if overridden else verdict == "pass")
+    graded = result.model_copy(update=update)
     if verdict == "fail" and (hard or explicit):
         graded.mark_failed_hard()
     return graded

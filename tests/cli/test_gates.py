@@ -132,6 +132,22 @@ def test_baseline_fails_a_case_that_no_longer_passes_even_when_the_mean_rises(ws
     )
     assert allowed.exit_code == 0, allowed.output
     assert gate_lines(allowed.stderr)[0] == "gate cases pass -> not pass vs baseline: 1 (<= 1) passed: c1"
+    (check, *_) = json.loads(Path("n2.jsonl.meta.json").read_text())["gate"]["checks"]
+    assert (check["value"], check["shown"], check["detail"], check["passed"]) == (1, "1", "c1", True)
+
+
+def test_a_case_id_in_a_gate_line_cannot_drive_the_terminal(ws):
+    evil = "evil\n\x1b[31mRED\u202e"
+    with_gates(ws, "", cases=[("c1", GOOD, GOOD)])
+    text = Path("dataset.yaml").read_text().replace("id: c1", f"id: {json.dumps(evil)}")
+    Path("dataset.yaml").write_text(text)
+    assert invoke("eval", "dataset.yaml", "--out", "base.jsonl").exit_code == 0
+    Path("fx/c1.json").write_text('echo \'{"a": 1, "b": 9}\'')
+    result = invoke("eval", "dataset.yaml", "--out", "new.jsonl", "--baseline", "base.jsonl", "--max-drop", "1")
+    assert result.exit_code == 1, result.output
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("gate cases")]
+    assert line == "gate cases pass -> not pass vs baseline: 1 (<= 0) failed: evil\\n\\x1b[31mRED\\u202e"
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
 
 
 def test_rescore_gates_against_a_baseline_and_its_manifest_records_every_gate(ws):

@@ -135,8 +135,8 @@ def test_compare_help_reads_with_its_metavars_and_lists_its_exit_codes():
         assert f"\n  {name}" in text, name
     flat_text = flat(text)
     assert exit_codes(text) == [0, 1, 2, 3]
-    assert "0 no regression 1 regression: a drop over --max-drop (the mean score, or a field's F1)," in flat_text
-    assert "the same file twice, or runs of different datasets (without --force)" in flat_text
+    assert "0 no regression 1 regression: a case went from pass to not pass (more than --allow-flips)," in flat_text
+    assert "the same file twice, runs of different datasets (without --force)" in flat_text
 
 
 def test_rescore_help_reads_with_its_metavars_and_lists_its_exit_codes():

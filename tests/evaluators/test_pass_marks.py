@@ -55,6 +55,7 @@ def test_a_missed_critical_field_fails_the_case_whatever_the_score():
     assert (result.verdict, result.passed) == ("fail", False)
     assert result.details["failed_critical"] == ["line_items"]
     assert result.reasoning == "12/13 fields matched; critical field missed: line_items"
+    assert result.misses[0] == "critical field missed: line_items"  # first: why a 0.923 failed
     assert result.details["fields"][-1]["critical"] is True
     other = processed_result(name="other", type="code_judge", score=1.0, weight=9.0)
     verdict = case_verdict([result, other])
@@ -79,10 +80,13 @@ def test_the_dataset_pass_mark_grades_every_evaluator_and_the_case():
 def test_an_evaluators_own_pass_mark_fails_its_case_below_it():
     own = run(config(pass_threshold=0.95), LOST_TABLE)
     assert (own.verdict, own.passed, own.details["pass_threshold"]) == ("fail", False, 0.95)
+    assert own.misses[0] == "score 0.923 < its pass_threshold 0.95"
+    assert own.reasoning.endswith("; score 0.923 < its pass_threshold 0.95")
     assert is_hard_failure(own)
     assert case_verdict([own]).verdict == "fail"  # case score 0.923 would pass
     over = run(config(pass_threshold=0.9), LOST_TABLE)
     assert (over.verdict, over.passed) == ("pass", True) and case_verdict([over]).verdict == "pass"
+    assert not over.misses[0].startswith("score")
 
 
 def test_a_hard_failure_survives_a_lenient_mark():
@@ -128,6 +132,8 @@ def test_eval_applies_the_dataset_mark_and_critical_fields(ws):
     assert (rows["c2"]["score"], rows["c2"]["verdict"]) == (pytest.approx(2 / 3), "fail")  # total is critical
     assert rows["c2"]["evaluator_results"][0]["details"]["failed_critical"] == ["total"]
     assert "gate failed: 1 of 2 cases did not pass" in result.stderr
+    assert rows["c2"]["misses"][:2] == ["critical field missed: total", "total (value mismatch)"]
+    assert "critical field missed: total" in result.stdout  # the summary table says why 0.667 failed
 
 
 @pytest.mark.parametrize(

@@ -230,3 +230,28 @@ def test_load_baseline_refusals(tmp_path, lines, ids, message):
     with pytest.raises(BaselineError) as info:
         load_baseline(path, 0.0, dataset_path=tmp_path / "d.yaml", dataset_name="d", case_ids=ids)
     assert info.value.message.startswith(message.format(path=path))
+
+
+def test_a_field_the_baseline_scored_says_why_it_counts_as_a_full_drop():
+    baseline = Baseline(
+        "base.jsonl", 0.1, mean=0.5, field_counts={("fa", "a"): Counts(tp=2), ("fa", "b"): Counts(tp=1)}
+    )
+    checks = gate_checks(
+        mean=0.5, pass_rate=1.0, evaluator_means={}, field_counts={("fa", "b"): Counts(tn=3)}, baseline=baseline
+    )
+    assert [c.line for c in checks[1:]] == [
+        "gate field a f1 drop vs baseline: 1.000 (<= 0.1) failed: not scored in this run",
+        "gate field b f1 drop vs baseline: 1.000 (<= 0.1) failed: nothing expected or answered in this run",
+    ]
+
+
+def test_the_markdown_summary_shows_a_count_as_a_count_with_its_cases():
+    from agentv_py.report.markdown import summary_markdown, tally_fields
+
+    summary = RunSummary(total_selected=2, baseline_passed=frozenset({"c1", "c2"}))
+    rows = [make_row("c1", score=0.0, verdict="fail"), make_row("c2", score=1.0, verdict="pass")]
+    for position, row in enumerate(rows):
+        summary.add(row, position)
+    result = gate(summary, None, None, Baseline("base.jsonl", 1.0, mean=1.0))
+    text = summary_markdown(summary, result, tally_fields(rows), dataset="d", target="t")
+    assert "| cases pass -&gt; not pass vs baseline | 1 | <= 0 | ❌ failed: c1 |" in text

@@ -143,6 +143,7 @@ def test_tally_counts_errors_apart_from_scored():
         pytest.param("&amp;", "&amp;amp;", id="entity"),
         pytest.param("one\ntwo\r\nthree", "one↵two↵three", id="newlines"),
         pytest.param("bell\x07esc\x1b[31m", "bell\ufffdesc\ufffd\\[31m", id="control-characters"),
+        pytest.param("ab\u202edc\u2066x\u200f", "ab\ufffddc\ufffdx\ufffd", id="bidi-controls"),
         pytest.param("[link](http://x)", r"\[link\](http://x)", id="link"),
         pytest.param("*bold* _em_ ~del~", r"\*bold\* \_em\_ \~del\~", id="emphasis"),
         pytest.param("back\\slash", r"back\\slash", id="backslash"),
