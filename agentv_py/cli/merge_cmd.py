@@ -29,6 +29,13 @@ def merge(
     allow_missing: bool = typer.Option(
         False, "--allow-missing", help="Exit 0 although some cases of the dataset have no row in any run."
     ),
+    exclude_foreign: bool = typer.Option(
+        False,
+        "--exclude-foreign",
+        help="Leave out rows that are not their run's own (a case the dataset does not have, of another "
+        "shard, or one the run did not select), counted and the first ones listed on stderr, instead of "
+        "refusing the merge (exit 2). They are never gated.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
 ) -> int:
     """Check that the runs are shards of one eval (the same dataset file, evaluators, target and
@@ -40,6 +47,7 @@ def merge(
     from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
     from agentv_py.report.render import render_summary, stdout_console, visible
     from agentv_py.report.summary import gate
+    from agentv_py.runner.engine import shard_of
     from agentv_py.session import merge_dataset, tool_version
 
     loaded = merge_dataset(runs, dataset)
@@ -55,6 +63,8 @@ def merge(
             dataset_ids=loaded.cases.ids if loaded is not None else None,
             version=tool_version(),
             judge=lambda summary: gate(summary, threshold, gates),
+            shard_of=shard_of,
+            exclude_foreign=exclude_foreign,
         )
     except MergeError as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None
@@ -64,6 +74,17 @@ def merge(
         f"agentv: merged {merged.rows} rows of {len(runs)} runs into {out} ({merged.cases} cases in the dataset)",
         file=sys.stderr,
     )
+    if merged.excluded:
+        unlisted = merged.excluded - len(merged.excluded_shown)
+        print(
+            f"warning: left out {merged.excluded} row{'s' if merged.excluded != 1 else ''} that are not their "
+            f"run's own (--exclude-foreign; not gated):",
+            file=sys.stderr,
+        )
+        for said in merged.excluded_shown:
+            print(f"  {visible(said)}", file=sys.stderr)
+        if unlisted > 0:
+            print(f"  ... and {unlisted} more", file=sys.stderr)
     for run in merged.incomplete:
         print(
             f"warning: {visible(run)} did not complete (its manifest says so): its missing cases are listed below",

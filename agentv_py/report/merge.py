@@ -53,6 +53,8 @@ class Merged:
     missing_ids: list[str] = field(default_factory=list)  # the first MISSING_SHOWN of them, when known
     missing_shards: list[str] = field(default_factory=list)  # "K/N" of shards no run holds
     incomplete: list[str] = field(default_factory=list)  # runs that did not complete (interrupted, failed)
+    excluded: int = 0  # rows left out as not their run's own (`exclude_foreign`)
+    excluded_shown: list[str] = field(default_factory=list)  # the first MISSING_SHOWN of them, said
 
 
 class _Store:
@@ -68,6 +70,8 @@ class _Store:
         # ids are UTF-8 BLOBs: any text round-trips, and they sort as Python sorts str
         self.db.execute("CREATE TABLE rows (id BLOB PRIMARY KEY, run INT, seq INT) WITHOUT ROWID")
         self.db.execute("CREATE TABLE evaluators (id BLOB PRIMARY KEY, digest TEXT) WITHOUT ROWID")
+        # the cases each run's manifest says it selected: a row of any other case is not its own
+        self.db.execute("CREATE TABLE selected (id BLOB, run INT, PRIMARY KEY (id, run)) WITHOUT ROWID")
 
     def close(self) -> None:
         try:
@@ -84,7 +88,7 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")
 
 
-def _read_light(path: Path, store: _Store) -> RunManifest:
+def _read_light(path: Path, store: _Store, run: int) -> RunManifest:
     """A run's manifest without its per-case lists (each case's evaluator hash goes to the store):
     a shard of 100,000 cases is held only while it is read."""
     if not path.is_file():
@@ -98,6 +102,9 @@ def _read_light(path: Path, store: _Store) -> RunManifest:
     store.db.executemany(
         "INSERT OR IGNORE INTO evaluators VALUES (?, ?)",
         ((_id(case_id), digest) for case_id, digest in manifest.case_evaluators.items()),
+    )
+    store.db.executemany(
+        "INSERT OR IGNORE INTO selected VALUES (?, ?)", ((_id(case_id), run) for case_id in manifest.case_evaluators)
     )
     selected = manifest.counts.selected or len(manifest.dataset.case_ids)
     return manifest.model_copy(
@@ -167,12 +174,17 @@ def merge_results(
     dataset_ids: Sequence[str] | None = None,
     version: str = "unknown",
     judge: Callable[[RunSummary], GateResult | None] = lambda _: None,
+    shard_of: Callable[[str, int], int] | None = None,
+    exclude_foreign: bool = False,
 ) -> Merged:
     """Merge the results files `paths` into `out` (and its manifest). `dataset_ids`: every case id
     of the runs' dataset, when it can be read (to name the cases no run has).
     Raises MergeError (nothing written) when the runs do not belong together, a file is missing,
-    unreadable or has no manifest, or a case has rows in two runs. `judge(summary)`: the gate of
-    the merged rows, recorded in the manifest (None: no gate)."""
+    unreadable or has no manifest, a case has rows in two runs, or a row is not its run's own: a
+    case the dataset does not have, of another shard (`shard_of(id, N)`: the shard that owns it),
+    or one its run's manifest did not select. With `exclude_foreign` such rows are left out and
+    counted (`Merged.excluded`), never gated. `judge(summary)`: the gate of the merged rows,
+    recorded in the manifest (None: no gate)."""
     resolved = [path.resolve() for path in paths]
     if len(set(resolved)) < len(resolved):
         twice = next(p for p in paths if resolved.count(p.resolve()) > 1)
@@ -181,7 +193,7 @@ def merge_results(
         raise MergeError(f"-o {out} is one of the runs to merge", hint="write the merged results to a new file")
     store = _Store()
     try:
-        manifests = [_read_light(path, store) for path in paths]
+        manifests = [_read_light(path, store, run) for run, path in enumerate(paths)]
         _check_together(paths, manifests)
     except BaseException:
         store.close()
@@ -192,13 +204,28 @@ def merge_results(
     )
     try:
         summary = RunSummary(total_selected=sum(m.counts.selected for m in manifests))
-        rows = 0
+        rows = excluded = 0
+        excluded_shown: list[str] = []
+        known = frozenset(dataset_ids) if dataset_ids is not None else None
+        listed = [  # runs whose manifest lists the cases it selected (older manifests may not)
+            store.db.execute("SELECT 1 FROM selected WHERE run = ? LIMIT 1", (run,)).fetchone() is not None
+            for run in range(len(paths))
+        ]
         with handle:
             for run, path in enumerate(paths):
                 for number, row in read_rows(path):
                     if isinstance(row, str):
                         raise MergeError(f"{path}:{number}: {row}", hint="merge results files written by agentv")
                     key = _id(row.eval_id)
+                    foreign = _not_its_own(row.eval_id, run, manifests[run], store, known, shard_of, listed[run])
+                    if foreign is not None:
+                        said = f"{path}:{number}: case '{visible(row.eval_id)}' {foreign}"
+                        if not exclude_foreign:
+                            raise MergeError(said, hint=FOREIGN_HINT)
+                        excluded += 1
+                        if len(excluded_shown) < MISSING_SHOWN:
+                            excluded_shown.append(said)
+                        continue
                     try:
                         store.db.execute("INSERT INTO rows VALUES (?, ?, ?)", (key, run, rows))
                     except sqlite3.IntegrityError:
@@ -212,6 +239,7 @@ def merge_results(
                     summary.add(row, rows)
                     rows += 1
         merged = _merged(paths, manifests, out, summary, rows, version, store, dataset_ids)
+        merged.excluded, merged.excluded_shown = excluded, excluded_shown
         base = merged.manifest  # its end and status are the shards', not finish_manifest's
         merged.manifest = finish_manifest(base, summary, judge(summary)).model_copy(
             update={"ended_at": base.ended_at, "status": base.status}
@@ -224,6 +252,36 @@ def merge_results(
         raise
     finally:
         store.close()
+
+
+FOREIGN_HINT = (
+    "a results file holds only its run's rows; to leave such rows out (each counted and the first "
+    "ones listed, never gated), pass --exclude-foreign"
+)
+
+
+def _not_its_own(
+    eval_id: str,
+    run: int,
+    manifest: RunManifest,
+    store: _Store,
+    known: frozenset[str] | None,
+    shard_of: Callable[[str, int], int] | None,
+    listed: bool,
+) -> str | None:
+    """Why a row is not its run's own (None: it is): a case the dataset does not have, a case of
+    another shard, or one the run's manifest did not select (when it lists them)."""
+    if known is not None and eval_id not in known:
+        return "is not a case of the dataset"
+    shard = manifest.shard
+    if shard is not None and shard_of is not None and (owner := shard_of(eval_id, shard.count)) != shard.index:
+        return f"belongs to shard {owner}/{shard.count}, not to this run's {shard.index}/{shard.count}"
+    if (
+        listed
+        and store.db.execute("SELECT 1 FROM selected WHERE id = ? AND run = ?", (_id(eval_id), run)).fetchone() is None
+    ):
+        return "is not one of the cases its run selected (its manifest)"
+    return None
 
 
 def _merged(

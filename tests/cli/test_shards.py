@@ -258,3 +258,55 @@ def test_a_judge_file_that_changed_between_shards_is_named(ws):
     result = invoke("merge", *names, "-o", "m.jsonl")
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == "error: judge file /p/judge.py differs between s1.jsonl and s2.jsonl"
+
+
+def _with_rows(path: str, rows: list[dict]) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+
+
+def test_rows_that_are_not_their_runs_own_are_refused_or_left_out_never_gated(ws):
+    """60 renamed copies of a passing row appended to a shard used to turn a failing gate into a
+    pass: a row must be a case of the dataset, of its run's shard, that its run selected."""
+    dataset(ws)
+    names = shards(ws, 2)
+    first = json.loads(Path(names[0]).read_text().splitlines()[0])
+    _with_rows(names[0], [{**first, "eval_id": f"copy-{n}"} for n in range(60)])
+    refused = invoke("merge", *names, "-o", "all.jsonl")
+    assert refused.exit_code == 2 and not Path("all.jsonl").exists()
+    line = len(Path(names[0]).read_text().splitlines()) - 59
+    assert refused.stderr.splitlines()[0] == f"error: {names[0]}:{line}: case 'copy-0' is not a case of the dataset"
+    assert "pass --exclude-foreign" in refused.stderr
+    left_out = invoke("merge", *names, "-o", "all.jsonl", "--exclude-foreign")
+    assert left_out.exit_code == 0, left_out.output
+    assert "warning: left out 60 rows that are not their run's own (--exclude-foreign; not gated):" in left_out.stderr
+    assert "  ... and 50 more" in left_out.stderr
+    rows = [json.loads(text) for text in Path("all.jsonl").read_text().splitlines()]
+    assert sorted(row["eval_id"] for row in rows) == sorted(IDS)
+
+
+def test_a_row_of_another_shard_is_refused(ws):
+    dataset(ws)
+    names = shards(ws, 2)
+    other = next(i for i in IDS if shard_of(i, 2) == 2)
+    moved = [json.loads(t) for t in Path(names[1]).read_text().splitlines() if json.loads(t)["eval_id"] == other]
+    lines = [t for t in Path(names[1]).read_text().splitlines() if json.loads(t)["eval_id"] != other]
+    Path(names[1]).write_text("".join(t + "\n" for t in lines))
+    _with_rows(names[0], moved)  # the row now sits in shard 1's file
+    refused = invoke("merge", *names, "-o", "all.jsonl", "--dataset", "dataset.yaml")
+    assert refused.exit_code == 2, refused.output
+    assert f"case '{other}' belongs to shard 2/2, not to this run's 1/2" in refused.stderr.splitlines()[0]
+
+
+def test_a_row_of_a_case_the_run_did_not_select_is_refused(ws):
+    dataset(ws)
+    result = invoke("eval", "dataset.yaml", "--eval-id", "c1", "--out", "one.jsonl")
+    assert result.exit_code == 0, result.output
+    row = json.loads(Path("one.jsonl").read_text().splitlines()[0])
+    _with_rows("one.jsonl", [{**row, "eval_id": "c2"}])  # a real case, but not one this run ran
+    refused = invoke("merge", "one.jsonl", "-o", "all.jsonl", "--allow-missing")
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr.splitlines()[0] == (
+        "error: one.jsonl:2: case 'c2' is not one of the cases its run selected (its manifest)"
+    )
