@@ -26,6 +26,8 @@ import orjson
 
 from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
+from agentv_py.loading.inputs import judge_commands
+from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.results import ResultRow
@@ -80,6 +82,9 @@ class RescoreRequest:
     verbose: bool = False
     cache: bool | None = None  # --cache / --no-cache: LLM-judge replies from the cache (targets never run)
     cache_dir: Path | None = None
+
+
+JUDGES_SHOWN = 5  # judge commands a refusal names
 
 
 @dataclass
@@ -221,10 +226,7 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
     """The dataset loaded and checked, its judge targets resolved, as `agentv eval --dry-run`
     plans (no eval target is selected or started). The default judge: --judge-target, else
     execution.judge_target, else the one the old run used by default (`_run_judge`)."""
-    targets = request.targets
-    recorded = manifest.options.get("targets") if manifest is not None else None
-    if targets is None and isinstance(recorded, str) and Path(recorded).is_file():
-        targets = Path(recorded)  # the targets file the run was given with --targets
+    targets = request.targets  # never the one the manifest records: a results file chooses no configuration
     eval_request = EvalRequest(
         dataset=dataset,
         targets=targets,
@@ -287,6 +289,26 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             )
     eval_plan = _plan_dataset(request, manifest, dataset_path)
     dataset = eval_plan.dataset
+    recorded = manifest.options.get("targets") if manifest is not None else None
+    found = eval_plan.targets_file
+    if (
+        request.targets is None
+        and isinstance(recorded, str)
+        and (found is None or not same_file(found, Path(recorded)))
+    ):
+        warnings.append(
+            f"the run used --targets {recorded}; rescore reads only a targets file you name or the project's "
+            f"({found if found is not None else 'none found'}): pass --targets to use it"
+        )
+    judges = judge_commands(dataset)
+    if request.dataset is None and judges:  # a results file is data: it never chooses code to run
+        more = len(judges) - JUDGES_SHOWN
+        listed = "; ".join(judges[:JUDGES_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+        raise AgentvError(
+            f"{results}'s manifest names the dataset {dataset.path}, whose judges would run: {listed}. "
+            "rescore runs judges only from a dataset you name",
+            hint=f"check it, then pass --dataset {dataset.path}",
+        )
     scan = _scan(results)
     by_id = set(case_ids(dataset.cases))
     shown = str(results)

@@ -29,6 +29,8 @@ from agentv_py.cli.base import (
 )
 from agentv_py.cli.help import with_exit_codes
 
+JUDGES_LISTED = 20  # judge commands said before a re-score runs them
+
 RESCORE_EXIT_CODES = (
     (EXIT_OK, "gate passed"),
     (
@@ -126,6 +128,7 @@ def rescore(
 
     from agentv_py.cli.base import refuse_clash
     from agentv_py.cli.eval_cmd import baseline_options, output_roles, report_options, write_reports
+    from agentv_py.loading.inputs import judge_commands
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
@@ -163,14 +166,20 @@ def rescore(
         notes = [*(str(warning) for warning in plan.eval_plan.warnings), *plan.warnings]
         for note in notes:
             warn(note)
+        dataset_file = plan.eval_plan.dataset
         err.print(
             visible(
                 f"agentv: re-scoring {plural(len(plan.cases), 'row')} of {results} with the evaluators of "
-                f"'{plan.eval_plan.dataset.name}' (no target calls; {plural(plan.workers, 'worker')})"
+                f"'{dataset_file.name}' ({dataset_file.path}; no target calls; {plural(plan.workers, 'worker')})"
             ),
             markup=False,
             soft_wrap=True,
         )
+        judges = judge_commands(dataset_file)
+        for said in judges[:JUDGES_LISTED]:  # what will run, said before it runs
+            err.print(visible(f"  runs {said}"), markup=False, soft_wrap=True)
+        if len(judges) > JUDGES_LISTED:
+            err.print(f"  ... and {len(judges) - JUDGES_LISTED} more judges", markup=False)
         progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
         with progress:
             summary = execute_rescore(plan, progress.advance, writer, on_notice=warn)

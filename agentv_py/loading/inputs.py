@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentv_py.loading.dataset import walk_evaluators
 from agentv_py.locate import Role, resolve_file, search_dirs, working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig, RubricConfig
 from agentv_py.prepared import LoadedDataset
 
 
@@ -68,3 +68,38 @@ def judge_files(dataset: LoadedDataset) -> list[Role]:
             if found is not None:
                 add(found, role)
     return roles
+
+
+def judge_commands(dataset: LoadedDataset) -> list[str]:
+    """What the dataset's judges run or call, once each, as a person checking it reads it:
+    `code judge 'j': python3 judge.py (in /p/evals)`, `llm_judge 'quality': a model call (target
+    judge)`. Commands and names are shown as written; callers escape them for the terminal."""
+    said: list[str] = []
+    for _, config in walk_evaluators(dataset.model):
+        name = config.display_name
+        lines: list[str] = []
+        if isinstance(config, CodeJudgeConfig):
+            lines.append(_command(f"code judge '{name}'", config.script, config.cwd, dataset))
+        elif isinstance(config, LlmJudgeConfig):
+            if config.prompt_script is not None:
+                script = config.prompt_script
+                lines.append(_command(f"the prompt script of llm_judge '{name}'", script.script, script.cwd, dataset))
+            lines.append(f"llm_judge '{name}': a model call (target {config.target or 'the default judge'})")
+        elif isinstance(config, RubricConfig):
+            lines.append(f"rubric '{name}': a model call (target {config.target or 'the default judge'})")
+        elif isinstance(config, CompositeConfig):
+            aggregator = config.aggregator
+            if aggregator.path is not None:
+                lines.append(
+                    _command(f"the aggregator of composite '{name}'", aggregator.path, aggregator.cwd, dataset)
+                )
+            elif aggregator.type == "llm_judge":
+                target = aggregator.target or "the default judge"
+                lines.append(f"the aggregator of composite '{name}': a model call (target {target})")
+        said += [line for line in lines if line not in said]
+    return said
+
+
+def _command(what: str, script: list[str] | str, cwd: str | None, dataset: LoadedDataset) -> str:
+    shown = script if isinstance(script, str) else shlex.join(script)
+    return f"{what}: {shown} (in {working_dir(dataset.directory, cwd)})"

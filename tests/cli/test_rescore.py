@@ -70,7 +70,9 @@ def test_changed_fields_change_the_scores_without_calling_the_target(counted):
     assert new["target"] == old["target"]  # the answers' target, not a stand-in
     assert new["evaluators_sha256"] != old["evaluators_sha256"]
     assert "warning: " in result.stderr and "changed since old.jsonl was written" in result.stderr
-    assert "agentv: re-scoring 3 rows of old.jsonl with the evaluators of 'dataset' (no target calls" in result.stderr
+    dataset = Path("dataset.yaml").resolve()
+    said = f"agentv: re-scoring 3 rows of old.jsonl with the evaluators of 'dataset' ({dataset}; no target calls"
+    assert said in result.stderr
     assert "gate failed: 1 of 3 cases did not pass" in result.stderr
     assert "Totals: 3 cases  2 passed  0 partial  1 failed  0 target errors" in result.stdout
 
@@ -320,9 +322,19 @@ def test_code_judges_run_again(counted):
     counted.file("fx/c2.json", "echo two")
     assert invoke("eval", "dataset.yaml", "--out", "old.jsonl").exit_code == 0
     counted.file("score.txt", "0.25")
-    result = invoke("rescore", "old.jsonl", "--out", "new.jsonl", "--workers", "2")
+    dataset = Path("dataset.yaml").resolve()
+    refused = invoke("rescore", "old.jsonl", "--out", "new.jsonl")  # the manifest names it: no code runs
+    command = f"code judge 'judged': {sys.executable} {judge} (in {dataset.parent})"
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"error: old.jsonl's manifest names the dataset {dataset}, whose judges would run: {command}. "
+        "rescore runs judges only from a dataset you name\n"
+        f"hint: check it, then pass --dataset {dataset}\n"
+    )
+    assert not Path("new.jsonl").exists()
+    result = invoke("rescore", "old.jsonl", "--dataset", "dataset.yaml", "--out", "new.jsonl", "--workers", "2")
     assert result.exit_code == 1, result.output
-    assert "(no target calls; 2 workers)" in result.stderr
+    assert "; no target calls; 2 workers)" in result.stderr
+    assert f"  runs {command}" in result.stderr.splitlines()  # said before it runs
     assert calls(counted) == 2
     assert sorted((row["eval_id"], row["score"], row["candidate_answer"]) for row in rows("new.jsonl")) == [
         ("c1", 0.25, "one\n"),

@@ -1,0 +1,61 @@
+"""Results files and manifests are data (issue 25, point 1): `agentv rescore RUN` never runs a
+judge that the run's manifest chose. A received bundle (rows + manifest + a hidden folder holding
+a dataset and its "judge") runs nothing; naming the dataset runs it, said before it runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentv_py.cli import app
+
+
+def invoke(*args: str):
+    return CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, list(args))
+
+
+def test_a_received_bundle_runs_nothing(ws):
+    hidden = ws.root / ".bundle"
+    ws.file(".bundle/judge.py", "import pathlib\npathlib.Path('PWNED').write_text('x')\nprint('{\"score\": 1}')\n")
+    ws.file(".bundle/fx/c1.json", "echo hi")
+    ws.file(
+        ".bundle/dataset.yaml",
+        "execution:\n  target: t\n  evaluators:\n"
+        f"    - {{type: code_judge, name: j, script: [{sys.executable}, judge.py]}}\n"
+        "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: fx/c1.json}]}]\n"
+        "    expected_output: hi\n",
+    )
+    ws.cli_target("sh {FILES}")
+    shutil.copy(ws.root / ".agentv/targets.yaml", hidden / "targets.yaml")
+    made = invoke("eval", ".bundle/dataset.yaml", "--out", "run.jsonl", "--targets", ".bundle/targets.yaml")
+    assert made.exit_code == 0, made.output
+    (hidden / "PWNED").unlink()
+    assert json.loads(Path("run.jsonl.meta.json").read_text())["dataset"]["path"] == str(hidden / "dataset.yaml")
+    result = invoke("rescore", "run.jsonl", "--out", "again.jsonl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: run.jsonl's manifest names the dataset {hidden / 'dataset.yaml'}")
+    assert "rescore runs judges only from a dataset you name" in result.stderr
+    assert not (hidden / "PWNED").exists() and not Path("again.jsonl").exists()
+
+
+def test_the_targets_file_a_manifest_records_is_not_read(ws):
+    """Configuration named by a manifest is not read either: the run's --targets is only a hint."""
+    ws.file("fx/c1.json", "echo 1")
+    ws.file("elsewhere/targets.yaml", "targets:\n  - {name: t, provider: cli, command_template: 'sh {FILES}'}\n")
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
+        "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: fx/c1.json}]}]\n"
+        "    expected_output: {a: 1}\n"
+    )
+    made = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--targets", "elsewhere/targets.yaml")
+    assert made.exit_code == 1, made.output  # "1" is not JSON: the case fails; the run is what matters
+    result = invoke("rescore", "run.jsonl", "--out", "again.jsonl")
+    assert result.exit_code == 1, result.output
+    assert (
+        "warning: the run used --targets elsewhere/targets.yaml; rescore reads only a targets file you name "
+        "or the project's (none found): pass --targets to use it"
+    ) in result.stderr
