@@ -65,14 +65,47 @@ class ResultsUnavailable(Exception):
         self.locked = locked  # another agentv run holds it
 
 
+MAX_DEPTH = 254  # levels of nesting a stored row may have (orjson's own limit, row included)
+CUT = f"[cut: nested deeper than {MAX_DEPTH} levels]"
+
+
 def dumps_row(data: dict[str, Any]) -> bytes:
     """One row as a JSON line. orjson, except for what it refuses: an integer wider than 64 bits
-    (written exactly by the standard library) or a string holding a lone surrogate (replaced by
-    U+FFFD, since it is not Unicode). Every line written can be read back by `read_rows`."""
+    (written exactly by the standard library), a string holding a lone surrogate (replaced by
+    U+FFFD, since it is not Unicode), or nesting deeper than MAX_DEPTH (an answer's or a judge's
+    value 10,000 levels deep): what lies deeper is cut (`bound_depth`), and the row is written.
+    Every line written can be read back by `read_rows`."""
     try:
         return orjson.dumps(data, option=_OPTIONS)
-    except TypeError:
+    except TypeError as exc:
+        if "recursion" in str(exc).lower():
+            return dumps_row(bound_depth(data))
+    try:
         return json.dumps(_valid_unicode(data), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except RecursionError:
+        return dumps_row(bound_depth(data))
+
+
+def bound_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """A copy of `value` in which every object or array nested deeper than `limit` levels (the
+    value itself is level 1) is replaced by the string CUT. Iterative: any depth, no recursion."""
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(holder, 0, value, 1)]  # (parent, key in it, node, its level)
+    while stack:
+        parent, key, node, level = stack.pop()
+        if not isinstance(node, dict | list | tuple):
+            parent[key] = node
+        elif level > limit:
+            parent[key] = CUT
+        elif isinstance(node, dict):
+            copy: dict[Any, Any] = dict.fromkeys(node)  # the keys in order; values filled below
+            parent[key] = copy
+            stack.extend((copy, k, v, level + 1) for k, v in node.items())
+        else:
+            items: list[Any] = [None] * len(node)
+            parent[key] = items
+            stack.extend((items, i, v, level + 1) for i, v in enumerate(node))
+    return holder[0]
 
 
 def _valid_unicode(value: Any) -> Any:
@@ -319,7 +352,10 @@ def read_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[i
         if _BLANK.fullmatch(line):
             continue
         try:
-            yield number, ResultRow.model_validate(_loads_line(line))
+            value = _loads_line(line)
+            if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _too_deep(value):
+                value = bound_depth(value)  # a file written elsewhere: readers see what agentv writes
+            yield number, ResultRow.model_validate(value)
         except ValidationError as exc:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])
@@ -328,6 +364,15 @@ def read_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[i
             yield number, "not JSON: nested too deeply"
         except ValueError as exc:  # not JSON (orjson's and the standard library's errors)
             yield number, f"not JSON: {exc}"
+
+
+def _too_deep(value: Any) -> bool:
+    """Nested deeper than MAX_DEPTH (orjson refuses to write it: C speed, no recursion here)."""
+    try:
+        orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except TypeError as exc:
+        return "recursion" in str(exc).lower()
+    return False
 
 
 def _size(count: int) -> str:
