@@ -132,11 +132,10 @@ class Worker:
         started = time.monotonic()
         self._take_stderr()
         assert self.proc is not None and self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return self._lost(self._exit_reason("closed its stdin"), started)
+        request = json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n"
+        error = self._write(request, started + timeout, timeout)
+        if error is not None:
+            return self._lost(error, started)
         line, error = self._read_line(started + timeout, "request", timeout)
         if error is not None:
             return self._lost(error, started)
@@ -154,6 +153,47 @@ class Worker:
         took = (time.monotonic() - started) * 1000
         return Reply(data, None, self._take_stderr(), took)
 
+    def _write(self, data: bytes, deadline: float, timeout: float) -> str | None:
+        """Write a request by the deadline (the case's): a worker that stops reading its stdin
+        cannot hang the run once the pipe is full. What it writes meanwhile is kept (its stdout
+        for the reply, its stderr for the request), so neither side waits on the other. None when
+        written, else why not."""
+        assert self.proc is not None and self.proc.stdin is not None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        in_fd, out_fd, err_fd = self.proc.stdin.fileno(), self.proc.stdout.fileno(), self.proc.stderr.fileno()
+        os.set_blocking(in_fd, False)
+        view = memoryview(data)
+        with selectors.PollSelector() as selector:
+            selector.register(in_fd, selectors.EVENT_WRITE)
+            selector.register(out_fd, selectors.EVENT_READ)
+            selector.register(err_fd, selectors.EVENT_READ)
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return f"worker did not read its request within {deadline_text(timeout)} (killed; a new one starts)"
+                for key, _ in selector.select(left):
+                    if key.fd == in_fd:
+                        try:
+                            view = view[os.write(in_fd, view[:_CHUNK]) :]
+                        except BlockingIOError:
+                            continue
+                        except OSError:  # EPIPE: it closed its stdin, or exited
+                            return self._exit_reason("closed its stdin")
+                        continue
+                    chunk = os.read(key.fd, _CHUNK)
+                    if key.fd == err_fd:
+                        if chunk:
+                            self._keep_stderr(chunk)
+                        else:
+                            selector.unregister(err_fd)
+                    elif chunk:
+                        self._out += chunk
+                    else:  # stdout closed before the request was even read
+                        if self.proc.poll() is None:
+                            self.proc.kill()
+                        return self._exit_reason("closed its stdout")
+        return None
+
     def _lost(self, error: str, started: float) -> Reply:
         stderr = self._take_stderr()
         self.stop()
@@ -161,7 +201,10 @@ class Worker:
         return Reply(None, error + (f": {tail}" if tail else ""), stderr, (time.monotonic() - started) * 1000, True)
 
     def _exit_reason(self, what: str) -> str:
-        code = self.proc.wait(timeout=1) if self.proc is not None else None
+        try:
+            code = self.proc.wait(timeout=1) if self.proc is not None else None
+        except subprocess.TimeoutExpired:  # it closed a pipe and runs on: it is killed (`_lost`)
+            return f"worker {what} (still running: killed; a new one starts)"
         if code is not None and code < 0:
             return f"worker {what}: killed by {signal.Signals(-code).name}"
         return f"worker {what}" + (f" (exit code {code})" if code is not None else "")

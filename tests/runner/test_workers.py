@@ -246,3 +246,31 @@ def test_an_interrupted_run_leaves_no_worker_behind(ws, tmp_path):
     assert started and not any(alive(pid) for pid in started)
     for line in results.read_text().splitlines():
         json.loads(line)  # every row whole
+
+
+def test_a_worker_that_stops_reading_cannot_hang_the_run(ws):
+    """A request over the 64 KB a pipe holds, to a worker that never reads: the write has the
+    case's deadline, the worker is killed and replaced, and every case gets its row."""
+    ws.cli_target(f"{sys.executable} {WORKER} stop-reading", extra="mode: worker\ntimeout_seconds: 2")
+    big = "x" * 200_000
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\nevalcases:\n"
+        + "".join(f"  - id: {c}\n    input: {big}\n    expected_output: {{a: 1}}\n" for c in ("c1", "c2"))
+    )
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    assert result.exit_code == 4, result.output
+    found = rows()
+    assert sorted(found) == ["c1", "c2"]
+    for row in found.values():
+        assert (
+            row["error"] == "target 't' failed: worker did not read its request within 2 s (killed; a new one starts)"
+        )
+
+
+def test_a_worker_that_closes_its_stdin_is_replaced_with_the_reason(ws):
+    worker_dataset(ws, "close-stdin", ids=("c1", "c2"), timeout=5)
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    assert result.exit_code == 4, result.output
+    assert "internal error" not in result.output
+    for row in rows().values():
+        assert row["error"] == "target 't' failed: worker closed its stdin (still running: killed; a new one starts)"
