@@ -591,13 +591,16 @@ def _verdict_line(result: Comparison) -> str:
 
 
 def _md(text: str) -> str:
-    """A table cell: pipes escaped, control characters made visible."""
-    return visible(text).replace("|", "\\|")
+    """Inert Markdown (`report.markdown.cell`): a case id or a field path never becomes an image,
+    a link, raw HTML or a table cell of its own."""
+    from agentv_py.report.markdown import cell
+
+    return cell(text, limit=1_000)
 
 
 def render_markdown(result: Comparison, alpha: float) -> str:
     """The comparison as GitHub-flavoured Markdown (a PR comment, a step summary)."""
-    out = [f"## Compare `{_md(result.base)}` -> `{_md(result.new)}`", ""]
+    out = [f"## Compare {_md(result.base)} -&gt; {_md(result.new)}", ""]
     out += [f"- {_md(line)}" for line in summary_lines(result, alpha)]
     out += ["", f"**{_md(_verdict_line(result))}**", ""]
     if result.changed_count:

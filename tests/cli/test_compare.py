@@ -154,7 +154,7 @@ def test_table_and_markdown(two_runs):
 
     md = invoke("compare", "base.jsonl", "new.jsonl", "--format", "md", "--significant-only")
     assert md.exit_code == 0, md.output
-    assert md.stdout.startswith("## Compare `base.jsonl` -> `new.jsonl`\n\n- 4 cases in both files\n")
+    assert md.stdout.startswith("## Compare base.jsonl -&gt; new.jsonl\n\n- 4 cases in both files\n")
     assert "| c2 | 1.000 | 0.500 | -0.500 | pass -> fail |" in md.stdout
     assert "| b | 2 | 0 | 1.000 | 0.500 | -0.500 |" in md.stdout and "**no regression**" in md.stdout
 
@@ -309,6 +309,7 @@ def field_row(eval_id: str, **statuses: str):
 
 def test_hostile_case_ids_round_trip_and_stay_plain_text(tmp_path):
     ids = ["nul\x00id", "new\nline", "[bold]markup[/bold]", "ünï \u202e rtl", "x" * 5000, "a|b`c"]
+    ids += ["![img](http://x/a.png)", "[link](javascript:alert(1))", "<img src=x onerror=alert(1)>"]
     base = write_rows(tmp_path / "b.jsonl", [field_row(i, f="hit") for i in ids])
     new = write_rows(tmp_path / "n.jsonl", [field_row(i, f="miss") for i in ids])
     data = json.loads(invoke("compare", base, new, "--format", "json").stdout)
@@ -317,7 +318,9 @@ def test_hostile_case_ids_round_trip_and_stay_plain_text(tmp_path):
     table = invoke("compare", base, new)
     assert "[bold]markup[/bold]" in table.stdout and "nul\\x00id" in table.stdout and "\x00" not in table.stdout
     markdown = invoke("compare", base, new, "--format", "md").stdout
-    assert "a\\|b`c" in markdown and "new\\nline" in markdown
+    assert "a\\|b\\`c" in markdown and "new↵line" in markdown and "\u202e" not in markdown
+    assert "![" not in markdown and "](" not in markdown.replace("\\](", "") and "<img" not in markdown
+    assert "!\\[img\\](http://x/a.png)" in markdown and "&lt;img src=x onerror=alert(1)&gt;" in markdown
 
 
 def test_the_last_row_of_a_case_counts(tmp_path):
