@@ -20,7 +20,7 @@ from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, Fi
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained
-from agentv_py.report.jsonl import read_rows
+from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.session import run_dataset
 
 IDS_LISTED = 5  # case ids named when the case is not found
@@ -35,8 +35,8 @@ class _Dataset:
 
 def find_row(results: Path, case_id: str) -> ResultRow:
     """The last row of `case_id` in a results file; a usage error (exit 2) naming near ids."""
-    if not results.is_file():
-        raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
+    if (why := not_results(results)) is not None:
+        raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     found: ResultRow | None = None
     ids: dict[str, None] = {}
     for line, row in read_rows(results):

@@ -33,7 +33,14 @@ from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.prepared import PreparedCase, case_ids, select
-from agentv_py.report.jsonl import MAX_LINE_BYTES, JsonlWriter, ResultsUnavailable, open_new_results, read_rows
+from agentv_py.report.jsonl import (
+    MAX_LINE_BYTES,
+    JsonlWriter,
+    ResultsUnavailable,
+    not_results,
+    open_new_results,
+    read_rows,
+)
 from agentv_py.report.manifest import (
     ManifestError,
     finish_manifest,
@@ -271,10 +278,8 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     invalid dataset or judge target, a file with no row or whose rows are mostly not the
     dataset's cases."""
     results = request.results
-    if not results.is_file():
-        raise AgentvError(
-            f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (its --out)"
-        )
+    if (why := not_results(results)) is not None:
+        raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (its --out)")
     warnings: list[str] = []
     manifest = _read_old_manifest(request, warnings)
     if request.dataset is not None:

@@ -37,8 +37,10 @@ def metrics(
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
     if taxonomy and output_format == "csv":
         raise AgentvError("--taxonomy goes with --format table (--format json always has the taxonomy)")
-    if not results.is_file():
-        raise AgentvError(f"results file not found: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
+    from agentv_py.report.jsonl import not_results
+
+    if (why := not_results(results)) is not None:
+        raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     report = aggregate(results, evaluator)
     where = visible(str(results))
     for line, reason in report.problems:

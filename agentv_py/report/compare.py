@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from agentv_py.models.results import ResultRow
-from agentv_py.report.jsonl import UnusableInput, read_rows
+from agentv_py.report.jsonl import UnusableInput, not_results, read_rows
 from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.regressions import Rules, regressions
@@ -309,9 +309,9 @@ def _is_error(row: ResultRow) -> bool:
 
 def _check_files(base: Path, new: Path) -> None:
     for role, path in (("BASE", base), ("NEW", new)):
-        if not path.is_file():
+        if (why := not_results(path)) is not None:
             raise CompareError(
-                f"{role} results file not found: {path}", hint="pass two JSONL files `agentv eval` wrote (--out)"
+                f"{role} results file {why}: {path}", hint="pass two JSONL files `agentv eval` wrote (--out)"
             )
     if os.path.samefile(base, new):
         raise CompareError(

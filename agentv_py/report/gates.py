@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentv_py.models.dataset import Gates
-from agentv_py.report.jsonl import read_rows
+from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.regressions import SHOWN_IDS
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least, at_most
@@ -118,8 +118,8 @@ def load_baseline(
     """Read BASE.jsonl (the last row of a case wins, like compare). A run of another dataset is
     refused: by `base_dataset` (path, name), from BASE's manifest when it has one, else when no
     case id is shared."""
-    if not path.is_file():
-        raise BaselineError(f"--baseline results file not found: {path}", hint="pass a JSONL file `agentv eval` wrote")
+    if (why := not_results(path)) is not None:
+        raise BaselineError(f"--baseline results file {why}: {path}", hint="pass a JSONL file `agentv eval` wrote")
     if base_dataset is not None and base_dataset != (str(dataset_path.resolve()), dataset_name):
         raise BaselineError(
             f"--baseline {path} is a run of another dataset: '{base_dataset[1]}' ({base_dataset[0]}), "

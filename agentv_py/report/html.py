@@ -29,7 +29,7 @@ from typing import Any
 
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import EvaluatorResult, ResultRow
-from agentv_py.report.jsonl import read_rows
+from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.misses import misses_with_values
 from agentv_py.report.summary import RunSummary
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
@@ -385,8 +385,8 @@ def build_report(
     """Read `results` (streamed; the last row of a case wins) and write the report to `out`.
     `images()` gives the case images, asked only when some case has a geometry result.
     ReportError when there is nothing to show."""
-    if not results.is_file():
-        raise ReportError(f"results file not found: {results}")
+    if (why := not_results(results)) is not None:
+        raise ReportError(f"results file {why}: {results}")
     build = _Build()
     for line, row in read_rows(results):
         if isinstance(row, str):

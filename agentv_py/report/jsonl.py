@@ -366,6 +366,19 @@ def read_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[i
             yield number, f"not JSON: {exc}"
 
 
+def not_results(path: Path) -> str | None:
+    """Why `path` cannot be a results file to read (None: it can), said after "results file":
+    `not found`, `is a directory, not a file`, or `is not a regular file (a FIFO, a socket or a
+    device)`, which a reader would wait on or read as something else."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "not found"
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    return None if stat.S_ISREG(mode) else "is not a regular file (a FIFO, a socket or a device)"
+
+
 def _too_deep(value: Any) -> bool:
     """Nested deeper than MAX_DEPTH (orjson refuses to write it: C speed, no recursion here)."""
     try:
