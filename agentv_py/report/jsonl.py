@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -33,6 +34,9 @@ _CHUNK = 1024 * 1024
 _DEVNULL = os.stat(os.devnull) if os.path.exists(os.devnull) else None
 
 
+NAME_CHARS = 80  # of the dataset's name in a default results file's name (longer: cut, with a hash)
+
+
 def default_results_path(
     dataset: str, now: dt.datetime | None = None, root: Path | None = None, tag: str | None = None
 ) -> Path:
@@ -42,6 +46,8 @@ def default_results_path(
     now = now or dt.datetime.now(dt.UTC)
     stamp = now.strftime("%Y%m%dT%H%M%S") + f".{now.microsecond // 1000:03d}Z"
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset) or "dataset"
+    if len(safe) > NAME_CHARS:  # a file name has 255 bytes; the manifest and temporary files add to it
+        safe = f"{safe[: NAME_CHARS - 9]}-{hashlib.sha256(dataset.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
     tag = tag if tag is not None else f"{os.getpid()}-{secrets.token_hex(2)}"
     return (root or Path.cwd()) / ".agentv" / "results" / f"{safe}_{stamp}_{tag}.jsonl"
 

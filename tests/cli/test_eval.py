@@ -405,3 +405,14 @@ def test_layout_detection_example(monkeypatch):
     stamp = {r["name"]: r for r in by_id["page-3-rotated-stamp"]["evaluator_results"]}
     assert 0.85 < stamp["stamp_exact"]["score"] < stamp["stamp_bbox"]["score"] < 0.9
     assert stamp["signature"]["misses"] == ["signature_center (euclidean distance 36.1 > 15)"]
+
+
+def test_a_long_dataset_name_still_gets_a_default_results_file(sh_target):
+    """A 250-character dataset name used to make every eval without --out fail (name too long)."""
+    sh_target.cases_dataset([("c1", 'echo \'{"a": 1, "b": 2}\'', {"a": 1, "b": 2})], name="d.yaml")
+    Path("d.yaml").write_text(f"dataset: {'n' * 250}\n" + Path("d.yaml").read_text())
+    result = invoke("eval", "d.yaml")
+    assert result.exit_code == 0, result.output
+    (written,) = (sh_target.root / ".agentv" / "results").glob("n*.jsonl")
+    assert len(written.name) < 150 and written.name.startswith("n" * 71 + "-")
+    assert Path(str(written) + ".meta.json").is_file() and len(rows(written)) == 1
