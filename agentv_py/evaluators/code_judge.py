@@ -32,7 +32,7 @@ from agentv_py.models.results import EvaluatorResult, Trace
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
-from agentv_py.scoring.jsontext import loads
+from agentv_py.scoring.jsontext import TOO_DEEP, loads
 from agentv_py.scoring.judge_contract import result_problems
 from agentv_py.scoring.trajectory import trace_summary as _trace_summary
 
@@ -324,6 +324,16 @@ def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult
     return _checked(config, parsed, code, result)
 
 
+def _unreadable(exc: ValueError) -> str:
+    """Why valid JSON could not be read (nested too deeply, an integer past Python's digit
+    limit), in agentv's words; "" for text that is simply not JSON."""
+    if str(exc) == TOO_DEEP:
+        return TOO_DEEP
+    if not isinstance(exc, json.JSONDecodeError) and "digits" in str(exc):
+        return f"an integer longer than {sys.get_int_max_str_digits()} digits"
+    return ""
+
+
 def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
     """(object, None) when the whole stdout is one JSON object, else (None, what is wrong).
 
@@ -334,7 +344,8 @@ def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, "printed nothing on stdout (one JSON object expected)"
     try:
         value = loads(text, allow_nan=True)
-    except ValueError:
+    except ValueError as exc:
+        why = _unreadable(exc)
         lines = [line for line in text.splitlines() if line.strip()]
         try:
             last = loads(lines[-1], allow_nan=True)
@@ -347,7 +358,7 @@ def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
                 "(stdout must hold only the result; print debug output to stderr)"
             )
         snippet = text[:80] + ("..." if len(text) > 80 else "")
-        return None, f"stdout is not JSON: {snippet!r}"
+        return None, f"stdout is not JSON{f' ({why})' if why else ''}: {snippet!r}"
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
         return None, f"stdout is {kind}, not a JSON object"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -310,14 +311,19 @@ def test_stdout_must_be_only_the_json_object(lines, message):
     [
         ('{"score": 1}', None),
         ('\n  {"score": NaN}\n', None),  # read, so that the contract names the NaN score
-        ("[" * 100_000 + "]" * 100_000, "stdout is not JSON: '" + "[" * 80 + "...'"),
+        ("[" * 100_000 + "]" * 100_000, "stdout is not JSON (JSON nested too deeply): '" + "[" * 80 + "...'"),
+        (
+            '{"score": 1, "n": ' + "7" * 5000 + "}",
+            f"stdout is not JSON (an integer longer than {sys.get_int_max_str_digits()} digits): "
+            '\'{"score": 1, "n": ' + "7" * 62 + "...'",
+        ),
         ('```json\n{"score": 1}\n```', "stdout is not JSON: '```json\\n{\"score\": 1}\\n```'"),
         (
             'debug\n{"score": 1}',
             "printed 1 line before its JSON result (stdout must hold only the result; print debug output to stderr)",
         ),
     ],
-    ids=["object", "nan-read", "nested-too-deeply", "fenced", "debug-line"],
+    ids=["object", "nan-read", "nested-too-deeply", "integer-too-long", "fenced", "debug-line"],
 )
 def test_one_json_object(stdout, problem):
     from agentv_py.evaluators.code_judge import _one_json_object
