@@ -37,12 +37,22 @@ __all__ = ["field_outcomes", "write_junit", "xml_text"]
 _FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ATTRIBUTE_ESCAPES = {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 VALUE_CHARS = 200  # an expected or actual value in a message is shortened to this
+MESSAGE_CHARS = 1_000  # a failure's or error's message attribute
+BODY_CHARS = 16_000  # a failure's or error's text: the first misses, then how many more characters
 SPOOL_BYTES = 1 << 20  # a per-field suite is kept in memory up to this, then on disk
 
 
 def xml_text(value: str) -> str:
     """`value` without the characters XML 1.0 forbids (escaping is the serializer's job)."""
     return _FORBIDDEN.sub("", value)
+
+
+def _capped(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how many it had: a CI system's page of failures
+    stays readable whatever a case's misses hold (agentv explain shows them whole)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... ({len(text) - limit} more characters: agentv explain RESULTS CASE shows them all)"
 
 
 def _short(value: Any) -> str:
@@ -126,10 +136,10 @@ def _testcase(classname: str, name: str, time: str, problem: tuple[str, str, str
     if problem is not None:
         tag, kind, message, text = problem
         if tag == "skipped":
-            ET.SubElement(element, "skipped", {"message": xml_text(message)})
+            ET.SubElement(element, "skipped", {"message": xml_text(_capped(message, MESSAGE_CHARS))})
         else:
-            child = ET.SubElement(element, tag, {"message": xml_text(message), "type": kind})
-            child.text = xml_text(text)
+            child = ET.SubElement(element, tag, {"message": xml_text(_capped(message, MESSAGE_CHARS)), "type": kind})
+            child.text = xml_text(_capped(text, BODY_CHARS))
     return ET.tostring(element, encoding="unicode") + "\n"
 
 

@@ -265,3 +265,16 @@ def test_a_field_miss_is_shown_with_the_values_of_its_details_entry():
         "total (null value; expected 12.5, got null)",
         "number (required, missing; expected 'INV-1', got nothing)",
     ]
+
+
+def test_a_failures_message_and_text_are_capped():
+    """2 MB of misses used to become 2 MB per failure in the XML."""
+    from agentv_py.report.junit import BODY_CHARS, MESSAGE_CHARS
+
+    misses = [f"f{i} (value mismatch) " + "x" * 1_000 for i in range(2_000)]
+    text = junit([row("c1", "fail", misses=misses)])
+    failure = ET.fromstring(text).find("testsuite/testcase/failure")
+    assert failure is not None and failure.text is not None
+    assert len(failure.get("message", "")) < MESSAGE_CHARS + 200 and len(failure.text) < BODY_CHARS + 200
+    assert failure.text.endswith("more characters: agentv explain RESULTS CASE shows them all)")
+    assert len(text) < 40_000
