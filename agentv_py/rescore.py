@@ -215,6 +215,12 @@ def _read_old_manifest(request: RescoreRequest, warnings: list[str]) -> RunManif
         return None
 
 
+def _manifest_of(manifest: RunManifest, run_ids: set[str]) -> bool:
+    """Whether `manifest` is the one of rows with these run ids: its run, or a run it merged (rows
+    without run ids, from older versions, cannot tell: they are taken to be its)."""
+    return not run_ids or manifest.run_id in run_ids or bool(run_ids & set(manifest.merged_from))
+
+
 def _run_judge(manifest: RunManifest | None) -> str | None:
     """The default judge of the old run when the dataset does not name one: its --judge-target,
     else its eval target's `judge_target`, else the target itself when it was a model target
@@ -282,6 +288,13 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (its --out)")
     warnings: list[str] = []
     manifest = _read_old_manifest(request, warnings)
+    scan = _scan(results)
+    if manifest is not None and not _manifest_of(manifest, scan.run_ids):
+        beside = f"{manifest_path(results)} is the manifest of run {manifest.run_id}, not of the rows of {results}"
+        if request.dataset is None:
+            raise AgentvError(f"{beside}: the dataset they were run with is unknown", hint="pass --dataset DATASET")
+        warnings.append(f"{beside}: re-scoring from the rows alone")
+        manifest = None
     if request.dataset is not None:
         dataset_path = request.dataset
     else:
@@ -314,7 +327,6 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             "rescore runs judges only from a dataset you name",
             hint=f"check it, then pass --dataset {dataset.path}",
         )
-    scan = _scan(results)
     by_id = set(case_ids(dataset.cases))
     shown = str(results)
 

@@ -59,3 +59,30 @@ def test_the_targets_file_a_manifest_records_is_not_read(ws):
         "warning: the run used --targets elsewhere/targets.yaml; rescore reads only a targets file you name "
         "or the project's (none found): pass --targets to use it"
     ) in result.stderr
+
+
+def test_rows_beside_another_runs_manifest_are_not_its(ws):
+    """A manifest speaks only for its own rows: rows of run A beside run B's manifest are re-scored
+    from the rows alone (with --dataset), and the new run derives from A, not from B."""
+    ws.cli_target("sh {FILES}")
+    ws.file("fx/c1.json", "echo '{\"a\": 1}'")
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
+        "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: fx/c1.json}]}]\n"
+        "    expected_output: {a: 1}\n"
+    )
+    assert invoke("eval", "dataset.yaml", "--out", "a.jsonl").exit_code == 0
+    assert invoke("eval", "dataset.yaml", "--out", "b.jsonl").exit_code == 0
+    run_a = json.loads(Path("a.jsonl.meta.json").read_text())["run_id"]
+    run_b = json.loads(Path("b.jsonl.meta.json").read_text())["run_id"]
+    shutil.copy("b.jsonl.meta.json", "a.jsonl.meta.json")  # B's manifest beside A's rows
+    refused = invoke("rescore", "a.jsonl", "--out", "r.jsonl")
+    assert refused.exit_code == 2
+    assert refused.stderr.splitlines()[0] == (
+        f"error: a.jsonl.meta.json is the manifest of run {run_b}, not of the rows of a.jsonl: "
+        "the dataset they were run with is unknown"
+    )
+    result = invoke("rescore", "a.jsonl", "--dataset", "dataset.yaml", "--out", "r.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "re-scoring from the rows alone" in result.stderr
+    assert json.loads(Path("r.jsonl.meta.json").read_text())["derived_from"] == run_a
