@@ -57,10 +57,10 @@ from agentv_py.report.manifest import (
     write_manifest,
 )
 from agentv_py.report.render import visible
-from agentv_py.report.reuse import StoredError, manifest_differences, read_stored
+from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import DEFAULT_CACHE_DIR, CacheSettings
-from agentv_py.runner.engine import RunOptions, Shard, select_cases, shard_cases
+from agentv_py.runner.engine import RunOptions, Shard, pass_mark, select_cases, shard_cases
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog
 from agentv_py.runner.targets import DRY_RUN_TARGET, check_targets, run_healthcheck
@@ -234,10 +234,6 @@ def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None)
     return AgentvError(f"{verb} {shown}: {message}", hint)
 
 
-def _did_not_pass(row: ResultRow) -> bool:
-    return row.status == "error" or row.verdict != "pass"
-
-
 def _has_error(row: ResultRow) -> bool:
     return row.status == "error" or any(result.status == "error" for result in row.evaluator_results)
 
@@ -328,7 +324,8 @@ def plan_reuse(
         to_run: Sequence[PreparedCase] = select(cases, (i for i in case_ids(cases) if i not in by_case))
         kept = stored.rows
     else:
-        again = _did_not_pass if mode == "rerun_failed" else _has_error
+        mark = pass_mark(dataset)
+        again = (lambda row: not passed(row, mark)) if mode == "rerun_failed" else _has_error
         redo = {i for i in case_ids(cases) if i not in by_case or again(by_case[i])}
         to_run = select(cases, (i for i in case_ids(cases) if i in redo))
         kept = [row for row in stored.rows if row.eval_id not in redo]

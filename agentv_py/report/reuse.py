@@ -13,8 +13,18 @@ from pathlib import Path
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
+from agentv_py.scoring.case import case_verdict
 
 NAMES_SHOWN = 5
+
+
+def passed(row: ResultRow, mark: float) -> bool:
+    """Whether a stored row passed, by its evaluator results as well as its word: a row whose
+    `verdict` says pass while its results say otherwise (edited, or written by something else)
+    did not pass, and `--rerun-failed` runs its case again."""
+    if row.status == "error" or row.verdict != "pass" or not row.evaluator_results:
+        return False
+    return case_verdict(row.evaluator_results, mark).verdict == "pass"
 
 
 def short(digest: str) -> str:

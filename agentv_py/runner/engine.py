@@ -182,7 +182,7 @@ def score_case(
         judges=judging.clients,
         default_judge=judging.default,
         processes=processes,
-        pass_threshold=_pass_mark(dataset),
+        pass_threshold=pass_mark(dataset),
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
@@ -207,7 +207,7 @@ def score_case(
     )
 
 
-def _pass_mark(dataset: LoadedDataset) -> float:
+def pass_mark(dataset: LoadedDataset) -> float:
     """The dataset's `pass_threshold`, else SPEC §4.1's 0.8."""
     mark = dataset.model.pass_threshold
     return PASS_THRESHOLD if mark is None else mark

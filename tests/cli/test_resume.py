@@ -444,3 +444,19 @@ def _manifest_of(**changes: object) -> RunManifest:
 )
 def test_manifest_differences_say_what_changed(current, expected):
     assert manifest_differences(_manifest_of(), current) == expected
+
+
+def test_rerun_failed_runs_a_row_whose_verdict_contradicts_its_results(ws):
+    """A row edited to say pass while its evaluator results say fail did not pass: it runs again."""
+    _counting_workspace(ws)
+    ws.file("fx/c2.json", 'echo \'{"a": 9, "b": 9}\'')  # c2 answers wrongly: score 0, fail
+    assert _agentv(["eval", "dataset.yaml", "--out", "old.jsonl"], ws.root).returncode == 1
+    lines = (ws.root / "old.jsonl").read_text().splitlines()
+    edited = [
+        json.dumps({**row, "verdict": "pass"}) if row["eval_id"] == "c2" else json.dumps(row)
+        for row in map(json.loads, lines)
+    ]
+    (ws.root / "old.jsonl").write_text("\n".join(edited) + "\n")
+    result = _agentv(["eval", "dataset.yaml", "--rerun-failed", "old.jsonl", "--out", "new.jsonl"], ws.root)
+    assert "agentv: re-running 1 case of 'dataset' that did not pass in old.jsonl (5 rows copied)" in result.stderr
+    assert "[1/1] fail    0.000  c2" in result.stderr  # c2 ran again, and fails as it did
