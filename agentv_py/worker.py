@@ -23,6 +23,7 @@ import asyncio
 import importlib
 import inspect
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -36,12 +37,22 @@ def _reply(out: IO[bytes], data: dict[str, Any]) -> None:
     out.flush()
 
 
+def _protocol_stdout() -> IO[bytes]:
+    """The protocol's own copy of descriptor 1, after which descriptor 1 is stderr's: whatever
+    the function writes to stdout, at any level (print, os.write(1, ...), a C extension, a child
+    process it starts), goes to stderr and never into a reply line."""
+    sys.stdout.flush()
+    protocol = os.dup(1)
+    os.dup2(2, 1)
+    return os.fdopen(protocol, "wb", buffering=0)
+
+
 def serve(
     handler: Callable[[dict[str, Any]], Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 ) -> None:
     """Answer requests with `handler` until stdin closes (see the module docstring)."""
     source = stdin if stdin is not None else sys.stdin.buffer
-    out = stdout if stdout is not None else sys.stdout.buffer
+    out = stdout if stdout is not None else _protocol_stdout()
     sys.stdout = sys.stderr  # a print() in the handler must not corrupt the protocol
     _reply(out, {"agentv_worker": PROTOCOL})
     loop: asyncio.AbstractEventLoop | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import errno
 import itertools
+import json
 import os
 import re
 import stat
@@ -729,7 +730,9 @@ class WorkerRunner(_LocalTarget):
                 return TargetOutcome(None, error)
         elif "answer" in reply.data:
             answer = reply.data["answer"]
-            text = answer if isinstance(answer, str) else dumps(answer)
+            # the standard library writes what the worker said, NaN and Infinity included (orjson
+            # would write null): the row records it, and scoring reads it as any target's text
+            text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
         else:
             return TargetOutcome(
                 None, f"target '{self.name}' failed: the worker's reply has no 'answer' (nor 'error', 'output_file')"

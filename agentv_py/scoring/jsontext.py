@@ -127,9 +127,11 @@ def loads(text: str, *, allow_nan: bool = False, keep_out_of_range: bool = False
 
 
 def dumps(value: Any) -> str:
-    """`value` as compact JSON text (`{"a":1}`), NaN refused: orjson when it is importable (it is
-    fast), the standard library for what orjson refuses (integers wider than 64 bits) or where
-    it is missing. Imported lazily: judges that never write JSON do not pay for it."""
+    """`value` as compact JSON text (`{"a":1}`): orjson when it is importable (it is fast; it
+    writes NaN and infinities as null), the standard library for what orjson refuses (integers
+    wider than 64 bits; NaN refused there) or where it is missing. Imported lazily: judges that
+    never write JSON do not pay for it. A worker's answer is written by the standard library
+    instead, NaN kept (`runner.targets`)."""
     try:
         import orjson
 

@@ -163,6 +163,14 @@ async def extract_async(request):
 
 def boom(request):
     raise RuntimeError("no model for " + request["case_id"])
+
+def noisy(request):  # stdout at every level: none of it may reach the protocol
+    import subprocess, sys
+    print("print", flush=True)
+    sys.__stdout__.write("sys.__stdout__\\n"); sys.__stdout__.flush()
+    os.write(1, b"os.write to descriptor 1\\n")
+    subprocess.run(["echo", "a child process"], check=True)
+    return {"a": float("nan"), "b": 2}
 """
 
 
@@ -274,3 +282,15 @@ def test_a_worker_that_closes_its_stdin_is_replaced_with_the_reason(ws):
     assert "internal error" not in result.output
     for row in rows().values():
         assert row["error"] == "target 't' failed: worker closed its stdin (still running: killed; a new one starts)"
+
+
+def test_a_python_callables_own_output_never_reaches_the_protocol_and_nan_is_kept(ws):
+    """Descriptor-level isolation: print, sys.__stdout__, os.write(1, ...) and a child process all
+    write to stderr; the answer's NaN is recorded as the worker said it, not as null."""
+    ws.file("src/extractor/__init__.py", PACKAGE)
+    ws.targets("targets:\n  - {name: t, provider: python, callable: 'extractor:noisy', path: src}\n")
+    ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2}), ("c2", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl", "--workers", "1", "--max-retries", "0")
+    found = rows()
+    assert sorted(found) == ["c1", "c2"] and all(row["status"] == "ok" for row in found.values()), result.output
+    assert all(row["candidate_answer"] == '{"a":NaN,"b":2}' for row in found.values())
