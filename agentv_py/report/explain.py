@@ -153,8 +153,11 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
         fields = Table(title="Fields", title_justify="left")
         for column in ("field", "evaluator", "match", "status", "score", "share", "expected", "got", "reason"):
             fields.add_column(column, overflow="fold")
+        field_shares: dict[int, dict[str, float]] = {}  # per evaluator, once: linear in the fields
         for index, result, entry in rows:
-            share = shares[index] * _field_shares(_entries(result)).get(str(entry["path"]), 0.0)
+            if index not in field_shares:
+                field_shares[index] = _field_shares(_entries(result))
+            share = shares[index] * field_shares[index].get(str(entry["path"]), 0.0)
             fields.add_row(
                 Text(visible(str(entry["path"]))),
                 Text(visible(result.name)),
