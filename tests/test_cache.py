@@ -249,7 +249,7 @@ def test_a_corrupt_database_is_not_used_and_the_run_says_so_once(project):
     warnings = [line for line in stderr.splitlines() if line.startswith("warning:")]
     # ours around it; in the parentheses first, SQLite's own words for what is wrong
     said = re.escape(f"warning: cache disabled: {Path.cwd() / DB} is not a usable SQLite database (") + ".+"
-    said += re.escape("; `agentv cache clear` removes it); running without it")
+    said += re.escape("; remove it to start a new cache); running without it")
     assert len(warnings) == 1 and re.fullmatch(said, warnings[0]), warnings
     assert DB.read_bytes() == b"this is not a database" * 100  # left alone
 
@@ -560,3 +560,45 @@ def test_a_model_target_is_cached_whatever_its_key(project, chat_server, monkeyp
     project.ws.file("evals/a.txt", "99\n")  # inlined into the message: a new question
     project.run("--cache", code=1)
     assert len(chat_server.requests) == 3
+
+
+def test_a_cache_others_could_write_is_not_trusted(project):
+    """A planted cache could change a run's answers: a cache directory or database writable by
+    group or others (or owned by another user) is not used, and the run says why."""
+    project.run("--cache")
+    DB.parent.chmod(0o777)
+    try:
+        found, stderr = project.run("--cache", out="again.jsonl")
+    finally:
+        DB.parent.chmod(0o755)
+    assert project.calls == 4  # both cases ran again: no answer came from that cache
+    said = " ".join(stderr.split())
+    assert "is writable by group or others (mode 777): not trusted (chmod go-w to use it)" in said
+    assert said.count("cache disabled:") == 1
+    assert [row["verdict"] for row in found] == ["pass", "pass"]
+
+
+def test_a_hit_is_scored_from_the_stored_text_the_row_shows(project):
+    """An entry whose stored parse differs from its stored text (older entries kept both) is
+    scored from the text: the answer the row shows is the answer scored."""
+    project.run("--cache")
+    with sqlite3.connect(DB) as db:
+        for key, value in db.execute("SELECT key, value FROM entries WHERE kind = 'target'").fetchall():
+            data = json.loads(value)
+            data["parsed"] = {"total": "999"}  # a forged parse beside the true text
+            db.execute("UPDATE entries SET value = ? WHERE kind = 'target' AND key = ?", (json.dumps(data), key))
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert project.calls == 2  # hits
+    assert scores(found) == [("a", 1.0, "pass"), ("b", 1.0, "pass")]
+    assert [json.loads(row["candidate_answer"]) for row in found] == [{"total": "12"}, {"total": "13"}]
+
+
+def test_a_new_cache_is_made_private_whatever_the_umask(project):
+    old = os.umask(0o002)  # a group-writable default, common on shared machines
+    try:
+        project.run("--cache")
+        found, stderr = project.run("--cache", out="warm.jsonl")
+    finally:
+        os.umask(old)
+    assert "cache disabled" not in stderr and project.calls == 2  # the second run hit
+    assert (DB.parent.stat().st_mode & 0o777, DB.stat().st_mode & 0o777) == (0o700, 0o600)

@@ -49,7 +49,7 @@ def _failed(what: str, path: Path, exc: sqlite3.Error) -> Exception:
 
     return AgentvError(
         f"cannot {what} the cache {visible(str(path))}: {exc}",
-        hint="another agentv may be writing it (try again), or `agentv cache clear` removes a corrupt one",
+        hint="another agentv may be writing it (try again), or remove a corrupt one yourself",
     )
 
 
@@ -87,7 +87,7 @@ def clear(
     """Remove stored target answers and judge replies: the next run calls again."""
     from agentv_py.errors import AgentvError
     from agentv_py.report.render import visible
-    from agentv_py.runner.cache import DATABASE_NAME, KINDS, clear_cache
+    from agentv_py.runner.cache import DATABASE_NAME, KINDS, NotOurs, clear_cache
 
     if kind is not None and kind not in KINDS:
         raise AgentvError(f"invalid --kind {kind!r}: choose target or judge")
@@ -96,6 +96,8 @@ def clear(
         removed = clear_cache(directory, next((k for k in KINDS if k == kind), None))
     except sqlite3.Error as exc:
         raise _failed("clear", directory / DATABASE_NAME, exc) from None
+    except NotOurs as exc:
+        raise AgentvError(visible(str(exc)), hint="point --cache-dir at an agentv cache directory") from None
     what = f"{kind} entries" if kind else "entries"
     noun = what if removed != 1 else what.replace("entries", "entry")
     print(f"cache: removed {removed} {noun} from {visible(str(directory / DATABASE_NAME))}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -100,6 +101,26 @@ class CacheStats:
     kinds: dict[str, KindStats] = field(default_factory=dict)
 
 
+def untrusted(path: Path) -> str | None:
+    """Why the cache directory or database at `path` is not ours to trust (None: it is, or it does
+    not exist yet): owned by another user, or writable by group or others. A cache is trusted
+    only when nobody else could have put answers in it."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path} cannot be checked: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symbolic link: a cache is used only where it lies"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user (uid {info.st_uid}): a cache is trusted only when it is yours"
+    if info.st_mode & 0o022:
+        mode = stat.S_IMODE(info.st_mode)
+        return f"{path} is writable by group or others (mode {mode:o}): not trusted (chmod go-w to use it)"
+    return None
+
+
 class CacheStore:
     """The database of one cache directory. `disabled` says why it is not used (None: it is);
     `notice` is told once when it becomes unusable, and once when a locked database makes it skip
@@ -127,13 +148,21 @@ class CacheStore:
 
     def _open(self) -> None:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if not self.directory.exists():  # ours alone whatever the umask: trusted next time
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self.directory.chmod(0o700)
+            created = not self.path.exists()
         except OSError as exc:
             self._disable(f"cannot create the cache directory {self.directory}: {exc.strerror or exc}")
             return
         if not os.access(self.directory, os.W_OK):
             self._disable(f"the cache directory {self.directory} is not writable")
             return
+        for path in (self.directory, self.path):
+            distrust = untrusted(path)
+            if distrust is not None:  # a planted database could change a run's answers
+                self._disable(distrust)
+                return
         # Another agentv opening the same new database at the same moment can hold the lock that
         # turning WAL on needs, and SQLite does not wait for that one: try again until the timeout.
         deadline = time.monotonic() + self.busy_timeout
@@ -142,6 +171,10 @@ class CacheStore:
                 connection = self._connection()
                 if connection is not None:
                     self._check_schema(connection)
+                    if created:
+                        for made in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm"))):
+                            with contextlib.suppress(OSError):
+                                made.chmod(0o600)
                 return
             except sqlite3.Error as exc:
                 if not (_is_locked(exc) and time.monotonic() < deadline):
@@ -215,7 +248,7 @@ class CacheStore:
     def _describe(self, exc: sqlite3.Error) -> str:
         text = str(exc)
         if _code(exc) in (_NOTADB, _CORRUPT):
-            return f"{self.path} is not a usable SQLite database ({text}; `agentv cache clear` removes it)"
+            return f"{self.path} is not a usable SQLite database ({text}; remove it to start a new cache)"
         if _code(exc) in (_READONLY, _CANTOPEN):
             return f"cannot write {self.path} ({text})"
         return f"{self.path}: {text}"
@@ -325,27 +358,33 @@ def cache_stats(directory: Path) -> CacheStats:
     return stats
 
 
+class NotOurs(Exception):
+    """`agentv cache clear` was pointed at a file that is not an agentv cache: it is not touched."""
+
+
 def clear_cache(directory: Path, kind: Kind | None = None) -> int:
-    """Remove every entry (of `kind`, when given) and return how many there were. A database that
-    is not usable is removed whole (its files), as every entry in it is lost anyway; raises
-    sqlite3.Error when it cannot be written (locked past the busy timeout, read-only)."""
+    """Remove every entry (of `kind`, when given) and return how many there were. Only a database
+    of agentv's schema is touched: another program's SQLite file, or a file that is not SQLite at
+    all, raises NotOurs and stays as it is. Raises sqlite3.Error when the cache cannot be written
+    (locked past the busy timeout, read-only)."""
     path = directory / DATABASE_NAME
-    if not path.is_file():
+    if not path.is_file() or path.is_symlink():
+        if path.is_symlink():
+            raise NotOurs(f"{path} is a symbolic link, not an agentv cache: not touched")
         return 0
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS)
+    connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_SECONDS)
     try:
         try:
-            (count,) = connection.execute(
-                "SELECT COUNT(*) FROM entries" + (" WHERE kind = ?" if kind else ""), (kind,) if kind else ()
-            ).fetchone()
+            version = CacheStore._schema_version(connection)
         except sqlite3.DatabaseError as exc:
             if _is_locked(exc):
                 raise
-            connection.close()
-            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                with contextlib.suppress(FileNotFoundError):
-                    name.unlink()
-            return 0
+            raise NotOurs(f"{path} is not an SQLite database: not an agentv cache, not touched") from None
+        if version is None:
+            raise NotOurs(f"{path} is not an agentv cache (no agentv schema in it): not touched")
+        (count,) = connection.execute(
+            "SELECT COUNT(*) FROM entries" + (" WHERE kind = ?" if kind else ""), (kind,) if kind else ()
+        ).fetchone()
         with connection:
             connection.execute("DELETE FROM entries" + (" WHERE kind = ?" if kind else ""), (kind,) if kind else ())
         if kind is None:
@@ -361,8 +400,6 @@ def clear_cache(directory: Path, kind: Kind | None = None) -> int:
 def encode_outcome(outcome: TargetOutcome) -> str:
     """A successful target outcome as a stored value (its answer, parsed JSON, messages, trace)."""
     data: dict[str, Any] = {"format": VALUE_FORMAT, "answer": outcome.answer, "trace": outcome.trace}
-    if outcome.parsed is not NOT_JSON:
-        data["parsed"] = outcome.parsed
     if outcome.output_messages is not None:
         data["output_messages"] = outcome.output_messages
     return dumps(data)
@@ -378,7 +415,8 @@ def decode_outcome(value: str) -> TargetOutcome | None:
         return None
     if messages is not None and not isinstance(messages, list):
         return None
-    return TargetOutcome(answer, parsed=data.get("parsed", NOT_JSON), output_messages=messages, trace=trace)
+    # the stored text is parsed again, never a stored parse: a hit is scored from the text the row shows
+    return TargetOutcome(answer, parsed=NOT_JSON, output_messages=messages, trace=trace)
 
 
 def encode_reply(reply: ChatReply) -> str:

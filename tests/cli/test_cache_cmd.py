@@ -76,7 +76,9 @@ def test_an_unknown_kind_is_a_usage_error(ws):
     assert result.stderr == "error: invalid --kind 'answers': choose target or judge\n"
 
 
-def test_a_corrupt_database_is_reported_by_stats_and_removed_by_clear(ws):
+def test_a_corrupt_database_is_reported_by_stats_and_left_alone_by_clear(ws):
+    """`cache clear` touches only a database of agentv's schema: a file it cannot read as one may be
+    another program's, and it says so instead of deleting it."""
     ws.file(str(DB), b"garbage" * 200)
     result = invoke("cache", "stats")
     assert result.exit_code == 2
@@ -84,15 +86,31 @@ def test_a_corrupt_database_is_reported_by_stats_and_removed_by_clear(ws):
     assert len(lines) == 2, lines
     # ours up to the colon; then SQLite's own words for what is wrong
     assert re.fullmatch(re.escape("error: cannot read the cache .agentv/cache/cache.sqlite3: ") + ".+", lines[0])
-    assert (
-        lines[1] == "hint: another agentv may be writing it (try again), or `agentv cache clear` removes a corrupt one"
-    )
+    assert lines[1] == "hint: another agentv may be writing it (try again), or remove a corrupt one yourself"
     result = invoke("cache", "clear")
-    assert result.exit_code == 0, result.output
-    assert result.stdout == "cache: removed 0 entries from .agentv/cache/cache.sqlite3\n"
-    assert not DB.exists()
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        "error: .agentv/cache/cache.sqlite3 is not an SQLite database: not an agentv cache, not touched"
+    )
+    assert DB.read_bytes() == b"garbage" * 200
+    DB.unlink()
     fill(DB.parent, {"target": 1}, hits=1)  # a new one can be made
     assert invoke("cache", "stats").stdout.splitlines()[1] == "  target  1 entry, 1 hit"
+
+
+def test_clear_leaves_another_programs_sqlite_file_alone(ws):
+    DB.parent.mkdir(parents=True)
+    other = sqlite3.connect(DB)
+    other.execute("CREATE TABLE notes (text TEXT)")
+    other.execute("INSERT INTO notes VALUES ('precious')")
+    other.commit()
+    other.close()
+    result = invoke("cache", "clear")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "error: .agentv/cache/cache.sqlite3 is not an agentv cache (no agentv schema in it): not touched"
+    )
+    assert sqlite3.connect(DB).execute("SELECT text FROM notes").fetchall() == [("precious",)]
 
 
 def test_cache_is_listed_among_the_commands(ws):
