@@ -602,3 +602,63 @@ def test_a_new_cache_is_made_private_whatever_the_umask(project):
         os.umask(old)
     assert "cache disabled" not in stderr and project.calls == 2  # the second run hit
     assert (DB.parent.stat().st_mode & 0o777, DB.stat().st_mode & 0o777) == (0o700, 0o600)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "sh -c '{python} ../scripts/extract.py {counter} {{FILES}}'",
+        "sh -c 'cd ../scripts && {python} extract.py {counter} {{FILES}}'",
+    ],
+    ids=["inside-sh-c", "after-cd"],
+)
+def test_a_script_named_inside_a_shell_script_is_hashed(project, template):
+    """The extractor named inside `sh -c '...'` (the form docs/security.md recommends), or after
+    `cd dir &&`, is in the key: editing it asks again instead of serving stale answers."""
+    project.ws.cli_target(template.format(python=sys.executable, counter=project.counter))
+    project.run("--cache")
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert project.calls == 2 and [row["trace"]["cache"] for row in found] == ["hit", "hit"]
+    project.ws.file("scripts/extract.py", EXTRACT + "# v2\n")
+    found, stderr = project.run("--cache", out="new.jsonl")
+    assert project.calls == 4 and [row["trace"]["cache"] for row in found] == ["miss", "miss"]
+    assert "names no file of the project" not in stderr
+
+
+def test_a_command_naming_no_project_file_is_said_once(project):
+    project.ws.cli_target(f"{sys.executable} -c 'print(1)' {{FILES}}")
+    _, stderr = project.run("--cache", code=None)
+    said = " ".join(stderr.split())
+    assert said.count("cache: target 't' names no file of the project agentv can hash") == 1
+    assert "set the target's cache_key and change it with the program" in said
+
+
+def test_a_rotated_secret_keeps_every_entry(project, monkeypatch):
+    """A `${{ VAR }}` secret counts by where it is used, never by its value: a new token hits."""
+    monkeypatch.setenv("EXTRACT_TOKEN", "token-one-0123456789")
+    project.target("env: {TOKEN: '${{ EXTRACT_TOKEN }}'}")
+    project.run("--cache")
+    monkeypatch.setenv("EXTRACT_TOKEN", "token-two-9876543210")
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert project.calls == 2 and [row["trace"]["cache"] for row in found] == ["hit", "hit"]
+
+
+WORKER_MODULE = """
+def extract(request):
+    with open(request["files"][0]) as handle:
+        value = handle.read().strip()
+    with open(COUNTER, "a") as counter:
+        counter.write("call\\n")
+    return {"total": value}
+"""
+
+
+def test_worker_and_python_targets_are_cached_and_their_code_is_in_the_key(project):
+    project.ws.file("src/extractor/__init__.py", f"COUNTER = {str(project.counter)!r}\n" + WORKER_MODULE)
+    project.ws.targets("targets:\n  - {name: t, provider: python, callable: 'extractor:extract', path: ../src}\n")
+    project.run("--cache")
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert project.calls == 2 and [row["trace"]["cache"] for row in found] == ["hit", "hit"]
+    project.ws.file("src/extractor/helpers.py", "# a new helper module of the package\n")
+    found, _ = project.run("--cache", out="new.jsonl")
+    assert project.calls == 4 and [row["trace"]["cache"] for row in found] == ["miss", "miss"]

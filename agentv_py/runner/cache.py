@@ -27,10 +27,18 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply
-from agentv_py.models.targets import CliTarget, TargetConfig
+from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
-from agentv_py.runner.cache_keys import FileDigests, chat_key, cli_case_key, model_case_key, program_digests
-from agentv_py.runner.targets import CliRunner, ModelRunner, TargetOutcome, TargetRunner
+from agentv_py.runner.cache_keys import (
+    FileDigests,
+    chat_key,
+    cli_case_key,
+    model_case_key,
+    program_digests,
+    python_digests,
+    worker_case_key,
+)
+from agentv_py.runner.targets import CliRunner, ModelRunner, TargetOutcome, TargetRunner, WorkerRunner
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import dumps, loads
 
@@ -452,11 +460,16 @@ class Cache:
     answer is still used; it is asked again next time)."""
 
     def __init__(
-        self, store: CacheStore, project: tuple[Path, ...], holds_secret: Callable[[str], bool] = lambda value: False
+        self,
+        store: CacheStore,
+        project: tuple[Path, ...],
+        holds_secret: Callable[[str], bool] = lambda value: False,
+        mask: Callable[[str], str] = lambda text: text,
     ) -> None:
         self.store = store
         self.project = project
         self.holds_secret = holds_secret
+        self.mask = mask  # the run's secrets masked in every key: keyed by where they are used
         self.digests = FileDigests()
         self._programs: dict[str, dict[str, str]] = {}
 
@@ -467,11 +480,17 @@ class Cache:
 
     def programs(self, runner: object) -> dict[str, str]:
         """The content hashes of the project files a cli runner's template names (none for others)."""
-        if not isinstance(runner, CliRunner):
+        if not isinstance(runner, CliRunner | WorkerRunner):
             return {}
         found = self._programs.get(runner.name)
         if found is None:
-            found = program_digests(runner.config, Path(runner.cwd), self.project, self.digests)
+            config = runner.config
+            if isinstance(config, PythonTarget) and isinstance(runner, WorkerRunner):
+                found = python_digests(config, runner.argv, self.project, self.digests)
+            elif isinstance(config, CliTarget):
+                found = program_digests(config, Path(runner.cwd), self.project, self.digests)
+            else:
+                found = {}
             self._programs[runner.name] = found
         return found
 
@@ -490,9 +509,13 @@ class CachedTarget:
 
     def key(self, case: PreparedCase) -> str | None:
         if isinstance(self.runner, CliRunner):
-            return cli_case_key(self.runner, case, self.cache.programs(self.runner), self.cache.digests)
+            programs = self.cache.programs(self.runner)
+            return cli_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask)
         if isinstance(self.runner, ModelRunner):
-            return model_case_key(self.config, case, self.cache.digests)
+            return model_case_key(self.config, case, self.cache.digests, self.cache.mask)
+        if isinstance(self.runner, WorkerRunner):
+            programs = self.cache.programs(self.runner)
+            return worker_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask)
         return None
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
@@ -532,7 +555,7 @@ class CachedChat:
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         programs = self.cache.programs(self.client) if isinstance(self.config, CliTarget) else {}
-        key = chat_key(self.config, programs, messages, self.cache.digests)
+        key = chat_key(self.config, programs, messages, self.cache.digests, self.cache.mask)
         if key is None:
             return self.client.complete(messages)
         cache = self.cache

@@ -18,17 +18,17 @@ import hashlib
 import os
 import shlex
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentv_py.chat import ChatMessage
 from agentv_py.media import ImageRef
-from agentv_py.models.targets import CliTarget, TargetConfig
+from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import UnsafeTemplate, render_command
 from agentv_py.runner.llm import case_messages
-from agentv_py.runner.targets import CliRunner
+from agentv_py.runner.targets import CliRunner, WorkerRunner
 from agentv_py.scoring.jsontext import dumps
 
 # Part of every key: a new agentv that changes what goes into a key, or what a stored value
@@ -89,9 +89,15 @@ class FileDigests:
         return value
 
 
-def key_of(kind: str, material: dict[str, Any]) -> str:
-    """The key of one call: `v<version>:<sha256 of the versioned material>`."""
-    document = dumps({"agentv_cache_key": KEY_VERSION, "kind": kind, **material})
+def _same(text: str) -> str:
+    return text
+
+
+def key_of(kind: str, material: dict[str, Any], mask: Callable[[str], str] = _same) -> str:
+    """The key of one call: `v<version>:<sha256 of the versioned material>`, the run's secrets
+    masked in it first (`mask`): a secret is keyed by where it is used, never by its value or a
+    digest of it, so rotating a token keeps every entry."""
+    document = mask(dumps({"agentv_cache_key": KEY_VERSION, "kind": kind, **material}))
     return f"v{KEY_VERSION}:{hashlib.sha256(document.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
@@ -113,26 +119,102 @@ def is_inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+_SHELL_WORDS = frozenset({"&&", "||", ";", "|", "&", "then", "do", "else", "exec", "env", "time", "nice"})
+
+
+def _command_words(template: str) -> list[str]:
+    """The words of a command template, a shell script inside it split too: the words of
+    `sh -c 'cd tools && python3 extract.py {FILES}'` are those of the script as well."""
+    pending, words = [template], []
+    while pending:
+        text = pending.pop(0)
+        try:
+            split = shlex.split(text, comments=False)
+        except ValueError:  # unbalanced quotes (a shell template): plain words are enough here
+            split = text.split()
+        for word in split:
+            words.append(word)
+            if word != text and any(ch.isspace() for ch in word):  # a script given as one word (sh -c '...')
+                pending.append(word)
+    return words
+
+
 def program_digests(config: CliTarget, cwd: Path, project: Sequence[Path], digests: FileDigests) -> dict[str, str]:
     """The content hash of every word of the command template that names an existing file inside
     the project (`project`: the directories that count), found from the command's working
-    directory: the script in `python3 ../scripts/extract.py {FILES}`. Words with a placeholder and
-    files outside the project (the interpreter) are not hashed."""
-    try:
-        words = shlex.split(config.command_template)
-    except ValueError:  # unbalanced quotes (a shell template): plain words are enough here
-        words = config.command_template.split()
+    directory and from every directory a `cd` in it enters: the script in `python3
+    ../scripts/extract.py {FILES}`, in `sh -c 'python3 scripts/extract.py {FILES}'` and in
+    `cd tools && python3 extract.py`. Words with a placeholder and files outside the project (the
+    interpreter) are not hashed."""
+    words = _command_words(config.command_template)
+    places = [cwd] + [cwd / after.rstrip(";") for word, after in zip(words, words[1:], strict=False) if word == "cd"]
     found: dict[str, str] = {}
     for word in words:
-        if not word or "{" in word or word in found:
+        if not word or "{" in word or word in found or word in _SHELL_WORDS or any(c.isspace() for c in word):
             continue
-        path = Path(os.path.abspath(cwd / word))
-        try:
-            if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
-                found[word] = digests(path)
-        except OSError:  # unreadable: the command's own error to report, the key just lacks it
-            continue
+        for place in places:
+            path = Path(os.path.abspath(place / word.rstrip(";")))
+            try:
+                if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
+                    found[word] = digests(path)
+                    break
+            except OSError:  # unreadable: the command's own error to report, the key just lacks it
+                continue
     return found
+
+
+PACKAGE_FILES = 500  # Python files of a callable's package hashed at most (more: the key says so)
+
+
+def python_digests(
+    config: PythonTarget, argv: Sequence[str], project: Sequence[Path], digests: FileDigests
+) -> dict[str, str]:
+    """The content hash of every Python file of a `provider: python` callable's top-level package
+    (or of its module), found on the `--path` directories its worker is given, inside the project:
+    a change to the extractor's code changes the key."""
+    dirs = [Path(argv[i + 1]) for i, word in enumerate(argv[:-1]) if word == "--path"]
+    top = config.callable.partition(":")[0].split(".")[0]
+    found: dict[str, str] = {}
+    for directory in dirs:
+        package, module = directory / top, directory / f"{top}.py"
+        files = sorted(package.rglob("*.py"))[: PACKAGE_FILES + 1] if package.is_dir() else [module]
+        for path in files:
+            try:
+                if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
+                    found[str(path.relative_to(directory))] = digests(path)
+            except OSError:
+                continue
+        if len(files) > PACKAGE_FILES:
+            found["<more files>"] = f"over {PACKAGE_FILES}: set cache_key"
+        if found:
+            break
+    return found
+
+
+def worker_case_key(
+    runner: WorkerRunner,
+    case: PreparedCase,
+    programs: dict[str, str],
+    digests: FileDigests,
+    mask: Callable[[str], str] = _same,
+) -> str | None:
+    """The key of a worker target's answer to a case (`mode: worker`, `provider: python`): its
+    config, the hashes of its program (`programs`), the content of every file and image, and the
+    question: what its request carries. None: a file cannot be read (the call reports it)."""
+    try:
+        files = [digests(path) for path in case.file_paths]
+        images = [image_digest(image, digests) for image in case.images]
+    except (OSError, ValueError):
+        return None
+    material = {
+        "target": target_identity(runner.config),
+        "programs": programs,
+        "worker": True,
+        "files": files,
+        "images": images,
+        "prompt": case.question,
+    }
+    return key_of("target", material, mask)
 
 
 def image_digest(image: ImageRef, digests: FileDigests) -> str:
@@ -161,7 +243,13 @@ def messages_material(messages: Sequence[ChatMessage], digests: FileDigests) -> 
     ]
 
 
-def cli_case_key(runner: CliRunner, case: PreparedCase, programs: dict[str, str], digests: FileDigests) -> str | None:
+def cli_case_key(
+    runner: CliRunner,
+    case: PreparedCase,
+    programs: dict[str, str],
+    digests: FileDigests,
+    mask: Callable[[str], str] = _same,
+) -> str | None:
     """The key of a cli target's answer to a case: its config, the command rendered for the case
     (files and images by stand-ins `<sha256>/basename`, {OUTPUT_FILE} and {ATTEMPT} by fixed
     stand-ins), the content of every file and image, the question, and the hashes of the project's
@@ -191,10 +279,12 @@ def cli_case_key(runner: CliRunner, case: PreparedCase, programs: dict[str, str]
         "images": images,
         "prompt": case.question,
     }
-    return key_of("target", material)
+    return key_of("target", material, mask)
 
 
-def model_case_key(config: TargetConfig, case: PreparedCase, digests: FileDigests) -> str | None:
+def model_case_key(
+    config: TargetConfig, case: PreparedCase, digests: FileDigests, mask: Callable[[str], str] = _same
+) -> str | None:
     """The key of a model target's answer to a case: its config (no secrets) and the messages as
     sent, images by content hash. None: the messages cannot be built (the call reports why)."""
     try:
@@ -202,11 +292,15 @@ def model_case_key(config: TargetConfig, case: PreparedCase, digests: FileDigest
         material = {"target": target_identity(config), "messages": messages_material(messages, digests)}
     except (OSError, ValueError):
         return None
-    return key_of("target", material)
+    return key_of("target", material, mask)
 
 
 def chat_key(
-    config: TargetConfig, programs: dict[str, str], messages: Sequence[ChatMessage], digests: FileDigests
+    config: TargetConfig,
+    programs: dict[str, str],
+    messages: Sequence[ChatMessage],
+    digests: FileDigests,
+    mask: Callable[[str], str] = _same,
 ) -> str | None:
     """The key of a judge's reply: the judge target's config (no secrets; a cli judge's programs
     too) and the rendered messages, images by content hash. None: an image cannot be read."""
@@ -218,7 +312,7 @@ def chat_key(
         }
     except (OSError, ValueError):
         return None
-    return key_of("judge", material)
+    return key_of("judge", material, mask)
 
 
 def _basename(path: str) -> str:

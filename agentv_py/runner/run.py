@@ -117,6 +117,12 @@ class Run:
                 # a batch answers every case in one call: not cached; a mock costs nothing
                 if cache.target and not self.batching and not isinstance(target, MockTarget):
                     self.runner = CachedTarget(runner, target, self.cache)
+                    if isinstance(target, CliTarget) and not target.cache_key and not self.cache.programs(runner):
+                        self.notice(
+                            f"cache: target '{target.name}' names no file of the project agentv can hash (its "
+                            "program lies outside the project, or a variable names it): a change to the "
+                            "extractor is not noticed; set the target's cache_key and change it with the program"
+                        )
                 elif cache.target and self.batching:
                     self.notice(f"cache: target '{target.name}' answers every case in one batch: not cached")
                 for name, config in (judges or {}).items():
@@ -144,7 +150,7 @@ class Run:
             store.close()
             return None
         # an answer holding one of the run's secrets is never written to disk
-        return Cache(store, settings.project, lambda value: self.redact.in_json(value))
+        return Cache(store, settings.project, lambda value: self.redact.in_json(value), lambda text: self.redact(text))
 
     def _proxy_target(self, name: str) -> ChatClient | str:
         """A target of the catalog, built when a judge's proxy request first names it, or why

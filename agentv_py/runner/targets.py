@@ -653,6 +653,7 @@ class WorkerRunner(_LocalTarget):
         super().__init__(config, dataset_dir, work_dir, secrets, output_cap)
         self.config = config
         self._argv = argv if argv is not None else worker_argv(config, dataset_dir)
+        self.argv = self._argv  # what starts a worker (its program, a callable's --path): for cache keys
         self._counter = itertools.count()
 
         def make() -> Worker:
