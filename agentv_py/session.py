@@ -30,7 +30,7 @@ from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_files
 from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
-from agentv_py.locate import Role, output_clash, targets_search_dirs
+from agentv_py.locate import Role, output_clash, repo_root, targets_search_dirs
 from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, ShardInfo
@@ -59,7 +59,7 @@ from agentv_py.report.manifest import (
 from agentv_py.report.render import visible
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.summary import RunSummary, gate, plural
-from agentv_py.runner.cache import DEFAULT_CACHE_DIR, CacheSettings
+from agentv_py.runner.cache import CacheSettings, default_cache_dir
 from agentv_py.runner.engine import RunOptions, Shard, pass_mark, select_cases, shard_cases
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog
@@ -621,12 +621,14 @@ def cache_settings(plan: EvalPlan) -> CacheSettings | None:
         return None
     everything = wanted is True or plan.dataset.model.execution.cache
     settings = CacheSettings(
-        directory=Path(os.path.abspath(plan.request.cache_dir or DEFAULT_CACHE_DIR)),
+        directory=Path(os.path.abspath(plan.request.cache_dir or default_cache_dir(plan.dataset.directory))),
         target=everything or getattr(plan.target, "cache", False) is True,
         judges=frozenset(
             name for name, config in plan.judges.items() if everything or getattr(config, "cache", False) is True
         ),
-        project=(Path.cwd().resolve(), plan.dataset.directory.resolve()),
+        # the directories whose files a command's key hashes: the dataset's repository (or the
+        # current directory outside one), and the dataset's own directory
+        project=(repo_root(plan.dataset.directory.resolve()) or Path.cwd().resolve(), plan.dataset.directory.resolve()),
     )
     return settings if settings.target or settings.judges else None
 

@@ -662,3 +662,16 @@ def test_worker_and_python_targets_are_cached_and_their_code_is_in_the_key(proje
     project.ws.file("src/extractor/helpers.py", "# a new helper module of the package\n")
     found, _ = project.run("--cache", out="new.jsonl")
     assert project.calls == 4 and [row["trace"]["cache"] for row in found] == ["miss", "miss"]
+
+
+def test_the_default_cache_is_the_projects_not_the_current_directorys(project, monkeypatch):
+    """Run from a subdirectory: the answers land in (and come from) the project root's cache, and a
+    cache someone left in the current directory is never read."""
+    project.run("--cache")
+    sub = project.ws.root / "evals"
+    monkeypatch.chdir(sub)
+    (sub / ".agentv" / "cache").mkdir(parents=True)
+    result = invoke("eval", "d.yaml", "--out", "o.jsonl", "--cache")
+    assert result.exit_code == 0, result.output
+    assert project.calls == 2  # hits from the project root's cache
+    assert not (sub / ".agentv" / "cache" / "cache.sqlite3").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -33,13 +34,16 @@ cache_app = typer.Typer(
 )
 app.add_typer(cache_app, name="cache", short_help="Show or clear the answer cache (agentv eval --cache).")
 
-_DIR_HELP = "Cache directory.  [default: .agentv/cache]"
+_DIR_HELP = "Cache directory.  [default: .agentv/cache at the root of the current directory's repository, else here]"
 
 
 def _directory(cache_dir: Path | None) -> Path:
-    from agentv_py.runner.cache import DEFAULT_CACHE_DIR
+    from agentv_py.runner.cache import default_cache_dir
 
-    return cache_dir or DEFAULT_CACHE_DIR
+    if cache_dir is not None:
+        return cache_dir
+    found = default_cache_dir(Path.cwd())  # the project's, as eval finds it: shown relative to here
+    return Path(os.path.relpath(found)) if found.is_relative_to(Path.cwd().resolve()) else found
 
 
 def _failed(what: str, path: Path, exc: sqlite3.Error) -> Exception:

@@ -118,7 +118,11 @@ def eval_command(
         show_default=False,
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
+        None,
+        "--cache-dir",
+        metavar="DIR",
+        help="Cache directory.  [default: .agentv/cache at the root of the dataset's repository, "
+        "else beside the dataset]",
     ),
     resume: Path | None = typer.Option(
         None,

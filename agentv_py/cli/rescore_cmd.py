@@ -114,7 +114,11 @@ def rescore(
         show_default=False,
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", metavar="DIR", help="Cache directory.  [default: .agentv/cache]"
+        None,
+        "--cache-dir",
+        metavar="DIR",
+        help="Cache directory.  [default: .agentv/cache at the root of the dataset's repository, "
+        "else beside the dataset]",
     ),
     junit: Path | None = JUNIT_OPTION,
     junit_per_field: bool = JUNIT_PER_FIELD_OPTION,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply
+from agentv_py.locate import repo_root
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.runner.cache_keys import (
@@ -42,7 +43,17 @@ from agentv_py.runner.targets import CliRunner, ModelRunner, TargetOutcome, Targ
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import dumps, loads
 
-DEFAULT_CACHE_DIR = Path(".agentv") / "cache"  # of the current directory
+DEFAULT_CACHE_DIR = Path(".agentv") / "cache"  # under the project's root (`default_cache_dir`)
+
+
+def default_cache_dir(base: Path) -> Path:
+    """The cache of the project `base` lies in: `.agentv/cache` at its repository's root, else in
+    `base` itself. Never the current directory's: a run started elsewhere finds the same cache,
+    and a directory someone else prepared is not picked up by accident."""
+    where = base.resolve()
+    return (repo_root(where) or where) / DEFAULT_CACHE_DIR
+
+
 DATABASE_NAME = "cache.sqlite3"
 SCHEMA_VERSION = 1  # the tables' layout; a database of another layout is not used
 BUSY_TIMEOUT_SECONDS = 5.0
