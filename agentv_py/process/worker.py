@@ -180,15 +180,10 @@ class Worker:
                         except OSError:  # EPIPE: it closed its stdin, or exited
                             return self._exit_reason("closed its stdin")
                         continue
-                    chunk = os.read(key.fd, _CHUNK)
-                    if key.fd == err_fd:
-                        if chunk:
-                            self._keep_stderr(chunk)
-                        else:
-                            selector.unregister(err_fd)
-                    elif chunk:
+                    chunk = self._take(key.fd, err_fd, selector)
+                    if chunk:
                         self._out += chunk
-                    else:  # stdout closed before the request was even read
+                    elif chunk is not None:  # stdout closed before the request was even read
                         if self.proc.poll() is None:
                             self.proc.kill()
                         return self._exit_reason("closed its stdout")
@@ -230,12 +225,8 @@ class Worker:
                         return None, f"worker did not send its handshake within {deadline_text(timeout)}"
                     return None, f"worker gave no reply within {deadline_text(timeout)} (killed; a new one starts)"
                 for key, _ in selector.select(left):
-                    chunk = os.read(key.fd, _CHUNK)
-                    if key.fd == err_fd:
-                        if chunk:
-                            self._keep_stderr(chunk)
-                        else:
-                            selector.unregister(err_fd)
+                    chunk = self._take(key.fd, err_fd, selector)
+                    if chunk is None:
                         continue
                     if not chunk:  # stdout closed: the worker ended, or closed it
                         what = "exited before its handshake" if when == "start" else "closed its stdout"
@@ -243,6 +234,18 @@ class Worker:
                             self.proc.kill()
                         return None, self._exit_reason(what)
                     self._out += chunk
+
+    def _take(self, fd: int, err_fd: int, selector: selectors.BaseSelector) -> bytes | None:
+        """Read a ready descriptor: stderr is kept (at its end, no longer watched) and None is
+        returned; stdout's bytes are returned (b"": it was closed)."""
+        chunk = os.read(fd, _CHUNK)
+        if fd != err_fd:
+            return chunk
+        if chunk:
+            self._keep_stderr(chunk)
+        else:
+            selector.unregister(err_fd)
+        return None
 
     def _keep_stderr(self, chunk: bytes) -> None:
         self._err.append(chunk)
