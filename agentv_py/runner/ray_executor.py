@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
@@ -26,7 +26,7 @@ from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
-from agentv_py.runner.run import Interrupted, Run, redact_row, sent_keys
+from agentv_py.runner.run import Interrupted, Run, redact_row, sent_keys, sigterm_interrupts
 from agentv_py.runner.targets import TargetOutcome
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
@@ -181,6 +181,23 @@ class RayRun:
         pending: dict[Any, PreparedCase] = {}
         waiting = iter(self.cases)
         limit = max(2 * self.options.workers, 2)
+        # SIGTERM as Ctrl-C, as a local run takes it: installed after ray.init, whose core put its
+        # own handler there (a fatal-signal dump and exit 1)
+        with sigterm_interrupts():
+            self._submit(task, spec, pending, waiting, limit, on_row)
+
+    def _submit(
+        self,
+        task: Any,
+        spec: Any,
+        pending: dict[Any, PreparedCase],
+        waiting: Iterator[PreparedCase],
+        limit: int,
+        on_row: Callable[[ResultRow], None],
+    ) -> None:
+        """Keep at most `limit` tasks in flight, hand each finished row to `on_row`; Ctrl-C (or
+        SIGTERM): every outstanding task is cancelled, Interrupted is raised."""
+        ray = self._ray
         try:
             more = True
             while more or pending:

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
-from tests.conftest import comparable_rows
+from tests.conftest import comparable_rows, wait_dead
 
 pytest.importorskip("ray")  # a dev dependency: installed by the README's test command
 
@@ -57,7 +57,8 @@ def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
     assert all(by_id[i]["status"] == "ok" for i in ("c0", "c1", "c3"))
 
 
-def test_ctrl_c_cancels_the_tasks_and_leaves_valid_jsonl(ws):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_cancels_the_tasks_and_leaves_valid_jsonl(ws, sig):
     ws.file("target.sh", 'sleep 1; cat "$1"\n')
     ws.cli_target("sh target.sh {FILES}")
     ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(30)])
@@ -72,9 +73,10 @@ def test_ctrl_c_cancels_the_tasks_and_leaves_valid_jsonl(ws):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 2):
         time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
+    assert "Fatal Python error" not in stderr and "Traceback" not in stderr, stderr
     lines = out.read_text().splitlines()
     assert 2 <= len(lines) < 30
     assert all(json.loads(line)["status"] == "ok" for line in lines)  # every line whole
@@ -145,3 +147,31 @@ def test_the_local_executor_never_imports_ray(ws):
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=ws.root, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
+
+
+def test_ctrl_c_leaves_no_target_process_behind(ws):
+    """The tasks in flight are cancelled so that their runs kill what they started: no target
+    process outlives an interrupted Ray run."""
+    ws.file(
+        "target.sh",
+        'case "$1" in *c0.json|*c1.json|*c2.json) ;; *) echo $$ >> "$PIDS"; sleep 60;; esac; cat "$1"\n',
+    )
+    ws.cli_target("sh target.sh {FILES}")
+    ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(8)])
+    out, pids = ws.root / "ray.jsonl", ws.root / "pids"
+    process = subprocess.Popen(
+        [AGENTV, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", str(out)],
+        cwd=ws.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PIDS": str(pids)},
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert started and all(wait_dead(pid, 10) for pid in started), started
