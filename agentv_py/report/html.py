@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import gzip
 import hashlib
 import html
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +31,7 @@ from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.misses import misses_with_values
+from agentv_py.report.spill import Spill
 from agentv_py.report.summary import RunSummary
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
@@ -66,10 +67,11 @@ class _Build:
     summary: RunSummary = field(default_factory=RunSummary)
     index: dict[str, int] = field(default_factory=dict)  # case id -> its slot (the last row of a case wins)
     rows: list[list[Any]] = field(default_factory=list)
-    details: list[dict[str, Any]] = field(default_factory=list)
+    details: Spill = field(default_factory=Spill)  # each case's details, on disk until the page is written
     names: dict[str, int] = field(default_factory=dict)  # evaluator names, interned
     fields: dict[str, int] = field(default_factory=dict)  # field paths, interned
     datasets: dict[str, int] = field(default_factory=dict)
+    targets: set[str] = field(default_factory=set)  # of the rows read (a resumed case's earlier row too)
     counts: dict[FieldKey, Counts] = field(default_factory=dict)
     taxonomy: dict[FieldKey, dict[str, int]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # "line N: why"
@@ -198,15 +200,18 @@ def _add(build: _Build, row: ResultRow) -> None:
         "evaluators": [_evaluator_details(result) for result in row.evaluator_results],
         "geometry": geometry,
     }
+    data = _json_for_script(details).encode("utf-8")
+    build.targets.add(row.target)
     slot = build.index.get(row.eval_id)
     if slot is None:
         build.index[row.eval_id] = len(build.rows)
+        build.details.put(len(build.rows), data)
         build.rows.append(entry)
-        build.details.append(details)
         if geometry:
             build.geometry_cases.append(row.eval_id)
     else:  # a resumed run: the last row of a case is the one shown
-        build.rows[slot], build.details[slot] = entry, details
+        build.rows[slot] = entry
+        build.details.put(slot, data)
 
 
 def _json_for_script(value: Any) -> str:
@@ -334,7 +339,7 @@ def _header(manifest: RunManifest | None, build: _Build, results: Path) -> dict[
         "results": str(results),
         "dataset": ", ".join(datasets) if datasets else "-",
         "several_datasets": len(datasets) > 1,
-        "target": ", ".join(sorted({detail["target"] for detail in build.details})) or "-",
+        "target": ", ".join(sorted(build.targets)) or "-",
         "tool": None,
         "run_id": None,
         "started_at": None,
@@ -388,6 +393,20 @@ def build_report(
     if (why := not_results(results)) is not None:
         raise ReportError(f"results file {why}: {results}")
     build = _Build()
+    try:
+        return _build_report(build, results, out, manifest, images, generated_at)
+    finally:
+        build.details.close()
+
+
+def _build_report(
+    build: _Build,
+    results: Path,
+    out: Path,
+    manifest: RunManifest | None,
+    images: Callable[[], Mapping[str, list[str]]] | None,
+    generated_at: str,
+) -> ReportStats:
     for line, row in read_rows(results):
         if isinstance(row, str):
             build.skipped.append(f"line {line}: {row}")
@@ -396,11 +415,11 @@ def build_report(
     if not build.rows:
         why = f" ({build.skipped[0]})" if build.skipped else ""
         raise ReportError(f"no result rows in {results}{why}")
+    slots = list(range(len(build.rows)))
     if manifest is not None and manifest.dataset.case_ids:  # dataset order, not the order cases finished in
         order = {case_id: i for i, case_id in enumerate(manifest.dataset.case_ids)}
-        slots = sorted(range(len(build.rows)), key=lambda i: (order.get(build.rows[i][0], len(order)), i))
+        slots.sort(key=lambda i: (order.get(build.rows[i][0], len(order)), i))
         build.rows = [build.rows[i] for i in slots]
-        build.details = [build.details[i] for i in slots]
 
     labels = field_labels(build.counts)
     per_field: dict[str, Counts] = {labels[key]: counts for key, counts in build.counts.items()}
@@ -411,9 +430,12 @@ def build_report(
     )
     wanted = images() if images is not None and build.geometry_cases else {}
     embedded, image_notes = _images(build, wanted)
-    for slot, detail in enumerate(build.details):
-        detail["images"] = embedded.get(build.rows[slot][0], [])
-    packed = gzip.compress(_json_for_script(build.details).encode("utf-8"), compresslevel=6, mtime=0)
+    ids = {slot: build.rows[n][0] for n, slot in enumerate(slots)}
+
+    def with_images(slot: int, data: bytes) -> bytes:  # each case's details end with "}": its images go last
+        found = _json_for_script(embedded.get(ids[slot], [])).encode("utf-8")
+        return data[:-1] + b',"images":' + found + b"}"
+
     script = _script()
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     summary = build.summary
@@ -447,30 +469,38 @@ def build_report(
                 "value_chars": VALUE_CHARS,
             }
         ),
-        details_b64=base64.b64encode(packed).decode("ascii"),
+        details_b64=_DETAILS_HERE,
         script=script,
         script_hash=script_hash,
     )
-    data = page.encode("utf-8")
-    _write_atomic(out, data)
+    head, tail = page.split(_DETAILS_HERE)  # the details go there, streamed: never the whole page in memory
+    details = build.details.base64_gzip(slots, with_images)
+    written = _write_atomic(out, itertools.chain([head.encode("utf-8")], details, [tail.encode("utf-8")]))
     return ReportStats(
-        len(build.rows), len(data), sum(map(len, embedded.values())), len(build.skipped), list(build.datasets)
+        len(build.rows), written, sum(map(len, embedded.values())), len(build.skipped), list(build.datasets)
     )
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """The whole file or nothing: written beside `path` (mode 0666 less the umask), then renamed
-    over it."""
+_DETAILS_HERE = "AGENTVDETAILSGOHERE"  # where the page's base64 details are streamed in
+
+
+def _write_atomic(path: Path, parts: Iterable[bytes]) -> int:
+    """The whole file or nothing: written beside `path` (mode 0666 less the umask), part by part,
+    then renamed over it. Returns the bytes written."""
     import os
     import secrets
 
     temporary = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    written = 0
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            for part in parts:
+                out.write(part)
+                written += len(part)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    return written
