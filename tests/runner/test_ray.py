@@ -57,19 +57,25 @@ def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
     assert all(by_id[i]["status"] == "ok" for i in ("c0", "c1", "c3"))
 
 
+def ray_eval(ws, out, **env: str) -> subprocess.Popen[str]:
+    """`agentv eval dataset.yaml --executor ray --workers 2 --out OUT` in a child process."""
+    return subprocess.Popen(
+        [AGENTV, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", str(out)],
+        cwd=ws.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_cancels_the_tasks_and_leaves_valid_jsonl(ws, sig):
     ws.file("target.sh", 'sleep 1; cat "$1"\n')
     ws.cli_target("sh target.sh {FILES}")
     ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(30)])
     out = ws.root / "ray.jsonl"
-    process = subprocess.Popen(
-        [AGENTV, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", str(out)],
-        cwd=ws.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = ray_eval(ws, out)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 2):
         time.sleep(0.2)
@@ -159,14 +165,7 @@ def test_ctrl_c_leaves_no_target_process_behind(ws):
     ws.cli_target("sh target.sh {FILES}")
     ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(8)])
     out, pids = ws.root / "ray.jsonl", ws.root / "pids"
-    process = subprocess.Popen(
-        [AGENTV, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", str(out)],
-        cwd=ws.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PIDS": str(pids)},
-    )
+    process = ray_eval(ws, out, PIDS=str(pids))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
         time.sleep(0.2)
