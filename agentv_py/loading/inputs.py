@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentv_py.loading.dataset import walk_evaluators
 from agentv_py.locate import Role, resolve_file, search_dirs, working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig, RubricConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, RubricConfig
 from agentv_py.prepared import LoadedDataset
 
 
@@ -31,6 +31,33 @@ def _script_files(script: list[str] | str, cwd: Path) -> list[Path]:
     return found
 
 
+Run = tuple[str, str, list[str] | str, str | None]  # (who runs it, its role as an input, script, cwd)
+
+
+def _judge_parts(config: EvaluatorConfig) -> tuple[list[Run], list[tuple[str, str]]]:
+    """What one evaluator runs (the code judge's script, an llm_judge's prompt script, a
+    composite's aggregator) and the prompt files it reads, as (file as written, its role). Model
+    calls are `judge_commands`' own."""
+    name = config.display_name
+    if isinstance(config, CodeJudgeConfig):
+        return [(f"code judge '{name}'", f"the script of code judge '{name}'", config.script, config.cwd)], []
+    if isinstance(config, LlmJudgeConfig):
+        runs: list[Run] = []
+        if (script := config.prompt_script) is not None:
+            who = f"the prompt script of llm_judge '{name}'"
+            runs.append((who, who, script.script, script.cwd))
+        prompt = config.prompt_file
+        return runs, [(prompt, f"the prompt file of llm_judge '{name}'")] if prompt else []
+    if isinstance(config, CompositeConfig):
+        aggregator, runs = config.aggregator, []
+        if aggregator.path is not None:
+            who = f"the aggregator of composite '{name}'"
+            runs.append((who, f"the aggregator script of composite '{name}'", aggregator.path, aggregator.cwd))
+        prompt = aggregator.prompt_file
+        return runs, [(prompt, f"the aggregator prompt of composite '{name}'")] if prompt else []
+    return [], []
+
+
 def judge_files(dataset: LoadedDataset) -> list[Role]:
     """Every file the dataset's judges run or read (each once, at its first use), with its role:
     `the script of code judge 'name'`, `the prompt file of llm_judge 'name'`, ..."""
@@ -45,26 +72,12 @@ def judge_files(dataset: LoadedDataset) -> list[Role]:
             roles.append((role, path))
 
     for _, config in walk_evaluators(dataset.model):
-        name = config.display_name
-        scripts: list[tuple[list[str] | str, str | None, str]] = []
-        prompts: list[tuple[str | None, str]] = []
-        if isinstance(config, CodeJudgeConfig):
-            scripts.append((config.script, config.cwd, f"the script of code judge '{name}'"))
-        elif isinstance(config, LlmJudgeConfig):
-            if config.prompt_script is not None:
-                prompt_script = config.prompt_script
-                scripts.append((prompt_script.script, prompt_script.cwd, f"the prompt script of llm_judge '{name}'"))
-            prompts.append((config.prompt_file, f"the prompt file of llm_judge '{name}'"))
-        elif isinstance(config, CompositeConfig):
-            aggregator = config.aggregator
-            if aggregator.path is not None:
-                scripts.append((aggregator.path, aggregator.cwd, f"the aggregator script of composite '{name}'"))
-            prompts.append((aggregator.prompt_file, f"the aggregator prompt of composite '{name}'"))
-        for script, cwd, role in scripts:
+        runs, prompts = _judge_parts(config)
+        for _, role, script, cwd in runs:
             for path in _script_files(script, working_dir(dataset.directory, cwd)):
                 add(path, role)
         for prompt, role in prompts:
-            found = resolve_file(prompt, dataset.directory, dirs)[0] if prompt is not None else None
+            found = resolve_file(prompt, dataset.directory, dirs)[0]
             if found is not None:
                 add(found, role)
     return roles
@@ -77,25 +90,13 @@ def judge_commands(dataset: LoadedDataset) -> list[str]:
     said: list[str] = []
     for _, config in walk_evaluators(dataset.model):
         name = config.display_name
-        lines: list[str] = []
-        if isinstance(config, CodeJudgeConfig):
-            lines.append(_command(f"code judge '{name}'", config.script, config.cwd, dataset))
-        elif isinstance(config, LlmJudgeConfig):
-            if config.prompt_script is not None:
-                script = config.prompt_script
-                lines.append(_command(f"the prompt script of llm_judge '{name}'", script.script, script.cwd, dataset))
-            lines.append(f"llm_judge '{name}': a model call (target {config.target or 'the default judge'})")
-        elif isinstance(config, RubricConfig):
-            lines.append(f"rubric '{name}': a model call (target {config.target or 'the default judge'})")
-        elif isinstance(config, CompositeConfig):
-            aggregator = config.aggregator
-            if aggregator.path is not None:
-                lines.append(
-                    _command(f"the aggregator of composite '{name}'", aggregator.path, aggregator.cwd, dataset)
-                )
-            elif aggregator.type == "llm_judge":
-                target = aggregator.target or "the default judge"
-                lines.append(f"the aggregator of composite '{name}': a model call (target {target})")
+        runs, _ = _judge_parts(config)
+        lines = [_command(who, script, cwd, dataset) for who, _, script, cwd in runs]
+        if isinstance(config, LlmJudgeConfig | RubricConfig):
+            lines.append(f"{config.type} '{name}': a model call (target {config.target or 'the default judge'})")
+        elif isinstance(config, CompositeConfig) and config.aggregator.type == "llm_judge" and not runs:
+            target = config.aggregator.target or "the default judge"
+            lines.append(f"the aggregator of composite '{name}': a model call (target {target})")
         said += [line for line in lines if line not in said]
     return said
 

@@ -387,9 +387,9 @@ def clear_cache(directory: Path, kind: Kind | None = None) -> int:
     all, raises NotOurs and stays as it is. Raises sqlite3.Error when the cache cannot be written
     (locked past the busy timeout, read-only)."""
     path = directory / DATABASE_NAME
-    if not path.is_file() or path.is_symlink():
-        if path.is_symlink():
-            raise NotOurs(f"{path} is a symbolic link, not an agentv cache: not touched")
+    if path.is_symlink():
+        raise NotOurs(f"{path} is a symbolic link, not an agentv cache: not touched")
+    if not path.is_file():
         return 0
     connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_SECONDS)
     try:

@@ -94,8 +94,9 @@ def align(
         waiting.setdefault(content[j], []).append(j)
     pairs: list[tuple[int, int, float]] = []
     rest: list[int] = []
-    for i in sorted(range(len(expected)), key=lambda i: (_content(expected[i]), i)):
-        same = waiting.get(_content(expected[i])) if _key_of(expected[i], key) in shared else None
+    texts = [_content(item) for item in expected]
+    for i in sorted(range(len(expected)), key=lambda i: (texts[i], i)):
+        same = waiting.get(texts[i]) if _key_of(expected[i], key) in shared else None
         similarity = item_similarity(expected[i], actual[same[0]], tuple(key)) if same else 0.0
         if same and at_least(similarity, threshold):  # not so only for values unequal to themselves (NaN)
             pairs.append((i, same.pop(0), similarity))
