@@ -59,7 +59,8 @@ from agentv_py.report.manifest import (
 from agentv_py.report.render import visible
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.summary import RunSummary, gate, plural
-from agentv_py.runner.cache import CacheSettings, default_cache_dir
+from agentv_py.runner.cache import CacheSettings
+from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, Shard, pass_mark, select_cases, shard_cases
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog

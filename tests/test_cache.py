@@ -18,8 +18,9 @@ import pytest
 
 from agentv_py.chat import ChatMessage
 from agentv_py.models.targets import CliTarget, OpenAITarget
-from agentv_py.runner.cache import CacheStore, decode_outcome, decode_reply
+from agentv_py.runner.cache import decode_outcome, decode_reply
 from agentv_py.runner.cache_keys import KEY_VERSION, FileDigests, chat_key, key_of, target_identity
+from agentv_py.runner.cache_store import CacheStore
 from tests.chat_server import text
 from tests.cli.test_eval import invoke, rows
 from tests.conftest import REPO_ROOT

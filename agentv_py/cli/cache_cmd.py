@@ -38,7 +38,7 @@ _DIR_HELP = "Cache directory.  [default: .agentv/cache at the root of the curren
 
 
 def _directory(cache_dir: Path | None) -> Path:
-    from agentv_py.runner.cache import default_cache_dir
+    from agentv_py.runner.cache_store import default_cache_dir
 
     if cache_dir is not None:
         return cache_dir
@@ -64,7 +64,7 @@ def stats(
 ) -> int:
     """Entries by kind (target answers, judge replies), size on disk, and how often they were reused."""
     from agentv_py.report.render import visible
-    from agentv_py.runner.cache import DATABASE_NAME, cache_stats
+    from agentv_py.runner.cache_store import DATABASE_NAME, cache_stats
 
     directory = _directory(cache_dir)
     try:
@@ -91,7 +91,7 @@ def clear(
     """Remove stored target answers and judge replies: the next run calls again."""
     from agentv_py.errors import AgentvError
     from agentv_py.report.render import visible
-    from agentv_py.runner.cache import DATABASE_NAME, KINDS, NotOurs, clear_cache
+    from agentv_py.runner.cache_store import DATABASE_NAME, KINDS, NotOurs, clear_cache
 
     if kind is not None and kind not in KINDS:
         raise AgentvError(f"invalid --kind {kind!r}: choose target or judge")

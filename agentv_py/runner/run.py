@@ -36,7 +36,8 @@ from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
-from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings, CacheStore
+from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
+from agentv_py.runner.cache_store import CacheStore
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.targets import CliRunner, TargetOutcome, TargetRunner, make_runner

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentv_py.runner.cache import CacheStore
+from agentv_py.runner.cache_store import CacheStore
 from tests.cli.test_eval import invoke
 
 DB = Path(".agentv/cache/cache.sqlite3")
