@@ -19,7 +19,14 @@ import pytest
 from agentv_py.chat import ChatMessage
 from agentv_py.models.targets import CliTarget, OpenAITarget
 from agentv_py.runner.cache import decode_outcome, decode_reply
-from agentv_py.runner.cache_keys import KEY_VERSION, FileDigests, chat_key, key_of, target_identity
+from agentv_py.runner.cache_keys import (
+    KEY_VERSION,
+    FileDigests,
+    chat_key,
+    inherited_environment,
+    key_of,
+    target_identity,
+)
 from agentv_py.runner.cache_store import CacheStore
 from tests.chat_server import text
 from tests.cli.test_eval import invoke, rows
@@ -214,7 +221,7 @@ def test_cache_dir_chooses_where(project):
     assert project.calls == 2
 
 
-def test_two_agentv_processes_write_one_cache_at_once(project):
+def test_two_agentv_processes_write_one_cache_at_once(project, monkeypatch):
     many = "\n".join(
         f"  - id: c{i}\n    input_messages: [{{role: user, content: [{{type: file, value: f{i}.txt}}]}}]\n"
         f'    expected_messages: [{{role: assistant, content: {{total: "{i}"}}}}]'
@@ -238,6 +245,7 @@ def test_two_agentv_processes_write_one_cache_at_once(project):
     with sqlite3.connect(DB) as connection:
         assert connection.execute("SELECT COUNT(*) FROM entries WHERE kind = 'target'").fetchone() == (24,)
     before = project.calls
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])  # the same environment: the same keys
     found, _ = project.run()
     assert project.calls == before and {row["trace"]["cache"] for row in found} == {"hit"}
 
@@ -676,3 +684,39 @@ def test_the_default_cache_is_the_projects_not_the_current_directorys(project, m
     assert result.exit_code == 0, result.output
     assert project.calls == 2  # hits from the project root's cache
     assert not (sub / ".agentv" / "cache" / "cache.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "first", "second", "status"),
+    [
+        pytest.param("EXTRACT_MODEL", "small", "large", "miss", id="a variable the program may read"),
+        pytest.param("EXTRACT_API_KEY", "key-one-0123456789", "key-two-9876543210", "hit", id="a secret by name"),
+        pytest.param("SHLVL", "1", "2", "hit", id="session bookkeeping"),
+        pytest.param("GITHUB_RUN_ID", "101", "102", "hit", id="CI bookkeeping"),
+    ],
+)
+def test_the_inherited_environment_is_in_the_key(project, monkeypatch, variable, first, second, status):
+    """What a program reads from the environment it inherits can change its answer: a changed
+    variable misses. Secrets count by name (a rotated key hits), the shell's and the CI job's own
+    variables not at all."""
+    monkeypatch.setenv(variable, first)
+    project.run("--cache")
+    monkeypatch.setenv(variable, second)
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert [row["trace"]["cache"] for row in found] == [status, status]
+    assert len(first) < 4 or first.encode() not in DB.read_bytes()  # keys are digests: no value is stored
+
+
+def test_cache_env_ignore_leaves_variables_out_of_the_key(project, monkeypatch):
+    project.target("cache_env_ignore: ['BUILD_*']")
+    monkeypatch.setenv("BUILD_NUMBER", "7")
+    project.run("--cache")
+    monkeypatch.setenv("BUILD_NUMBER", "8")
+    found, _ = project.run("--cache", out="warm.jsonl")
+    assert project.calls == 2 and [row["trace"]["cache"] for row in found] == ["hit", "hit"]
+
+
+def test_inherited_environment_material():
+    environ = {"MODEL": "m", "OPENAI_API_KEY": "sk-x", "PWD": "/x", "SSH_TTY": "/dev/pts/1", "DB_password": "p"}
+    assert inherited_environment(environ) == {"DB_password": "<secret>", "MODEL": "m", "OPENAI_API_KEY": "<secret>"}
+    assert inherited_environment(environ, ["MOD*", "DB_*"]) == {"OPENAI_API_KEY": "<secret>"}

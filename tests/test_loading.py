@@ -339,7 +339,8 @@ TARGET_ERRORS = [
             "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
+            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, verbose, cli_verbose, "
+            "keep_temp_files, "
             "keep_output_files, workers"
         ],
     ),
@@ -364,7 +365,8 @@ TARGET_ERRORS = [
             "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, provider_batching, mode, verbose, cli_verbose, keep_temp_files, "
+            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, verbose, cli_verbose, "
+            "keep_temp_files, "
             "keep_output_files, workers"
         ],
     ),

@@ -135,6 +135,8 @@ class CliTarget(TargetBase):
     files_format: str = Field("{path}", validation_alias=AliasChoices("files_format", "attachments_format"))
     healthcheck: Healthcheck | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    # inherited variables left out of this target's cache keys (patterns: docs/incremental.md)
+    cache_env_ignore: list[str] = Field(default_factory=list)
     # true: one command answers all of a run's cases first, as JSONL (agentv_py/runner/batch.py)
     provider_batching: bool = False
     # worker: the command starts a long-lived worker per slot, asked once per case over JSON
@@ -558,6 +560,7 @@ class PythonTarget(TargetBase):
     timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    cache_env_ignore: list[str] = Field(default_factory=list)  # as a cli target's
     workers: Workers = None
 
     @field_validator("callable")

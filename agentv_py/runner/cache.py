@@ -10,6 +10,7 @@ a reply only once the evaluator found it valid (`ChatReply.settle`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from agentv_py.runner.cache_keys import (
     FileDigests,
     chat_key,
     cli_case_key,
+    inherited_environment,
     model_case_key,
     program_digests,
     python_digests,
@@ -120,6 +122,7 @@ class Cache:
         self.mask = mask  # the run's secrets masked in every key: keyed by where they are used
         self.digests = FileDigests()
         self._programs: dict[str, dict[str, str]] = {}
+        self._environments: dict[str, dict[str, str]] = {}
 
     def keep(self, kind: Kind, key: str, value: str) -> None:
         """Store a value, unless it holds a secret."""
@@ -142,6 +145,16 @@ class Cache:
             self._programs[runner.name] = found
         return found
 
+    def environment(self, config: TargetConfig) -> dict[str, str]:
+        """The environment a cli or python target's processes inherit, as key material (none for
+        model targets): read once per target, when its first key is built."""
+        if not isinstance(config, CliTarget | PythonTarget):
+            return {}
+        found = self._environments.get(config.name)
+        if found is None:
+            found = self._environments[config.name] = inherited_environment(os.environ, config.cache_env_ignore)
+        return found
+
 
 class CachedTarget:
     """A target runner whose answers go through the cache: a stored answer for the case's key, else
@@ -158,12 +171,14 @@ class CachedTarget:
     def key(self, case: PreparedCase) -> str | None:
         if isinstance(self.runner, CliRunner):
             programs = self.cache.programs(self.runner)
-            return cli_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask)
+            environment = self.cache.environment(self.config)
+            return cli_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask, environment)
         if isinstance(self.runner, ModelRunner):
             return model_case_key(self.config, case, self.cache.digests, self.cache.mask)
         if isinstance(self.runner, WorkerRunner):
             programs = self.cache.programs(self.runner)
-            return worker_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask)
+            environment = self.cache.environment(self.config)
+            return worker_case_key(self.runner, case, programs, self.cache.digests, self.cache.mask, environment)
         return None
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
@@ -203,7 +218,8 @@ class CachedChat:
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         programs = self.cache.programs(self.client) if isinstance(self.config, CliTarget) else {}
-        key = chat_key(self.config, programs, messages, self.cache.digests, self.cache.mask)
+        environment = self.cache.environment(self.config)
+        key = chat_key(self.config, programs, messages, self.cache.digests, self.cache.mask, environment)
         if key is None:
             return self.client.complete(messages)
         cache = self.cache

@@ -14,11 +14,12 @@ made without the cache (a file that cannot be read is the call's own error to re
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import shlex
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from agentv_py.scoring.jsontext import dumps
 
 # Part of every key: a new agentv that changes what goes into a key, or what a stored value
 # means, bumps it, and never reads an old entry.
-KEY_VERSION = 1
+KEY_VERSION = 2  # 2: the inherited environment is in process targets' keys
 
 # Target settings that cannot change an answer: left out, so that renaming a target, changing
 # its timeout or turning its cache on reuses what is stored.
@@ -191,12 +192,49 @@ def python_digests(
     return found
 
 
+# Inherited variables that describe the session, terminal or CI job, not the program's input:
+# left out of every key, so that a new shell, terminal or CI run reuses the cache.
+SESSION_VARIABLES = frozenset({
+    "PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLORFGBG", "COLUMNS", "LINES", "DISPLAY",
+    "WAYLAND_DISPLAY", "WINDOWID", "MAIL", "HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "PS1",
+    "PS2", "PS4", "PROMPT_COMMAND", "LS_COLORS", "LSCOLORS", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW",
+    "DBUS_SESSION_BUS_ADDRESS", "INVOCATION_ID", "JOURNAL_STREAM", "MANAGERPID", "SYSTEMD_EXEC_PID",
+    "VTE_VERSION", "KONSOLE_VERSION", "PYTEST_CURRENT_TEST", "FORCE_COLOR", "NO_COLOR", "CLICOLOR",
+})  # fmt: skip
+SESSION_PREFIXES = (
+    "SSH_", "XDG_SESSION_", "XDG_RUNTIME_DIR", "XDG_SEAT", "XDG_VTNR", "TERM_", "ITERM_", "VSCODE_", "KITTY_",
+    "WT_", "LC_TERMINAL", "GITHUB_", "RUNNER_", "CI_", "BUILDKITE", "CIRCLE", "TRAVIS", "AGENTV_",
+)  # fmt: skip
+# A variable whose name holds one of these is a secret: keyed by its name, never its value.
+SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "PRIVATE")
+SECRET_STANDIN = "<secret>"
+
+
+def inherited_environment(environ: Mapping[str, str], ignore: Sequence[str] = ()) -> dict[str, str]:
+    """The environment a command or worker inherits, as key material: every variable by value,
+    except session, terminal and CI bookkeeping (SESSION_VARIABLES, SESSION_PREFIXES) and the
+    target's own `cache_env_ignore` patterns (left out), and secrets by name (SECRET_STANDIN):
+    an extractor that reads `MODEL` answers again when `MODEL` changes, a rotated token keeps
+    every entry."""
+    material: dict[str, str] = {}
+    for name in sorted(environ):
+        upper = name.upper()
+        if upper in SESSION_VARIABLES or upper.startswith(SESSION_PREFIXES):
+            continue
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in ignore):
+            continue
+        secret = any(word in upper for word in SECRET_NAME_WORDS)
+        material[name] = SECRET_STANDIN if secret else environ[name]
+    return material
+
+
 def worker_case_key(
     runner: WorkerRunner,
     case: PreparedCase,
     programs: dict[str, str],
     digests: FileDigests,
     mask: Callable[[str], str] = _same,
+    environment: Mapping[str, str] | None = None,
 ) -> str | None:
     """The key of a worker target's answer to a case (`mode: worker`, `provider: python`): its
     config, the hashes of its program (`programs`), the content of every file and image, and the
@@ -209,6 +247,7 @@ def worker_case_key(
     material = {
         "target": target_identity(runner.config),
         "programs": programs,
+        "environment": environment or {},
         "worker": True,
         "files": files,
         "images": images,
@@ -249,6 +288,7 @@ def cli_case_key(
     programs: dict[str, str],
     digests: FileDigests,
     mask: Callable[[str], str] = _same,
+    environment: Mapping[str, str] | None = None,
 ) -> str | None:
     """The key of a cli target's answer to a case: its config, the command rendered for the case
     (files and images by stand-ins `<sha256>/basename`, {OUTPUT_FILE} and {ATTEMPT} by fixed
@@ -273,6 +313,7 @@ def cli_case_key(
     material = {
         "target": target_identity(runner.config),
         "programs": programs,
+        "environment": environment or {},
         "argv": command.argv,
         "shell": command.shell,
         "files": files,
@@ -301,6 +342,7 @@ def chat_key(
     messages: Sequence[ChatMessage],
     digests: FileDigests,
     mask: Callable[[str], str] = _same,
+    environment: Mapping[str, str] | None = None,
 ) -> str | None:
     """The key of a judge's reply: the judge target's config (no secrets; a cli judge's programs
     too) and the rendered messages, images by content hash. None: an image cannot be read."""
@@ -308,6 +350,7 @@ def chat_key(
         material = {
             "target": target_identity(config),
             "programs": programs,
+            "environment": environment or {},
             "messages": messages_material(messages, digests),
         }
     except (OSError, ValueError):
