@@ -9,7 +9,7 @@ Playwright) from file:// and reads, from the page itself, when its case table wa
 (`window.__agentvReadyAt`: ms since navigation start) and how long opening the first case took
 (the details are unpacked on that first open). Median of `--repeat` page loads.
 
-Usage: python scripts/bench_report.py [--cases 100 10000] [--repeat 5]
+Usage: python scripts/bench_report.py [--cases 100 10000] [--repeat 5] [--build-only]
 """
 
 from __future__ import annotations
@@ -94,7 +94,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[100, 10_000])
     parser.add_argument("--repeat", type=int, default=5, help="page loads per report (median)")
+    parser.add_argument("--build-only", action="store_true", help="no browser: build time and memory only")
     args = parser.parse_args()
+    peaks: list[float] = []
     agentv = [sys.executable, "-m", "agentv_py"]
     print(f"results: 1 field_accuracy result per row, {len(FIELDS)} fields, {BASE_MISS_RATE:.0%} missed")
     with tempfile.TemporaryDirectory(prefix="agentv-bench-report-") as tmp:
@@ -105,12 +107,19 @@ def main() -> int:
             wall, peak, code = timed_child([*agentv, "report", str(results), "-o", str(report)], cwd=REPO)
             if code != 0:
                 raise SystemExit(f"agentv report exited {code}")
-            ready, opened = page_times(report, args.repeat)
-            print(
+            peaks.append(peak)
+            line = (
                 f"  {cases:>6} cases: results {results.stat().st_size / 2**20:6.1f} MiB -> report "
-                f"{report.stat().st_size / 2**20:5.2f} MiB; build {wall:5.2f} s, peak RSS {peak:6.1f} MiB; "
-                f"interactive {ready:6.0f} ms, first case opened {opened:5.0f} ms (median of {args.repeat})"
+                f"{report.stat().st_size / 2**20:5.2f} MiB; build {wall:5.2f} s, peak RSS {peak:6.1f} MiB"
             )
+            if not args.build_only:
+                ready, opened = page_times(report, args.repeat)
+                line += f"; interactive {ready:6.0f} ms, first case opened {opened:5.0f} ms (median of {args.repeat})"
+            print(line, flush=True)
+            results.unlink()
+            report.unlink()
+    if len(peaks) > 1:
+        print(f"peak RSS, most cases / fewest: {peaks[-1] / peaks[0]:.2f}x (bar: 1.5x, issue 25)")
     return 0
 
 

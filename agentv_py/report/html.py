@@ -21,28 +21,24 @@ import hashlib
 import html
 import itertools
 import json
-import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentv_py.models.manifest import RunManifest
-from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import not_results, read_rows
-from agentv_py.report.misses import misses_with_values
-from agentv_py.report.spill import Spill
-from agentv_py.report.summary import RunSummary
-from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts, walk_results
-from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
+from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
+from agentv_py.report.spill import CaseStore
+from agentv_py.scoring.metrics import Counts, field_labels
+from agentv_py.scoring.taxonomy import CATEGORIES, LABELS
 
-VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
-LIST_ITEMS = 200  # hits, misses, items listed per evaluator in the details
 IMAGE_BYTES = 5 * 1024 * 1024  # an image larger than this is not embedded
 IMAGE_BUDGET = 64 * 1024 * 1024  # all embedded images together
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
 IMAGE_TYPES |= {".webp": "image/webp", ".bmp": "image/bmp"}
-GEOMETRY = ("iou_score", "coordinate_distance")
+SKIPPED_LISTED = 20  # lines that are not rows, listed on the page (all are counted)
 HISTOGRAM_BINS = 10
 FIELDS_CHARTED = 40  # fields in the P/R/F1 chart (the worst F1 first)
 
@@ -64,163 +60,21 @@ class ReportStats:
 
 @dataclass
 class _Build:
-    summary: RunSummary = field(default_factory=RunSummary)
-    index: dict[str, int] = field(default_factory=dict)  # case id -> its slot (the last row of a case wins)
-    rows: list[list[Any]] = field(default_factory=list)
-    details: Spill = field(default_factory=Spill)  # each case's details, on disk until the page is written
-    names: dict[str, int] = field(default_factory=dict)  # evaluator names, interned
-    fields: dict[str, int] = field(default_factory=dict)  # field paths, interned
-    datasets: dict[str, int] = field(default_factory=dict)
+    cases: CaseStore = field(default_factory=CaseStore)  # each case's parts, on disk until the page is written
+    interned: Interned = field(default_factory=Interned)
     targets: set[str] = field(default_factory=set)  # of the rows read (a resumed case's earlier row too)
-    counts: dict[FieldKey, Counts] = field(default_factory=dict)
-    taxonomy: dict[FieldKey, dict[str, int]] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)  # "line N: why"
-    geometry_cases: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "line N: why", the first SKIPPED_LISTED
+    skipped_count: int = 0
 
+    def add(self, row: ResultRow) -> None:
+        parts = case_parts(row, self.interned)
+        self.cases.put(row.eval_id, parts.entry, parts.details, parts.totals, parts.geometry)
+        self.targets.add(row.target)
 
-def _intern(table: dict[str, int], key: str) -> int:
-    return table.setdefault(key, len(table))
-
-
-def cut(value: Any) -> Any:
-    """A value for the embedded details: strings over VALUE_CHARS cut (with their length said),
-    containers walked (at most LIST_ITEMS entries each), numbers that JSON cannot hold as text."""
-    if isinstance(value, str):
-        if len(value) <= VALUE_CHARS:
-            return value
-        return {"$cut": value[:VALUE_CHARS], "$length": len(value)}
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return value if abs(value) < 2**53 else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        items = list(value.items())
-        out = {str(k): cut(v) for k, v in items[:LIST_ITEMS]}
-        if len(items) > LIST_ITEMS:
-            out["$more"] = len(items) - LIST_ITEMS
-        return out
-    if isinstance(value, (list, tuple)):
-        shown = [cut(v) for v in value[:LIST_ITEMS]]
-        if len(value) > LIST_ITEMS:
-            shown.append({"$more": len(value) - LIST_ITEMS})
-        return shown
-    return cut(str(value))
-
-
-def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
-    """One evaluator's part of a case's details: score and texts, field_accuracy's fields (with
-    line-item alignments), geometry's shapes, a judge's other details, nested results."""
-    details = dict(result.details)
-    out: dict[str, Any] = {
-        "name": result.name,
-        "type": result.type,
-        "status": result.status,
-        "score": result.score,
-        "weight": result.weight,
-        "verdict": result.verdict,
-        "reasoning": cut(result.reasoning),
-        "hits": cut(result.hits),
-        "misses": cut(misses_with_values(result.misses, [result])),
-    }
-    if result.type == "field_accuracy" and isinstance(details.get("fields"), list):
-        out["fields"] = cut(details.pop("fields"))
-    if result.type in GEOMETRY and isinstance(details.get("drawn"), dict):
-        out["drawn"] = cut(details.pop("drawn"))
-    nested = details.pop("evaluator_results", None)
-    if details:
-        out["details"] = cut(details)
-    children = [_evaluator_details(child) for child in result.evaluator_results]
-    if isinstance(nested, list):
-        children += [
-            _evaluator_details(EvaluatorResult.model_validate(child))
-            for child in nested
-            if isinstance(child, dict) and _valid_result(child)
-        ]
-    if children:
-        out["children"] = children
-    return out
-
-
-def _valid_result(data: dict[str, Any]) -> bool:
-    try:
-        EvaluatorResult.model_validate(data)
-    except ValueError:
-        return False
-    return True
-
-
-def _missed_fields(results: Iterable[Any]) -> list[str]:
-    """Field paths a field_accuracy result (nested ones included) scored as a miss."""
-    missed: dict[str, None] = {}
-    for _, kind, details in walk_results(results):
-        entries = details.get("fields")
-        if kind == "field_accuracy" and isinstance(entries, list):
-            for entry in entries:
-                if isinstance(entry, dict) and entry.get("status") == "miss" and isinstance(entry.get("path"), str):
-                    missed.setdefault(entry["path"], None)
-    return list(missed)
-
-
-def _scored_fields(results: Iterable[Any]) -> list[str]:
-    found: dict[str, None] = {}
-    for _, kind, details in walk_results(results):
-        entries = details.get("fields")
-        if kind == "field_accuracy" and isinstance(entries, list):
-            for entry in entries:
-                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    found.setdefault(entry["path"], None)
-    return list(found)
-
-
-def _add(build: _Build, row: ResultRow) -> None:
-    build.summary.add(row)
-    for key, counts in row_field_counts(row.evaluator_results).items():
-        build.counts.setdefault(key, Counts())
-        build.counts[key] += counts
-    add_taxonomy(build.taxonomy, row_taxonomy(row.evaluator_results))
-    evaluators = sorted({_intern(build.names, result.name) for result in row.evaluator_results})
-    missed = [_intern(build.fields, path) for path in _missed_fields(row.evaluator_results)]
-    scored = [_intern(build.fields, path) for path in _scored_fields(row.evaluator_results)]
-    verdict = "error" if row.status == "error" else row.verdict
-    entry = [row.eval_id, row.score, verdict, evaluators, missed, scored, _intern(build.datasets, row.dataset)]
-    geometry = any(result.type in GEOMETRY for result in row.evaluator_results)
-    details = {
-        "id": row.eval_id,
-        "dataset": row.dataset,
-        "target": row.target,
-        "status": row.status,
-        "verdict": row.verdict,
-        "score": row.score,
-        "duration_ms": row.duration_ms,
-        "attempts": row.attempts,
-        "error": cut(row.error),
-        "answer": cut(row.candidate_answer),
-        "evaluators": [_evaluator_details(result) for result in row.evaluator_results],
-        "geometry": geometry,
-    }
-    data = _json_for_script(details).encode("utf-8")
-    build.targets.add(row.target)
-    slot = build.index.get(row.eval_id)
-    if slot is None:
-        build.index[row.eval_id] = len(build.rows)
-        build.details.put(len(build.rows), data)
-        build.rows.append(entry)
-        if geometry:
-            build.geometry_cases.append(row.eval_id)
-    else:  # a resumed run: the last row of a case is the one shown
-        build.rows[slot] = entry
-        build.details.put(slot, data)
-
-
-def _json_for_script(value: Any) -> str:
-    """JSON that can sit inside `<script type="application/json">`: nothing in it can close the
-    element or start markup (`<`, `>`, `&` escaped), and no line separator breaks it."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
-        text = text.replace(raw, escaped)
-    return text.replace("\u2029", "\\u2029")
+    def skip(self, line: int, why: str) -> None:
+        self.skipped_count += 1
+        if len(self.skipped) < SKIPPED_LISTED:
+            self.skipped.append(f"line {line}: {why}")
 
 
 # ----------------------------------------------------------------------------- charts (inline SVG)
@@ -289,13 +143,13 @@ def fields_svg(per_field: Mapping[str, Counts]) -> str:
 # ----------------------------------------------------------------------------- images
 
 
-def _images(build: _Build, images: Mapping[str, list[str]]) -> tuple[dict[str, list[str]], list[str]]:
+def _images(cases: Iterable[str], images: Mapping[str, list[str]]) -> tuple[dict[str, list[str]], list[str]]:
     """Data URIs of the images of the cases with geometry results (local files read here, data
     URIs as they are), within the size limits, and what was left out and why."""
     embedded: dict[str, list[str]] = {}
     notes: list[str] = []
     budget = IMAGE_BUDGET
-    for case_id in build.geometry_cases:
+    for case_id in cases:
         for image in images.get(case_id, []):
             uri, why = _data_uri(image, min(IMAGE_BYTES, budget))
             if uri is None:
@@ -334,7 +188,7 @@ def _data_uri(image: str, limit: int) -> tuple[str | None, str]:
 
 def _header(manifest: RunManifest | None, build: _Build, results: Path) -> dict[str, Any]:
     """The run header: from the manifest when there is one, else from the rows."""
-    datasets = list(build.datasets)
+    datasets = list(build.interned.datasets)
     header: dict[str, Any] = {
         "results": str(results),
         "dataset": ", ".join(datasets) if datasets else "-",
@@ -396,7 +250,7 @@ def build_report(
     try:
         return _build_report(build, results, out, manifest, images, generated_at)
     finally:
-        build.details.close()
+        build.cases.close()
 
 
 def _build_report(
@@ -409,63 +263,63 @@ def _build_report(
 ) -> ReportStats:
     for line, row in read_rows(results):
         if isinstance(row, str):
-            build.skipped.append(f"line {line}: {row}")
+            build.skip(line, row)
         else:
-            _add(build, row)
-    if not build.rows:
+            build.add(row)
+    cases = build.cases
+    if not len(cases):
         why = f" ({build.skipped[0]})" if build.skipped else ""
         raise ReportError(f"no result rows in {results}{why}")
-    slots = list(range(len(build.rows)))
     if manifest is not None and manifest.dataset.case_ids:  # dataset order, not the order cases finished in
-        order = {case_id: i for i, case_id in enumerate(manifest.dataset.case_ids)}
-        slots.sort(key=lambda i: (order.get(build.rows[i][0], len(order)), i))
-        build.rows = [build.rows[i] for i in slots]
+        cases.set_order(manifest.dataset.case_ids)
+    totals = Totals()
+    for _, data in cases.column("totals"):
+        totals.add(data)
 
-    labels = field_labels(build.counts)
-    per_field: dict[str, Counts] = {labels[key]: counts for key, counts in build.counts.items()}
-    taxonomy_labels = field_labels(build.counts.keys() | build.taxonomy.keys())  # named as in the field table
+    labels = field_labels(totals.counts)
+    per_field: dict[str, Counts] = {labels[key]: counts for key, counts in totals.counts.items()}
+    taxonomy_labels = field_labels(totals.counts.keys() | totals.taxonomy.keys())  # named as in the field table
     taxonomy = sorted(
-        ((taxonomy_labels[key], kinds) for key, kinds in build.taxonomy.items() if sum(kinds.values())),
+        ((taxonomy_labels[key], kinds) for key, kinds in totals.taxonomy.items() if sum(kinds.values())),
         key=lambda item: (-sum(item[1].values()), item[0]),
     )
-    wanted = images() if images is not None and build.geometry_cases else {}
-    embedded, image_notes = _images(build, wanted)
-    ids = {slot: build.rows[n][0] for n, slot in enumerate(slots)}
+    geometry = cases.geometry_cases()
+    wanted = images() if images is not None and next(geometry, None) is not None else {}
+    embedded, image_notes = _images(cases.geometry_cases(), wanted) if wanted else ({}, [])
 
-    def with_images(slot: int, data: bytes) -> bytes:  # each case's details end with "}": its images go last
-        found = _json_for_script(embedded.get(ids[slot], [])).encode("utf-8")
+    def with_images(case_id: str, data: bytes) -> bytes:  # each case's details end with "}": its images go last
+        found = json_for_script(embedded.get(case_id, [])).encode("utf-8")
         return data[:-1] + b',"images":' + found + b"}"
 
     script = _script()
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    summary = build.summary
-    stats = summary.stats()
+    interned = build.interned
     page = _template().render(
         header=_header(manifest, build, results),
         generated_at=generated_at,
         totals={
-            "cases": len(build.rows),
-            "passed": sum(1 for r in build.rows if r[2] == "pass"),
-            "partial": sum(1 for r in build.rows if r[2] == "partial"),
-            "failed": sum(1 for r in build.rows if r[2] == "fail"),
-            "errors": sum(1 for r in build.rows if r[2] == "error"),
-            "mean": None if stats is None else stats.mean,
+            "cases": totals.cases,
+            "passed": totals.verdicts["pass"],
+            "partial": totals.verdicts["partial"],
+            "failed": totals.verdicts["fail"],
+            "errors": totals.verdicts["error"],
+            "mean": totals.mean,
         },
-        histogram=histogram_svg(summary.scores),
+        histogram=histogram_svg(totals.scores),
         fields_chart=fields_svg(per_field) if per_field else "",
         per_field=sorted(per_field.items(), key=lambda item: item[0]),
         taxonomy=taxonomy,
         categories=[(name, LABELS[name]) for name in CATEGORIES],
-        evaluator_means=summary.evaluator_means(),
-        skipped=build.skipped[:20],
-        skipped_count=len(build.skipped),
+        evaluator_means=totals.evaluator_means(),
+        skipped=build.skipped,
+        skipped_count=build.skipped_count,
         image_notes=image_notes[:20],
-        index_json=_json_for_script(
+        index_json=json_for_script(
             {
-                "rows": build.rows,
-                "evaluators": list(build.names),
-                "fields": list(build.fields),
-                "datasets": list(build.datasets),
+                "rows": _ROWS_HERE,
+                "evaluators": list(interned.names),
+                "fields": list(interned.fields),
+                "datasets": list(interned.datasets),
                 "value_chars": VALUE_CHARS,
             }
         ),
@@ -473,14 +327,34 @@ def _build_report(
         script=script,
         script_hash=script_hash,
     )
-    head, tail = page.split(_DETAILS_HERE)  # the details go there, streamed: never the whole page in memory
-    details = build.details.base64_gzip(slots, with_images)
-    written = _write_atomic(out, itertools.chain([head.encode("utf-8")], details, [tail.encode("utf-8")]))
+    # the case table's rows and the details go there, streamed: never the whole page in memory
+    head, rest = page.split(json.dumps(_ROWS_HERE))
+    middle, tail = rest.split(_DETAILS_HERE)
+    parts = itertools.chain(
+        [head.encode("utf-8"), b"["],
+        _joined(entry for _, entry in cases.column("entry")),
+        [b"]", middle.encode("utf-8")],
+        cases.base64_gzip(with_images),
+        [tail.encode("utf-8")],
+    )
+    written = _write_atomic(out, parts)
     return ReportStats(
-        len(build.rows), written, sum(map(len, embedded.values())), len(build.skipped), list(build.datasets)
+        totals.cases, written, sum(map(len, embedded.values())), build.skipped_count, list(interned.datasets)
     )
 
 
+def _joined(items: Iterable[bytes]) -> Iterator[bytes]:
+    """`items` separated by commas, a batch at a time."""
+    batch: list[bytes] = []
+    for n, item in enumerate(items):
+        batch.append(b"," + item if n else item)
+        if len(batch) >= 1000:
+            yield b"".join(batch)
+            batch = []
+    yield b"".join(batch)
+
+
+_ROWS_HERE = "AGENTVROWSGOHERE"  # where the case table's rows are streamed in
 _DETAILS_HERE = "AGENTVDETAILSGOHERE"  # where the page's base64 details are streamed in
 
 

@@ -20,6 +20,7 @@ import orjson
 from pydantic import ValidationError
 
 from agentv_py.models.results import ResultRow
+from agentv_py.report.bounds import MAX_DEPTH, MAX_LINE_BYTES, bound_depth, bound_size
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # every byte but the digits made a space: the longest run of digits is the longest word (2**63 has 19 digits)
@@ -28,8 +29,6 @@ _BLANK = re.compile(rb"\s*")
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY if hasattr(orjson, "OPT_SERIALIZE_NUMPY") else 0
 
 
-# `agentv metrics` skips (and reports) a line longer than this; reading never holds more of a line.
-MAX_LINE_BYTES = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
 _DEVNULL = os.stat(os.devnull) if os.path.exists(os.devnull) else None
 
@@ -71,47 +70,27 @@ class ResultsUnavailable(Exception):
         self.locked = locked  # another agentv run holds it
 
 
-MAX_DEPTH = 254  # levels of nesting a stored row may have (orjson's own limit, row included)
-CUT = f"[cut: nested deeper than {MAX_DEPTH} levels]"
-
-
 def dumps_row(data: dict[str, Any]) -> bytes:
+    """One row as a JSON line of at most MAX_LINE_BYTES (`_dumps_whole`; a longer one has its
+    free-form values cut: `bounds.bound_size`). Every line written can be read back by `read_rows`."""
+    line = _dumps_whole(data)
+    return line if len(line) <= MAX_LINE_BYTES else bound_size(bound_depth(data), _dumps_whole)
+
+
+def _dumps_whole(data: dict[str, Any]) -> bytes:
     """One row as a JSON line. orjson, except for what it refuses: an integer wider than 64 bits
     (written exactly by the standard library), a string holding a lone surrogate (replaced by
     U+FFFD, since it is not Unicode), or nesting deeper than MAX_DEPTH (an answer's or a judge's
-    value 10,000 levels deep): what lies deeper is cut (`bound_depth`), and the row is written.
-    Every line written can be read back by `read_rows`."""
+    value 10,000 levels deep): what lies deeper is cut (`bound_depth`), and the row is written."""
     try:
         return orjson.dumps(data, option=_OPTIONS)
     except TypeError as exc:
         if "recursion" in str(exc).lower():
-            return dumps_row(bound_depth(data))
+            return _dumps_whole(bound_depth(data))
     try:
         return json.dumps(_valid_unicode(data), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except RecursionError:
-        return dumps_row(bound_depth(data))
-
-
-def bound_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
-    """A copy of `value` in which every object or array nested deeper than `limit` levels (the
-    value itself is level 1) is replaced by the string CUT. Iterative: any depth, no recursion."""
-    holder: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int]] = [(holder, 0, value, 1)]  # (parent, key in it, node, its level)
-    while stack:
-        parent, key, node, level = stack.pop()
-        if not isinstance(node, dict | list | tuple):
-            parent[key] = node
-        elif level > limit:
-            parent[key] = CUT
-        elif isinstance(node, dict):
-            copy: dict[Any, Any] = dict.fromkeys(node)  # the keys in order; values filled below
-            parent[key] = copy
-            stack.extend((copy, k, v, level + 1) for k, v in node.items())
-        else:
-            items: list[Any] = [None] * len(node)
-            parent[key] = items
-            stack.extend((items, i, v, level + 1) for i, v in enumerate(node))
-    return holder[0]
+        return _dumps_whole(bound_depth(data))
 
 
 def _valid_unicode(value: Any) -> Any:
@@ -248,7 +227,8 @@ class JsonlWriter:
     def write(self, row: ResultRow) -> None:
         if not self._started:
             self.start()
-        data = (row.to_json_line() or dumps_row(row.to_json_dict())) + b"\n"
+        line = row.to_json_line()
+        data = (line if line is not None and len(line) <= MAX_LINE_BYTES else dumps_row(row.to_json_dict())) + b"\n"
         try:
             if self._regular:
                 view = memoryview(data)

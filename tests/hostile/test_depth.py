@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentv_py.cli import app
-from agentv_py.report.jsonl import CUT, MAX_DEPTH, bound_depth, dumps_row, read_rows
+from agentv_py.report.bounds import CUT, MAX_DEPTH, bound_depth
+from agentv_py.report.jsonl import dumps_row, read_rows
 from tests.conftest import make_row
 
 DEPTHS = [1_000, 10_000, 100_000]

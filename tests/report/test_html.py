@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from agentv_py.cli import app
 from agentv_py.evaluators.base import processed_result
-from agentv_py.report.html import VALUE_CHARS, cut, fields_svg, histogram_svg
+from agentv_py.report.html import fields_svg, histogram_svg
+from agentv_py.report.page_cases import VALUE_CHARS, cut
 from agentv_py.scoring.metrics import Counts
 from tests.conftest import make_row
 
@@ -92,6 +93,10 @@ def test_report_of_a_resumed_run_with_bad_lines_and_several_datasets(tmp_path):
     assert "rows of several datasets (d, other)" in page
     assert "1 line of the results file could not be read and is left out: line 5: not JSON" in page
     assert "No manifest beside the results file" in page
+    # the totals count each case once, from its last row (c1's first, failing row is not counted)
+    assert "passed<b>2</b>" in page and "failed<b>0</b>" in page and "errors<b>1</b>" in page
+    assert "mean score<b>0.667</b>" in page and "Mean per evaluator: fa 1.000" in page
+    assert '<td>total</td><td class="num">2</td><td class="num">0</td><td class="num">0</td>' in page
 
 
 def test_long_and_hostile_values_are_cut_and_escaped(tmp_path):

@@ -1,0 +1,235 @@
+"""What the report's page holds of each case, made as its row is read: its entry in the case
+table (id, score, verdict, evaluators, fields missed and scored, dataset), its details (cut to
+`VALUE_CHARS` per value, `LIST_ITEMS` per list) and what it adds to the page's totals; and the
+totals themselves, summed over the cases in their order once every row is read (the last row of
+a case is the one counted)."""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.misses import misses_with_values
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_results
+from agentv_py.scoring.taxonomy import add_taxonomy, row_taxonomy
+
+VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
+LIST_ITEMS = 200  # hits, misses, items listed per evaluator in the details
+GEOMETRY = ("iou_score", "coordinate_distance")
+
+
+@dataclass
+class Interned:
+    """Names the case table refers to by number: evaluators, field paths, datasets."""
+
+    names: dict[str, int] = field(default_factory=dict)
+    fields: dict[str, int] = field(default_factory=dict)
+    datasets: dict[str, int] = field(default_factory=dict)
+
+
+def _intern(table: dict[str, int], key: str) -> int:
+    return table.setdefault(key, len(table))
+
+
+@dataclass(frozen=True)
+class CaseParts:
+    entry: bytes  # the case table's row (JSON)
+    details: bytes  # the details shown when the case is opened (JSON for a script element)
+    totals: bytes  # what the case adds to the page's totals (`Totals.add`)
+    geometry: bool  # the details hold shapes to draw
+
+
+def case_parts(row: ResultRow, interned: Interned) -> CaseParts:
+    """One row as the page holds it."""
+    results = row.evaluator_results
+    evaluators = sorted({_intern(interned.names, result.name) for result in results})
+    missed = [_intern(interned.fields, path) for path in _missed_fields(results)]
+    scored = [_intern(interned.fields, path) for path in _scored_fields(results)]
+    verdict = "error" if row.status == "error" else row.verdict
+    entry = [row.eval_id, row.score, verdict, evaluators, missed, scored, _intern(interned.datasets, row.dataset)]
+    geometry = any(result.type in GEOMETRY for result in results)
+    details = {
+        "id": row.eval_id,
+        "dataset": row.dataset,
+        "target": row.target,
+        "status": row.status,
+        "verdict": row.verdict,
+        "score": row.score,
+        "duration_ms": row.duration_ms,
+        "attempts": row.attempts,
+        "error": cut(row.error),
+        "answer": cut(row.candidate_answer),
+        "evaluators": [_evaluator_details(result) for result in results],
+        "geometry": geometry,
+    }
+    totals = {
+        "score": row.score,
+        "verdict": verdict,
+        "evaluators": [[result.name, result.status, result.score] for result in results],
+        "counts": [[*key, *counts.as_tuple()] for key, counts in row_field_counts(results).items()],
+        "taxonomy": [[*key, kinds] for key, kinds in row_taxonomy(results).items()],
+    }
+    return CaseParts(
+        json_for_script(entry).encode("utf-8"),
+        json_for_script(details).encode("utf-8"),
+        _dumps(totals),
+        geometry,
+    )
+
+
+@dataclass
+class Totals:
+    """The page's totals, summed case by case in the cases' order (`add` each case's totals)."""
+
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("pass", "partial", "fail", "error"), 0))
+    scores: array[float] = field(default_factory=lambda: array("d"))  # 8 bytes a case
+    evaluator_scores: dict[str, array[float]] = field(default_factory=dict)  # in the order first listed
+    counts: dict[FieldKey, Counts] = field(default_factory=dict)
+    taxonomy: dict[FieldKey, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def cases(self) -> int:
+        return len(self.scores)
+
+    def add(self, data: bytes) -> None:
+        totals = _loads(data)
+        self.scores.append(totals["score"])
+        self.verdicts[totals["verdict"]] = self.verdicts.get(totals["verdict"], 0) + 1
+        for name, status, score in totals["evaluators"]:
+            listed = self.evaluator_scores.setdefault(name, array("d"))
+            if status != "skipped" and score is not None:
+                listed.append(score)
+        for name, path, *numbers in totals["counts"]:
+            self.counts.setdefault((name, path), Counts())
+            self.counts[(name, path)] += Counts(*numbers)
+        add_taxonomy(self.taxonomy, {(name, path): kinds for name, path, kinds in totals["taxonomy"]})
+
+    @property
+    def mean(self) -> float | None:
+        return math.fsum(self.scores) / len(self.scores) if self.scores else None
+
+    def evaluator_means(self) -> dict[str, float]:
+        """Mean score per evaluator, in the order the cases first list them."""
+        return {name: math.fsum(found) / len(found) for name, found in self.evaluator_scores.items() if found}
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # a lone surrogate (a file's `\\ud800` escape): the standard library escapes it
+        return json.dumps(value).encode("ascii")
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except ValueError:
+        return json.loads(data)
+
+
+def json_for_script(value: Any) -> str:
+    """JSON that can sit inside `<script type="application/json">`: nothing in it can close the
+    element or start markup (`<`, `>`, `&` escaped), and no line separator breaks it."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
+        text = text.replace(raw, escaped)
+    return text.replace("\u2029", "\\u2029")
+
+
+def cut(value: Any) -> Any:
+    """A value for the embedded details: strings over VALUE_CHARS cut (with their length said),
+    containers walked (at most LIST_ITEMS entries each), numbers that JSON cannot hold as text."""
+    if isinstance(value, str):
+        if len(value) <= VALUE_CHARS:
+            return value
+        return {"$cut": value[:VALUE_CHARS], "$length": len(value)}
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        items = list(value.items())
+        out = {str(k): cut(v) for k, v in items[:LIST_ITEMS]}
+        if len(items) > LIST_ITEMS:
+            out["$more"] = len(items) - LIST_ITEMS
+        return out
+    if isinstance(value, (list, tuple)):
+        shown = [cut(v) for v in value[:LIST_ITEMS]]
+        if len(value) > LIST_ITEMS:
+            shown.append({"$more": len(value) - LIST_ITEMS})
+        return shown
+    return cut(str(value))
+
+
+def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
+    """One evaluator's part of a case's details: score and texts, field_accuracy's fields (with
+    line-item alignments), geometry's shapes, a judge's other details, nested results."""
+    details = dict(result.details)
+    out: dict[str, Any] = {
+        "name": result.name,
+        "type": result.type,
+        "status": result.status,
+        "score": result.score,
+        "weight": result.weight,
+        "verdict": result.verdict,
+        "reasoning": cut(result.reasoning),
+        "hits": cut(result.hits),
+        "misses": cut(misses_with_values(result.misses, [result])),
+    }
+    if result.type == "field_accuracy" and isinstance(details.get("fields"), list):
+        out["fields"] = cut(details.pop("fields"))
+    if result.type in GEOMETRY and isinstance(details.get("drawn"), dict):
+        out["drawn"] = cut(details.pop("drawn"))
+    nested = details.pop("evaluator_results", None)
+    if details:
+        out["details"] = cut(details)
+    children = [_evaluator_details(child) for child in result.evaluator_results]
+    if isinstance(nested, list):
+        children += [
+            _evaluator_details(EvaluatorResult.model_validate(child))
+            for child in nested
+            if isinstance(child, dict) and _valid_result(child)
+        ]
+    if children:
+        out["children"] = children
+    return out
+
+
+def _valid_result(data: dict[str, Any]) -> bool:
+    try:
+        EvaluatorResult.model_validate(data)
+    except ValueError:
+        return False
+    return True
+
+
+def _missed_fields(results: Iterable[Any]) -> list[str]:
+    """Field paths a field_accuracy result (nested ones included) scored as a miss."""
+    missed: dict[str, None] = {}
+    for _, kind, details in walk_results(results):
+        entries = details.get("fields")
+        if kind == "field_accuracy" and isinstance(entries, list):
+            for entry in entries:
+                if isinstance(entry, dict) and entry.get("status") == "miss" and isinstance(entry.get("path"), str):
+                    missed.setdefault(entry["path"], None)
+    return list(missed)
+
+
+def _scored_fields(results: Iterable[Any]) -> list[str]:
+    found: dict[str, None] = {}
+    for _, kind, details in walk_results(results):
+        entries = details.get("fields")
+        if kind == "field_accuracy" and isinstance(entries, list):
+            for entry in entries:
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    found.setdefault(entry["path"], None)
+    return list(found)
