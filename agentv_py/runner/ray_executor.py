@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
-from agentv_py.errors import AgentvError
+from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.extras import extra_problem
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
@@ -26,7 +26,7 @@ from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
-from agentv_py.runner.run import Interrupted, Run, redact_row, sent_keys, sigterm_interrupts
+from agentv_py.runner.run import Interrupted, Run, TargetCatalog, redact_row, sent_keys, sigterm_interrupts
 from agentv_py.runner.targets import TargetOutcome
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
@@ -44,10 +44,38 @@ class _Spec:
     default_judge: str | None
     secrets: Sequence[str]
     cache: CacheSettings | None
+    catalog: TargetCatalog | None  # resolved by the driver (`_Resolved`): the same targets as a local run
 
 
-def _run_one(spec: _Spec, prepared: PreparedCase) -> ResultRow:
-    """A Ray task: the case's row, as the local executor makes it (a one-case Run)."""
+@dataclass(frozen=True)
+class _Resolved:
+    """A proxy catalog's `resolve`, answered from what the driver resolved before the run (the
+    targets file and its `${{ VAR }}` values are the driver's, not the cluster's): a target, or
+    why not, the same sentence a local run gives."""
+
+    found: Mapping[str, tuple[TargetConfig, list[str]] | str]
+
+    def __call__(self, name: str) -> tuple[TargetConfig, list[str]]:
+        got = self.found.get(name, f"unknown target '{name}'")
+        if isinstance(got, str):
+            raise AgentvError(got)
+        return got
+
+
+def resolve_all(catalog: TargetCatalog) -> _Resolved:
+    """Every target of `catalog` resolved now, in the driver: what a Ray task can carry."""
+    found: dict[str, tuple[TargetConfig, list[str]] | str] = {}
+    for name in catalog.names:
+        try:
+            found[name] = catalog.resolve(name)
+        except AgentvError as exc:
+            found[name] = "; ".join(map(str, exc.problems)) if isinstance(exc, ConfigError) else exc.message
+    return _Resolved(found)
+
+
+def _run_one(spec: _Spec, prepared: PreparedCase) -> tuple[ResultRow, list[str]]:
+    """A Ray task: the case's row, as the local executor makes it (a one-case Run), and what
+    the run had to say (its notices)."""
     rows: list[ResultRow] = []
     with Run(
         spec.dataset,
@@ -57,10 +85,11 @@ def _run_one(spec: _Spec, prepared: PreparedCase) -> ResultRow:
         judges=spec.judges,
         default_judge=spec.default_judge,
         secrets=spec.secrets,
+        catalog=spec.catalog,
         cache=spec.cache,
     ) as run:
         run.execute(rows.append)
-    return rows[0]
+    return rows[0], run.notices
 
 
 def ray_problem(target: TargetConfig) -> str | None:
@@ -124,9 +153,10 @@ class RayRun:
         judges: Mapping[str, TargetConfig] | None = None,
         default_judge: str | None = None,
         secrets: Sequence[str] = (),
+        catalog: TargetCatalog | None = None,
+        on_notice: Callable[[str], None] | None = None,
         cache: CacheSettings | None = None,
         address: str | None = None,
-        **_: Any,
     ) -> None:
         check_ray(target)
         import ray
@@ -134,10 +164,21 @@ class RayRun:
         self._ray = ray
         self.cases = cases
         self.options = options or RunOptions()
-        self.notices: list[str] = []
+        self.notices: list[str] = []  # what the tasks had to say, each once
+        self._on_notice = on_notice
         self.dataset = dataset
         self.target = target
-        self.redact = Redactor([*secrets, *sent_keys([target, *(judges or {}).values()])])
+        resolved = resolve_all(catalog) if catalog is not None else _Resolved({})
+        proxied = [found for found in resolved.found.values() if not isinstance(found, str)]
+        if catalog is not None:
+            catalog = TargetCatalog(list(catalog.names), resolved)
+        self.redact = Redactor(
+            [
+                *secrets,
+                *sent_keys([target, *(judges or {}).values(), *(config for config, _ in proxied)]),
+                *(value for _, values in proxied for value in values),
+            ]
+        )
         stub = LoadedDataset(
             dataset.path,
             dataset.name,
@@ -146,7 +187,7 @@ class RayRun:
             [],
             None,
         )
-        self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache)
+        self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog)
         self._address = address or os.environ.get("RAY_ADDRESS") or None
         self._started = False
 
@@ -213,14 +254,23 @@ class RayRun:
                 for ref in ready:
                     prepared = pending.pop(ref)
                     try:
-                        row: ResultRow = ray.get(ref)
+                        row, notices = ray.get(ref)
                     except ray.exceptions.RayError as exc:
-                        row = self._lost(prepared, exc)
+                        row, notices = self._lost(prepared, exc), []
+                    for notice in notices:
+                        self._notice(notice)
                     on_row(row)
         except KeyboardInterrupt:
             for ref in pending:
                 ray.cancel(ref, force=True)
             raise Interrupted() from None
+
+    def _notice(self, text: str) -> None:
+        text = self.redact(text)
+        if text not in self.notices:
+            self.notices.append(text)
+            if self._on_notice is not None:
+                self._on_notice(text)
 
     def _lost(self, prepared: PreparedCase, exc: Exception) -> ResultRow:
         """The error row of a case whose task did not return (its worker died, Ray failed)."""

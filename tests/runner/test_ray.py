@@ -174,3 +174,50 @@ def test_ctrl_c_leaves_no_target_process_behind(ws):
     assert process.returncode == 130, stderr
     started = [int(pid) for pid in pids.read_text().split()]
     assert started and all(wait_dead(pid, 10) for pid in started), started
+
+
+# A code judge that asks the target proxy for other targets of the targets file by name.
+PROXY_JUDGE = r"""
+import json, sys
+from agentv_py.judge import TargetInvocationError, target_client
+
+json.load(sys.stdin)
+client = target_client()
+asked = {}
+for name in ["other", "unset_one", "nope"]:
+    try:
+        asked[name] = client.invoke({"question": "q?", "target": name}).raw_text
+    except TargetInvocationError as exc:
+        asked[name] = [str(exc), exc.status_code]
+print(json.dumps({"score": 1 if asked["other"] == "from other" else 0, "details": {"asked": asked}}))
+"""
+
+
+def test_a_judge_calling_another_target_scores_the_same_under_ray(ws):
+    """The proxy's catalog (every target of the targets file) travels to the Ray tasks: the rows
+    are the local executor's, the unset variable's and the unknown name's errors included."""
+    ws.file("judge.py", PROXY_JUDGE)
+    ws.file(
+        ".agentv/targets.yaml",
+        "targets:\n"
+        "  - {name: default, provider: mock, response: Paris}\n"
+        "  - {name: judge, provider: mock, response: from judge}\n"
+        "  - {name: other, provider: mock, response: from other}\n"
+        "  - {name: unset_one, provider: openai, model: m, api_key: '${{ AGENTV_TEST_UNSET }}'}\n",
+    )
+    ws.file(
+        "dataset.yaml",
+        "execution:\n  target: default\n  evaluators:\n"
+        f"    - {{name: proxy, type: code_judge, script: [{sys.executable}, judge.py], target: {{name: judge}}}}\n"
+        "evalcases:\n"
+        + "".join(f"  - {{id: c{i}, input: Capital of France?, expected_output: Paris}}\n" for i in range(3)),
+    )
+    local = agentv(ws, "eval", "dataset.yaml", "--out", "local.jsonl")
+    ray = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
+    assert local.returncode == ray.returncode == 0, ray.stderr
+    rows = comparable_rows(ws.root / "ray.jsonl")
+    assert rows == comparable_rows(ws.root / "local.jsonl")
+    asked = rows[0]["evaluator_results"][0]["details"]["asked"]
+    assert asked["other"] == "from other" and rows[0]["score"] == 1.0
+    assert "AGENTV_TEST_UNSET is not set" in asked["unset_one"][0]
+    assert asked["nope"][0].startswith("target proxy /invoke: Unknown target 'nope'. Available: ")
