@@ -159,7 +159,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if request.executor == "ray" and not request.dry_run:
         from agentv_py.runner.ray_executor import check_ray
 
-        check_ray(checked.target)
+        check_ray(checked.target, checked.judges)
     out = request.out or str(default_results_path(dataset.name))
     reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
     baseline = None

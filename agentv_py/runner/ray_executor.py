@@ -106,12 +106,17 @@ def ray_problem(target: TargetConfig) -> str | None:
     return None
 
 
-def check_ray(target: TargetConfig) -> None:
-    """Before anything runs: Ray is installed and the target can run as Ray tasks (AgentvError, exit 2)."""
+def check_ray(target: TargetConfig, judges: Mapping[str, TargetConfig] | None = None) -> None:
+    """Before anything runs: Ray is installed and the target and the judge targets can run in Ray
+    tasks (AgentvError, exit 2)."""
     missing = extra_problem("ray", "--executor ray")
     if missing is not None:
         raise AgentvError(missing)
     problem = ray_problem(target)
+    for name, judge in (judges or {}).items():
+        if problem is None and name != target.name:
+            found = ray_problem(judge)
+            problem = f"judge {found}" if found is not None else None
     if problem is not None:
         raise AgentvError(f"--executor ray: {problem}")
 

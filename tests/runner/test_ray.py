@@ -140,6 +140,26 @@ def test_a_worker_mode_target_is_refused_before_anything_runs(ws):
     )
 
 
+def test_a_worker_mode_judge_target_is_refused_before_anything_runs(ws):
+    ws.file(
+        ".agentv/targets.yaml",
+        "targets:\n  - {name: t, provider: cli, command_template: 'cat {FILES}', judge_target: j}\n"
+        "  - {name: j, provider: python, callable: 'judging:reply'}\n",
+    )
+    ws.file(
+        "dataset.yaml",
+        "execution:\n  target: t\n  evaluators:\n    - {name: llm, type: llm_judge}\n"
+        "evalcases:\n  - {id: c1, input: q, expected_output: a}\n",
+    )
+    result = invoke("eval", "dataset.yaml", "--executor", "ray", "--out", "o.jsonl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        "error: --executor ray: judge target 'j' keeps a long-lived worker (mode: worker, provider: python), "
+        "which a Ray task would start for every case; run it with the local executor"
+    )
+    assert not (ws.root / "o.jsonl").exists()
+
+
 def test_the_local_executor_never_imports_ray(ws):
     ws.cli_target("cat {FILES}")
     ws.cases_dataset(ANSWERS[:2])
