@@ -16,7 +16,8 @@ from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.loading.dataset import added_evaluators
 from agentv_py.loading.source import read_yaml, unpack_cases
 from agentv_py.models.base import suggest
-from agentv_py.models.evaluators import EvaluatorConfig, FieldAccuracyConfig, FieldSpec
+from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained

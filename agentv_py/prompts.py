@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentv_py.locate import not_found, resolve_file
-from agentv_py.models.evaluators import template_problem
+from agentv_py.models.judges import template_problem
 
 
 def read_prompt_template(

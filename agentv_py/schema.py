@@ -24,7 +24,7 @@ from typing import Any, get_args, get_origin
 from pydantic import AliasChoices, BaseModel
 
 from agentv_py.models.dataset import CaseRubric, Dataset, EvalCase, Message
-from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig, RubricItem
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig, RubricItem
 from agentv_py.models.targets import TargetsFile
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

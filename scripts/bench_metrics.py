@@ -161,7 +161,7 @@ def alignment_timings() -> tuple[float, float, float]:
 def items_field_timings(n: int = 1500) -> list[tuple[str, float, float]]:
     """(label, seconds, score) of one `match: items` field over `n` shuffled items."""
     from agentv_py.evaluators import EvalContext, run_evaluator
-    from agentv_py.models.evaluators import FieldAccuracyConfig
+    from agentv_py.models.fields import FieldAccuracyConfig
 
     sub = [{"path": "description"}, {"path": "amount"}]
     config = FieldAccuracyConfig.model_validate(

@@ -192,7 +192,7 @@ def fields_per_second(seconds: float = 1.5) -> tuple[float, float]:
     """field_accuracy throughput in-process: (fields/s through the evaluator, fields/s pure scoring)."""
     from agentv_py.evaluators import EvalContext, run_evaluator
     from agentv_py.evaluators.field_accuracy import score_fields
-    from agentv_py.models.evaluators import FieldAccuracyConfig
+    from agentv_py.models.fields import FieldAccuracyConfig
 
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": FIELDS})
     truth = invoice(11)

@@ -17,21 +17,17 @@ from agentv_py.evaluators.trace import (
     evaluate_latency,
     evaluate_token_usage,
 )
-from agentv_py.models.evaluators import (
-    CodeJudgeConfig,
-    CompositeConfig,
-    CoordinateDistanceConfig,
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.models.trace_evaluators import (
     CostConfig,
     ExecutionMetricsConfig,
-    FieldAccuracyConfig,
-    IouScoreConfig,
     LatencyConfig,
-    LlmJudgeConfig,
-    RubricConfig,
     TokenUsageConfig,
     ToolTrajectoryConfig,
 )
-from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.case import with_pass_mark
 
 REGISTRY: dict[type[Any], Evaluator] = {

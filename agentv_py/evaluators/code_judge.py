@@ -27,7 +27,8 @@ from agentv_py.chat import ChatClient
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer, skipped_result
 from agentv_py.evaluators.target_proxy import PROXY_TOKEN_ENV, PROXY_URL_ENV, TargetProxy
 from agentv_py.locate import working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig, PromptScript
+from agentv_py.models.evaluators import CodeJudgeConfig
+from agentv_py.models.judges import PromptScript
 from agentv_py.models.results import EvaluatorResult, Trace
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process

@@ -36,12 +36,12 @@ from agentv_py.evaluators.llm_judge import (
 from agentv_py.locate import working_dir
 from agentv_py.models.evaluators import (
     RESULTS_VARIABLE,
-    TEMPLATE_VARIABLE_RE,
     CodeJudgeConfig,
     CompositeAggregator,
     CompositeConfig,
     aggregator_template_problem,
 )
+from agentv_py.models.judges import TEMPLATE_VARIABLE_RE
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import run_process

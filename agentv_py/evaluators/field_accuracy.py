@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
-from agentv_py.models.evaluators import FieldAccuracyConfig, FieldSpec
+from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure

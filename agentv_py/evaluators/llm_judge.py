@@ -17,7 +17,7 @@ from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer
 from agentv_py.evaluators.code_judge import run_prompt_script
 from agentv_py.media import image_references
-from agentv_py.models.evaluators import LlmJudgeConfig, RubricConfig
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.judging import (

@@ -12,8 +12,8 @@ naming the first bad entry, never scored around.
 from __future__ import annotations
 
 from agentv_py.evaluators.base import EvalContext, processed_result
-from agentv_py.models.evaluators import ToolTrajectoryConfig
 from agentv_py.models.results import EvaluatorResult
+from agentv_py.models.trace_evaluators import ToolTrajectoryConfig
 from agentv_py.scoring.trajectory import (
     NO_TRACE,
     ExpectedCall,

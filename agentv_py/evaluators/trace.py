@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.evaluators.tool_trajectory import output_messages
-from agentv_py.models.evaluators import CostConfig, ExecutionMetricsConfig, LatencyConfig, TokenUsageConfig
 from agentv_py.models.results import EvaluatorResult
+from agentv_py.models.trace_evaluators import CostConfig, ExecutionMetricsConfig, LatencyConfig, TokenUsageConfig
 from agentv_py.scoring.trajectory import (
     DEFAULT_EXPLORATION_TOLERANCE,
     MetricLimits,

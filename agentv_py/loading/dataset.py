@@ -28,14 +28,9 @@ from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_case
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset, EvalCase
-from agentv_py.models.evaluators import (
-    CodeJudgeConfig,
-    CompositeConfig,
-    EvaluatorConfig,
-    FieldAccuracyConfig,
-    LlmJudgeConfig,
-    aggregator_template_problem,
-)
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig, aggregator_template_problem
+from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels, LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 
 from agentv_py.loading.jsonl import is_jsonl, sidecar_path
 from agentv_py.locate import repo_root, resolve_file, search_dirs, working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, LlmJudgeConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig
+from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.manifest import DatasetInfo, EvaluatorInfo, RunManifest, TargetInfo
 from agentv_py.models.targets import TargetConfig
 from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, LoadedDataset, PreparedCase, case_ids, cases_where

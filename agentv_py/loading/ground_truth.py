@@ -19,13 +19,8 @@ from typing import Any
 from agentv_py.errors import Problem
 from agentv_py.loading.source import MAX_DEPTH, Source, int_digit_limit, too_many_digits_message
 from agentv_py.models.dataset import Dataset
-from agentv_py.models.evaluators import (
-    CoordinateDistanceConfig,
-    EvaluatorConfig,
-    FieldAccuracyConfig,
-    FieldSpec,
-    IouScoreConfig,
-)
+from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
+from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.scoring.geometry import is_single, parse_point, parse_shape
 from agentv_py.scoring.items import expected_items_problem
 from agentv_py.scoring.match import MatchResult, match_date, match_fuzzy, match_numeric

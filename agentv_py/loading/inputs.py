@@ -10,7 +10,8 @@ from pathlib import Path
 
 from agentv_py.loading.dataset import walk_evaluators
 from agentv_py.locate import Role, resolve_file, search_dirs, working_dir
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig, LlmJudgeConfig, RubricConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 from agentv_py.prepared import LoadedDataset
 
 

@@ -8,12 +8,8 @@ from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, fi
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel
-from agentv_py.models.evaluators import (
-    EvaluatorConfig,
-    RubricConfig,
-    RubricFields,
-    RubricItem,
-)
+from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.judges import RubricConfig, RubricFields, RubricItem
 
 Role = Literal["system", "user", "assistant", "tool"]
 ContentType = Literal["text", "file", "image", "image_url"]

@@ -15,12 +15,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentv_py.models.evaluators import (
-    DEFAULT_DATE_FORMATS,
-    CodeJudgeConfig,
-    EvaluatorConfig,
-    LlmJudgeConfig,
-)
+from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig
+from agentv_py.models.fields import DEFAULT_DATE_FORMATS
+from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.render import visible
 from agentv_py.scoring.alignment import similarity_matrix

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentv_py.models.evaluators import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
+from agentv_py.models.judges import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
 from agentv_py.scoring.jsontext import TOO_DEEP, fenced_blocks, loads
 
 

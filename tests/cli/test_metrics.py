@@ -145,7 +145,7 @@ def field_accuracy_row(eval_id: str, name: str, answer: dict, expected: dict) ->
     from pathlib import Path
 
     from agentv_py.evaluators import EvalContext, run_evaluator
-    from agentv_py.models.evaluators import FieldAccuracyConfig
+    from agentv_py.models.fields import FieldAccuracyConfig
 
     config = FieldAccuracyConfig.model_validate(
         {"type": "field_accuracy", "name": name, "fields": [{"path": k} for k in expected]}

@@ -334,7 +334,7 @@ def test_agentv_rubric_forms_validate():
 
 def test_an_llm_judge_with_rubrics_loads_as_the_rubric_evaluation(tmp_path):
     from agentv_py.loading import load_dataset
-    from agentv_py.models.evaluators import RubricConfig
+    from agentv_py.models.judges import RubricConfig
 
     path = tmp_path / "d.yaml"
     path.write_text(

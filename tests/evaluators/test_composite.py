@@ -150,7 +150,7 @@ def test_the_case_counts_a_composite_as_one_evaluator(tmp_path):
 
 
 def _field(member):
-    from agentv_py.models.evaluators import FieldAccuracyConfig
+    from agentv_py.models.fields import FieldAccuracyConfig
 
     return FieldAccuracyConfig.model_validate({k: v for k, v in member.items() if k != "name"} | {"name": "solo"})
 

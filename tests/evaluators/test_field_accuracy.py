@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 
 
 def config(fields: list[dict[str, Any]], **extra: Any) -> FieldAccuracyConfig:

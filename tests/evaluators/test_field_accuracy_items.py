@@ -13,7 +13,7 @@ import pytest
 from agentv_py.errors import ConfigError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import load_dataset
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.metrics import field_accuracy_counts
 
 ITEMS = {

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentv_py.evaluators.field_accuracy import score_fields
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.match import formats_tried, shown

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.field_accuracy import truth_problems
-from agentv_py.models.evaluators import FieldAccuracyConfig, LlmJudgeConfig, RubricConfig
+from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import processed_result
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.case import case_verdict, is_hard_failure, with_pass_mark
 
 SCALARS = [f"f{i}" for i in range(12)]

@@ -8,7 +8,7 @@ import json
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import load_dataset
-from agentv_py.models.evaluators import LlmJudgeConfig
+from agentv_py.models.judges import LlmJudgeConfig
 
 REPLY = json.dumps({"score": 1.0})
 

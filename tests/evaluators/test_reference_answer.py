@@ -11,7 +11,7 @@ import pytest
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import reference_answer
 from agentv_py.models.dataset import EvalCase
-from agentv_py.models.evaluators import LlmJudgeConfig
+from agentv_py.models.judges import LlmJudgeConfig
 from tests.chat_server import text
 
 

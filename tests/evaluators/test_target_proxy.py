@@ -16,12 +16,8 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.target_proxy import MAX_BODY_BYTES, TargetProxy
 from agentv_py.judge import TargetClient, TargetInvocationError, TargetNotAvailableError, target_client
 from agentv_py.models.dataset import EvalCase
-from agentv_py.models.evaluators import (
-    CodeJudgeConfig,
-    LlmJudgeConfig,
-    calls_judge,
-    judge_target_name,
-)
+from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge, judge_target_name
+from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from tests.chat_server import error, text

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.models.evaluators import CoordinateDistanceConfig, FieldAccuracyConfig, IouScoreConfig
+from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.session import run_eval
 
 

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.models.evaluators import CoordinateDistanceConfig, FieldAccuracyConfig, IouScoreConfig
+from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.answer import parse_answer_json
 from agentv_py.scoring.geometry import Shape, distance, iou, parse_shape
 from agentv_py.scoring.jsontext import OutOfRangeNumber, dumps

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentv_py.evaluators.field_accuracy import score_fields
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.metrics import field_accuracy_counts
 from agentv_py.scoring.paths import MISSING, is_empty
 from agentv_py.scoring.taxonomy import classify_entry

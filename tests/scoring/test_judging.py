@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agentv_py.models.evaluators import RubricItem, is_prompt_file, template_problem
+from agentv_py.models.judges import RubricItem, is_prompt_file, template_problem
 from agentv_py.scoring.judging import dimension_score, extract_json, render_template, rubric_outcome
 
 VALUES = {

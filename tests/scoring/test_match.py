@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentv_py.models.evaluators import DEFAULT_DATE_FORMATS
+from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.scoring.match import (
     json_equal,
     match_date,

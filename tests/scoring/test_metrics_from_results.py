@@ -12,7 +12,8 @@ import pytest
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import processed_result
 from agentv_py.evaluators.field_accuracy import score_fields
-from agentv_py.models.evaluators import CompositeConfig, FieldAccuracyConfig, IouScoreConfig
+from agentv_py.models.evaluators import CompositeConfig, IouScoreConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.metrics import Counts, field_accuracy_counts, field_labels, iou_counts, row_field_counts
 from agentv_py.scoring.paths import MISSING
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentv_py.evaluators.base import processed_result
 from agentv_py.evaluators.field_accuracy import score_fields
-from agentv_py.models.evaluators import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.jsontext import OutOfRangeNumber
 from agentv_py.scoring.match import match_fuzzy
 from agentv_py.scoring.metrics import field_accuracy_counts

@@ -1,0 +1,190 @@
+"""`field_accuracy`: its field specs (match types and their options) and its config."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from agentv_py.models.base import StrictModel, one_of
+from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, unit_interval
+
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items"]
+MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items")
+FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
+ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
+DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
+DATE_TOKENS = ("YYYY", "MMMM", "MMM", "YY", "MM", "DD", "M", "D")
+
+# Options that only make sense for one match type; giving them elsewhere is a config error
+# (a `tolerance` on an exact field is almost certainly a mistake in `match`).
+_OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
+    "exact": (),
+    "numeric_tolerance": ("tolerance", "relative"),
+    "fuzzy": ("algorithm", "threshold", "case_sensitive"),
+    "date": ("formats",),
+    "items": ("key", "threshold", "algorithm", "fields"),
+}
+
+
+class FieldSpec(StrictModel):
+    """One field of a `field_accuracy` evaluator."""
+
+    path: str
+    match: str = "exact"
+    required: bool = True
+    critical: bool = False  # a miss fails the case, whatever the weighted score
+    weight: float | Literal["per_item"] = 1.0  # per_item (match: items): each expected item weighs one
+    tolerance: float | None = None
+    relative: bool = False
+    algorithm: str = "levenshtein"
+    threshold: float = 0.85
+    case_sensitive: bool = False
+    formats: list[str] | None = None
+    key: list[str] | None = None  # `match: items`: sub-paths that pair expected and actual items
+    fields: list[FieldSpec] | None = None  # `match: items`: sub-fields scored in each matched pair
+
+    @field_validator("match")
+    @classmethod
+    def _known_match(cls, value: str) -> str:
+        return one_of(value, MATCH_TYPES, "match type", "types")
+
+    @field_validator("path")
+    @classmethod
+    def _non_empty_path(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("path must not be empty")
+        return value
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight(cls, value: Any) -> float | str:
+        if value == "per_item":
+            return "per_item"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"weight must be a number >= 0, or per_item for a match 'items' field, got {value!r}")
+        return finite_non_negative(value, "weight")
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, value: float | None) -> float | None:
+        return None if value is None else finite_non_negative(value, "tolerance")
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return unit_interval(value, "threshold")
+
+    @field_validator("algorithm")
+    @classmethod
+    def _algorithm(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("match") == "items":
+            return one_of(value, ITEM_ALGORITHMS, "algorithm", "algorithms")
+        return one_of(value, FUZZY_ALGORITHMS, "algorithm", "algorithms")
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("key must list at least one sub-path (omit it for the default [description])")
+        if value is not None and any(not path.strip() for path in value):
+            raise ValueError("key paths must not be empty")
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _item_fields(cls, value: list[FieldSpec] | None) -> list[FieldSpec] | None:
+        if value is not None and not value:
+            raise ValueError("fields must list at least one sub-field")
+        for spec in value or []:
+            if spec.match == "items":
+                raise ValueError(
+                    f"nested match 'items' (at '{spec.path}') is not supported: score the inner list with a code judge"
+                )
+            if spec.critical:
+                raise ValueError(
+                    f"critical applies to a top-level field, not to the sub-field '{spec.path}': make the items "
+                    "field critical (it misses when any item is missing, extra or wrong)"
+                )
+        return value
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("formats must not be empty (omit it to use the defaults)")
+        for fmt in value:
+            if not any(token in fmt for token in ("YYYY", "YY")) or not any(t in fmt for t in ("M", "D")):
+                raise ValueError(
+                    f"Invalid date format: {fmt}. A format needs a year (YYYY or YY), a month "
+                    "(MM, M, MMM or MMMM) and a day (DD or D), e.g. DD-MMM-YYYY"
+                )
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_fit_match(cls, data: Any, info: ValidationInfo) -> Any:
+        data = cls.strip_unknown_keys(data, info)
+        if not isinstance(data, dict):
+            return data
+        match = data.get("match", "exact")
+        if match not in _OPTIONS_BY_MATCH:
+            return data  # the field validator reports the bad match type
+        foreign = [
+            key
+            for other, keys in _OPTIONS_BY_MATCH.items()
+            if other != match
+            for key in keys
+            if key in data and key not in _OPTIONS_BY_MATCH[match]
+        ]
+        if foreign:
+            raise ValueError(
+                f"option {', '.join(repr(k) for k in foreign)} does not apply to match '{match}' "
+                f"(options for '{match}': {', '.join(_OPTIONS_BY_MATCH[match]) or 'none'})"
+            )
+        if data.get("weight") == "per_item" and match != "items":
+            raise ValueError(
+                f"weight per_item applies to a match 'items' field (each expected item weighs one field), "
+                f"not to match '{match}': give a number"
+            )
+        if data.get("critical") is True and data.get("required") is False:
+            raise ValueError(
+                "a critical field must be required: an optional field the answer leaves out is not scored, "
+                "so it could never fail its case (drop 'required: false' or 'critical: true')"
+            )
+        if match == "numeric_tolerance" and data.get("tolerance") is None:
+            raise ValueError("numeric_tolerance needs 'tolerance' (a number >= 0)")
+        if match == "items":
+            if data.get("fields") is None:
+                raise ValueError(
+                    "match 'items' needs 'fields': the sub-fields scored in each matched item, "
+                    "e.g. [{path: quantity, match: numeric_tolerance, tolerance: 0}]"
+                )
+            # SPEC §5 line-item defaults (fuzzy's threshold default, 0.85, does not apply here)
+            data = {"key": ["description"], "threshold": 0.8, "algorithm": "optimal", **data}
+        return data
+
+    @property
+    def date_formats(self) -> tuple[str, ...]:
+        return tuple(self.formats) if self.formats else DEFAULT_DATE_FORMATS
+
+
+class FieldAccuracyConfig(EvaluatorBase):
+    """`field_accuracy`: compare fields of the JSON answer with the ground truth."""
+
+    type: Literal["field_accuracy"]
+    fields: list[FieldSpec]
+    aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
+
+    @field_validator("fields")
+    @classmethod
+    def _some_fields(cls, value: list[FieldSpec]) -> list[FieldSpec]:
+        if not value:
+            raise ValueError("fields must list at least one field")
+        return value

@@ -1,0 +1,191 @@
+"""The configs of the trace evaluators: `tool_trajectory`, `latency`, `cost`, `token_usage`,
+`execution_metrics`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from agentv_py.models.base import StrictModel, one_of
+from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative
+
+TRAJECTORY_MODES: tuple[str, ...] = ("any_order", "in_order", "exact")
+
+
+class ExpectedToolCall(StrictModel):
+    """One step of a `tool_trajectory` sequence: a tool, optionally its arguments (`any`, or a
+    mapping checked key by key) and a latency limit. `input` and `output` are accepted and
+    ignored, as AgentV ignored them (its tool-trajectory-advanced example gives them)."""
+
+    tool: str
+    args: Any = None
+    max_duration_ms: float | None = Field(
+        default=None, validation_alias=AliasChoices("max_duration_ms", "maxDurationMs")
+    )
+    input: Any = None
+    output: Any = None
+
+    @field_validator("tool")
+    @classmethod
+    def _tool(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("tool must name a tool")
+        return value
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, value: Any) -> Any:
+        if value is None or value == "any" or isinstance(value, dict):
+            return value
+        raise ValueError(f"args must be 'any' or a mapping of argument names to expected values, got {value!r}")
+
+    @field_validator("max_duration_ms")
+    @classmethod
+    def _max_duration(cls, value: float | None) -> float | None:
+        return None if value is None else finite_non_negative(value, "max_duration_ms")
+
+
+class ToolTrajectoryConfig(EvaluatorBase):
+    """`tool_trajectory`: the target's tool calls (from its `output_messages`) against minimum
+    counts (`any_order`) or an expected sequence (`in_order`, `exact`)."""
+
+    type: Literal["tool_trajectory"]
+    mode: str
+    minimums: dict[str, float] | None = None
+    expected: list[ExpectedToolCall] | None = None
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        return one_of(value, TRAJECTORY_MODES, "mode", "modes")
+
+    @field_validator("minimums")
+    @classmethod
+    def _minimums(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("minimums must name at least one tool")
+        return {tool: finite_non_negative(count, f"minimums['{tool}']") for tool, count in value.items()}
+
+    @field_validator("expected")
+    @classmethod
+    def _expected(cls, value: list[ExpectedToolCall] | None) -> list[ExpectedToolCall] | None:
+        if value is not None and not value:
+            raise ValueError("expected must list at least one tool call")
+        return value
+
+    @model_validator(mode="after")
+    def _fits_mode(self) -> ToolTrajectoryConfig:
+        if self.mode == "any_order":
+            if self.expected is not None:
+                raise ValueError("'expected' does not apply to mode any_order (it checks 'minimums')")
+            if self.minimums is None:
+                raise ValueError("mode any_order needs 'minimums' (tool name: minimum number of calls)")
+        elif self.mode in TRAJECTORY_MODES:
+            if self.minimums is not None:
+                raise ValueError(f"'minimums' does not apply to mode {self.mode} (it checks 'expected')")
+            if self.expected is None:
+                raise ValueError(f"mode {self.mode} needs 'expected' (the list of expected tool calls)")
+        return self
+
+
+class LatencyConfig(EvaluatorBase):
+    """`latency`: the target call's duration (ms) at most `threshold`."""
+
+    type: Literal["latency"]
+    threshold: float
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return finite_non_negative(value, "threshold")
+
+
+class CostConfig(EvaluatorBase):
+    """`cost`: the target-reported cost (USD) at most `budget`."""
+
+    type: Literal["cost"]
+    budget: float
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: float) -> float:
+        return finite_non_negative(value, "budget")
+
+
+def _alias(snake: str, camel: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(snake, camel))
+
+
+class TokenUsageConfig(EvaluatorBase):
+    """`token_usage`: the target-reported input, output and total tokens within limits."""
+
+    type: Literal["token_usage"]
+    max_total: float | None = _alias("max_total", "maxTotal")
+    max_input: float | None = _alias("max_input", "maxInput")
+    max_output: float | None = _alias("max_output", "maxOutput")
+
+    @field_validator("max_total", "max_input", "max_output")
+    @classmethod
+    def _limit(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return None if value is None else finite_non_negative(value, str(info.field_name))
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> TokenUsageConfig:
+        if self.max_total is None and self.max_input is None and self.max_output is None:
+            raise ValueError("token_usage needs at least one of max_total, max_input, max_output")
+        return self
+
+
+class ExecutionMetricsConfig(EvaluatorBase):
+    """`execution_metrics`: tool calls, LLM calls, tokens, cost, duration and exploration ratio
+    against thresholds; each threshold given is one check."""
+
+    type: Literal["execution_metrics"]
+    max_tool_calls: float | None = _alias("max_tool_calls", "maxToolCalls")
+    max_llm_calls: float | None = _alias("max_llm_calls", "maxLlmCalls")
+    max_tokens: float | None = _alias("max_tokens", "maxTokens")
+    max_cost_usd: float | None = _alias("max_cost_usd", "maxCostUsd")
+    max_duration_ms: float | None = _alias("max_duration_ms", "maxDurationMs")
+    target_exploration_ratio: float | None = _alias("target_exploration_ratio", "targetExplorationRatio")
+    exploration_tolerance: float | None = _alias("exploration_tolerance", "explorationTolerance")
+
+    @field_validator(
+        "max_tool_calls",
+        "max_llm_calls",
+        "max_tokens",
+        "max_cost_usd",
+        "max_duration_ms",
+        "target_exploration_ratio",
+        "exploration_tolerance",
+    )
+    @classmethod
+    def _threshold(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return None if value is None else finite_non_negative(value, str(info.field_name))
+
+    @model_validator(mode="after")
+    def _some_threshold(self) -> ExecutionMetricsConfig:
+        checks = (
+            self.max_tool_calls,
+            self.max_llm_calls,
+            self.max_tokens,
+            self.max_cost_usd,
+            self.max_duration_ms,
+            self.target_exploration_ratio,
+        )
+        if all(value is None for value in checks):
+            raise ValueError(
+                "execution_metrics needs at least one threshold: max_tool_calls, max_llm_calls, max_tokens, "
+                "max_cost_usd, max_duration_ms or target_exploration_ratio"
+            )
+        if self.exploration_tolerance is not None and self.target_exploration_ratio is None:
+            raise ValueError("exploration_tolerance applies only with target_exploration_ratio")
+        return self
