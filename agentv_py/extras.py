@@ -14,7 +14,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from agentv_py.models.targets import AnthropicTarget, AzureTarget, GeminiTarget, OpenAITarget
+from agentv_py.models.model_targets import AnthropicTarget, AzureTarget, GeminiTarget, OpenAITarget
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, TargetInfo
+from agentv_py.models.model_targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.prepared import PreparedCase, case_ids, select
 from agentv_py.report.bounds import MAX_LINE_BYTES
 from agentv_py.report.jsonl import (

@@ -34,11 +34,11 @@ from agentv_py.locate import Role, output_clash, repo_root, targets_search_dirs
 from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, ShardInfo
+from agentv_py.models.model_targets import GeminiTarget
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import (
     RUNNABLE_SUMMARY,
     CliTarget,
-    GeminiTarget,
     OpaqueTarget,
     TargetConfig,
     is_model_target,

@@ -14,15 +14,8 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.errors import TargetError
 from agentv_py.loading import load_dataset, load_targets
-from agentv_py.models.targets import (
-    FOREIGN_PROVIDERS,
-    AnthropicTarget,
-    AzureTarget,
-    CliTarget,
-    GeminiTarget,
-    OpaqueTarget,
-    is_model_target,
-)
+from agentv_py.models.model_targets import AnthropicTarget, AzureTarget, GeminiTarget
+from agentv_py.models.targets import FOREIGN_PROVIDERS, CliTarget, OpaqueTarget, is_model_target
 from agentv_py.runner.targets import make_runner
 
 AGENTV_TARGETS = """\

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from agentv_py.chat import ChatMessage
-from agentv_py.models.targets import CliTarget, OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
+from agentv_py.models.targets import CliTarget
 from agentv_py.runner.cache import decode_outcome, decode_reply
 from agentv_py.runner.cache_keys import (
     KEY_VERSION,

@@ -1,13 +1,13 @@
-"""Target configurations (SPEC §2): `targets.yaml`."""
+"""Target configurations (SPEC §2): `targets.yaml`. The process targets (`cli`, `python`), `mock`,
+the targets AgentV knew that agentv does not run, and the union; the model providers' configs
+are in `model_targets`, what all share in `target_base`."""
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Annotated, Any, ClassVar, Literal, TypeGuard
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import (
-    AfterValidator,
     AliasChoices,
     BeforeValidator,
     ConfigDict,
@@ -22,14 +22,20 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
+from agentv_py.models.model_targets import (
+    ANTHROPIC_PROVIDERS,
+    AZURE_PROVIDERS,
+    GEMINI_PROVIDERS,
+    AnthropicTarget,
+    AzureTarget,
+    GeminiTarget,
+    OpenAITarget,
+)
+from agentv_py.models.target_base import DEFAULT_TIMEOUT_SECONDS, TargetBase, Timeout, Workers, check_workers
 
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-# The model providers agentv runs, each spelling AgentV accepted; the first names the union member.
-AZURE_PROVIDERS: tuple[str, ...] = ("azure", "azure-openai")
-ANTHROPIC_PROVIDERS: tuple[str, ...] = ("anthropic",)
-GEMINI_PROVIDERS: tuple[str, ...] = ("gemini", "google", "google-gemini")
 PROVIDERS: tuple[str, ...] = (
     "cli",
     "python",
@@ -53,12 +59,6 @@ AGENT_PROVIDERS: tuple[str, ...] = (
     "vscode-insiders",
 )
 FOREIGN_PROVIDERS: tuple[str, ...] = ("bedrock", "vertex", *AGENT_PROVIDERS)
-
-DEFAULT_TIMEOUT_SECONDS = 60.0
-DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"
-DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
-DEFAULT_ANTHROPIC_MAX_TOKENS = 4096  # Anthropic requires max_tokens: the answer's budget when none is set
-AZURE_RESOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
 
 def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str:
@@ -109,22 +109,6 @@ class Healthcheck(StrictModel):
         return self
 
 
-class TargetBase(StrictModel):
-    name: str
-    judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
-    vision: bool = False  # the target accepts images (required of judges of cases with images)
-    cache: bool = False  # cache this target's answers (and its replies as a judge): docs/incremental.md
-    cache_key: str | None = None  # part of every cache key: what the key cannot see (a model version)
-    # `--executor ray`: what each case's Ray task asks of the cluster (None: Ray's default, 1 CPU)
-    num_cpus: float | None = Field(default=None, ge=0)
-    num_gpus: float | None = Field(default=None, ge=0)
-
-    @field_validator("provider", mode="before", check_fields=False)
-    @classmethod
-    def _provider(cls, value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value  # case-insensitive, as in AgentV
-
-
 class CliTarget(TargetBase):
     """Run a command once per case (`provider_batching`: once for all of them first)."""
 
@@ -152,7 +136,7 @@ class CliTarget(TargetBase):
     @field_validator("workers")
     @classmethod
     def _workers(cls, value: int | None) -> int | None:
-        return _check_workers(value)
+        return check_workers(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -216,244 +200,6 @@ class MockTarget(TargetBase):
         return self
 
 
-def _check_base_url(value: str | None) -> str | None:
-    if value is not None and "${{" not in value and not value.startswith(("http://", "https://")):
-        raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
-    return value
-
-
-def _check_temperature(value: float | None, top: float = 2.0) -> float | None:
-    if value is not None and not 0.0 <= value <= top:
-        raise ValueError(f"temperature must be between 0 and {top:g}, got {value!r}")
-    return value
-
-
-def _check_at_least(value: int | None, key: str, least: int = 1) -> int | None:
-    if value is not None and value < least:
-        raise ValueError(f"{key} must be at least {least}, got {value!r}")
-    return value
-
-
-def _check_retries(value: int) -> int:
-    if not 0 <= value <= 10:
-        raise ValueError(f"max_retries must be between 0 and 10, got {value!r}")
-    return value
-
-
-def _not_blank(value: str, key: str) -> str:
-    if not value.strip():
-        raise ValueError(f"{key} must not be empty")
-    return value
-
-
-def _check_workers(value: int | None) -> int | None:
-    if value is not None and value < 1:
-        raise ValueError(f"workers must be at least 1, got {value!r}")
-    return value
-
-
-def _model_name(value: str) -> str:
-    return _not_blank(value, "model")
-
-
-# Field types whose check is the same wherever they appear (the model providers' shared keys).
-ModelName = Annotated[str, AfterValidator(_model_name)]
-BaseUrl = Annotated[str | None, AfterValidator(_check_base_url)]
-Retries = Annotated[int, AfterValidator(_check_retries)]
-Timeout = Annotated[float, AfterValidator(positive_timeout)]
-Workers = Annotated[int | None, AfterValidator(_check_workers)]
-
-
-class OpenAITarget(TargetBase):
-    """An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI v1, vLLM, Ollama, ...)."""
-
-    provider: Literal["openai"]
-    model: ModelName
-    api_key: str | None = None  # default: $OPENAI_API_KEY; not needed by most local servers
-    base_url: BaseUrl = None  # default: the OpenAI API
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
-    max_retries: Retries = 2  # retries of 408/409/429/5xx, timeouts and connection errors, with backoff
-    system_prompt: str | None = None  # sent first when the case has no system message
-    headers: dict[str, str] = Field(default_factory=dict)
-
-    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        return _check_temperature(value)
-
-    @field_validator("max_tokens")
-    @classmethod
-    def _max_tokens(cls, value: int | None) -> int | None:
-        return _check_at_least(value, "max_tokens")
-
-    @property
-    def key_optional(self) -> bool:
-        """A server of one's own (base_url) may need no key."""
-        return self.base_url is not None
-
-
-class ProviderTarget(TargetBase):
-    """The keys AgentV's model providers (azure, anthropic, gemini) share, under AgentV's names and
-    camelCase twins. Retries: `max_retries` goes to the SDK; the `retry_*` keys set its backoff and
-    which HTTP statuses are retried (see docs/providers.md); 401 and 403 are never retried."""
-
-    api_key: str | None = Field(None, validation_alias=AliasChoices("api_key", "apiKey"))
-    temperature: float | None = None
-    max_output_tokens: int | None = Field(None, validation_alias=AliasChoices("max_output_tokens", "maxTokens"))
-    system_prompt: str | None = Field(None, validation_alias=AliasChoices("system_prompt", "systemPrompt"))
-    timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
-    max_retries: Retries = Field(3, validation_alias=AliasChoices("max_retries", "maxRetries"))  # AgentV's default
-    retry_initial_delay_ms: float | None = Field(
-        None, validation_alias=AliasChoices("retry_initial_delay_ms", "retryInitialDelayMs")
-    )
-    retry_max_delay_ms: float | None = Field(
-        None, validation_alias=AliasChoices("retry_max_delay_ms", "retryMaxDelayMs")
-    )
-    retry_backoff_factor: float | None = Field(
-        None, validation_alias=AliasChoices("retry_backoff_factor", "retryBackoffFactor")
-    )
-    retry_status_codes: list[int] | None = Field(
-        None, validation_alias=AliasChoices("retry_status_codes", "retryStatusCodes")
-    )
-    # Accepted for AgentV compatibility: `agentv eval --workers` sets the parallelism; no batching.
-    workers: Workers = None
-    provider_batching: Literal[False] = Field(
-        False, validation_alias=AliasChoices("provider_batching", "providerBatching")
-    )
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        return _check_temperature(value)
-
-    @field_validator("max_output_tokens")
-    @classmethod
-    def _max_output_tokens(cls, value: int | None) -> int | None:
-        return _check_at_least(value, "max_output_tokens")
-
-    @field_validator("retry_initial_delay_ms", "retry_max_delay_ms")
-    @classmethod
-    def _delay(cls, value: float | None, info: ValidationInfo) -> float | None:
-        if value is not None and (isinstance(value, bool) or not math.isfinite(value) or value < 0):
-            raise ValueError(f"{info.field_name} must be a number of milliseconds >= 0, got {value!r}")
-        return value
-
-    @field_validator("retry_backoff_factor")
-    @classmethod
-    def _factor(cls, value: float | None) -> float | None:
-        if value is not None and (not math.isfinite(value) or value < 1):
-            raise ValueError(f"retry_backoff_factor must be a number >= 1, got {value!r}")
-        return value
-
-    @field_validator("retry_status_codes")
-    @classmethod
-    def _codes(cls, value: list[int] | None) -> list[int] | None:
-        for code in value or []:
-            if not 400 <= code <= 599:
-                raise ValueError(f"retry_status_codes must list HTTP error statuses (400-599), got {code!r}")
-        return value
-
-    @property
-    def custom_retry(self) -> bool:
-        """Did the file set the backoff or the statuses (else the SDK's own policy applies)?"""
-        return any(
-            v is not None
-            for v in (
-                self.retry_initial_delay_ms,
-                self.retry_max_delay_ms,
-                self.retry_backoff_factor,
-                self.retry_status_codes,
-            )
-        )
-
-
-class AzureTarget(ProviderTarget):
-    """An Azure OpenAI deployment (AgentV's `azure`): `endpoint` is a URL or a resource name."""
-
-    provider: Literal["azure", "azure-openai"]
-    endpoint: str = Field(validation_alias=AliasChoices("endpoint", "resource", "resourceName"))
-    deployment: str = Field(validation_alias=AliasChoices("deployment", "deploymentName", "model"))
-    version: str = Field(DEFAULT_AZURE_API_VERSION, validation_alias=AliasChoices("version", "api_version"))
-
-    key_env: ClassVar[tuple[str, ...]] = ("AZURE_OPENAI_API_KEY",)
-
-    @field_validator("endpoint")
-    @classmethod
-    def _endpoint(cls, value: str) -> str:
-        value = value.strip()
-        if "${{" in value or value.startswith(("http://", "https://")) or AZURE_RESOURCE_RE.match(value):
-            return value
-        raise ValueError(
-            "endpoint must be an http:// or https:// URL or an Azure resource name "
-            f"(letters, digits and hyphens), got {value!r}"
-        )
-
-    @field_validator("deployment")
-    @classmethod
-    def _deployment(cls, value: str) -> str:
-        return _not_blank(value, "deployment")
-
-    @field_validator("version")
-    @classmethod
-    def _version(cls, value: str) -> str:
-        # As AgentV: `api-version=2024-10-21` is the version 2024-10-21; blank is the default.
-        return re.sub(r"^api[-_]?version\s*=\s*", "", value.strip(), flags=re.IGNORECASE) or DEFAULT_AZURE_API_VERSION
-
-    @property
-    def key_optional(self) -> bool:
-        return False  # Azure always needs one
-
-
-class AnthropicTarget(ProviderTarget):
-    """Anthropic's Messages API (or a proxy of it at `base_url`)."""
-
-    provider: Literal["anthropic"]
-    model: ModelName = Field(validation_alias=AliasChoices("model", "deployment", "variant"))
-    base_url: BaseUrl = None  # default: the Anthropic API ($ANTHROPIC_BASE_URL, as the SDK reads it)
-    thinking_budget: int | None = Field(None, validation_alias=AliasChoices("thinking_budget", "thinkingBudget"))
-
-    key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        return _check_temperature(value, top=1.0)
-
-    @field_validator("thinking_budget")
-    @classmethod
-    def _thinking_budget(cls, value: int | None) -> int | None:
-        return _check_at_least(value, "thinking_budget", 1024)  # Anthropic's minimum
-
-    @model_validator(mode="after")
-    def _thinking_without_temperature(self) -> AnthropicTarget:
-        if self.thinking_budget is not None and self.temperature is not None:
-            raise ValueError("temperature cannot be set with thinking_budget: extended thinking needs the default")
-        return self
-
-    @property
-    def key_optional(self) -> bool:
-        return self.base_url is not None
-
-
-class GeminiTarget(ProviderTarget):
-    """Google's Gemini API (`generateContent`), or a proxy of it at `base_url`."""
-
-    provider: Literal["gemini", "google", "google-gemini"]
-    model: ModelName = Field(DEFAULT_GEMINI_MODEL, validation_alias=AliasChoices("model", "deployment", "variant"))
-    base_url: BaseUrl = None  # default: the Gemini API
-
-    # AgentV's name first (its SDK read it), then the two the google-genai SDK reads.
-    key_env: ClassVar[tuple[str, ...]] = ("GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
-
-    @property
-    def key_optional(self) -> bool:
-        return self.base_url is not None
-
-
 class OpaqueTarget(StrictModel):
     """A target whose provider AgentV knew but agentv does not run (codex, bedrock, ...): loaded so the
     file's other targets can run; an error only if a run selects it (`not_runnable_message`).
@@ -484,7 +230,7 @@ class OpaqueTarget(StrictModel):
     @field_validator("workers")
     @classmethod
     def _workers(cls, value: int | None) -> int | None:
-        return _check_workers(value)
+        return check_workers(value)
 
     @property
     def vision(self) -> bool:

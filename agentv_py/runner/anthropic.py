@@ -8,7 +8,7 @@ import functools
 from typing import Any
 
 from agentv_py.chat import ChatMessage
-from agentv_py.models.targets import DEFAULT_ANTHROPIC_MAX_TOKENS, AnthropicTarget
+from agentv_py.models.model_targets import DEFAULT_ANTHROPIC_MAX_TOKENS, AnthropicTarget
 from agentv_py.runner.llm import ModelClient, ReplyRefused, image_data, read_json_object, snippet, token_usage
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentv_py.models.targets import AzureTarget
+from agentv_py.models.model_targets import AzureTarget
 from agentv_py.runner.llm import OpenAIClient
 
 

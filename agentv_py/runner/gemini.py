@@ -8,7 +8,7 @@ import base64
 from typing import Any
 
 from agentv_py.chat import ChatMessage
-from agentv_py.models.targets import GeminiTarget
+from agentv_py.models.model_targets import GeminiTarget
 from agentv_py.runner.llm import ModelClient, image_data, read_json_object, retry_status_codes, snippet, token_usage
 
 

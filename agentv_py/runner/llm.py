@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
 from agentv_py.media import ImageRef
-from agentv_py.models.targets import ModelTarget, OpenAITarget, ProviderTarget
+from agentv_py.models.model_targets import OpenAITarget, ProviderTarget
+from agentv_py.models.targets import ModelTarget
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP

@@ -19,11 +19,9 @@ from typing import Any, Protocol
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
+from agentv_py.models.model_targets import AnthropicTarget, AzureTarget, GeminiTarget
 from agentv_py.models.targets import (
-    AnthropicTarget,
-    AzureTarget,
     CliTarget,
-    GeminiTarget,
     MockTarget,
     ModelTarget,
     OpaqueTarget,

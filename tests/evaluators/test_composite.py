@@ -15,8 +15,8 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.composite import DEFAULT_AGGREGATOR_PROMPT
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.evaluators import CompositeConfig, calls_judge
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from agentv_py.scoring.case import case_verdict
 from tests.chat_server import text

@@ -12,7 +12,7 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from tests.chat_server import error, text
 from tests.pngs import png

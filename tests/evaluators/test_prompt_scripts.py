@@ -16,7 +16,7 @@ from agentv_py.judge import JudgeInput, run_prompt_template
 from agentv_py.loading import load_dataset
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.judges import LlmJudgeConfig
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from tests.chat_server import text
 

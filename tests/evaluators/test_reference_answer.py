@@ -50,7 +50,7 @@ def test_without_a_case_the_ground_truth_is_the_reference() -> None:
 def test_llm_judge_renders_expected_content_items(chat_server: Any) -> None:
     """Regression: expected content given as items (a file reference) crashed the template with
     `Object of type ContentItem is not JSON serializable`."""
-    from agentv_py.models.targets import OpenAITarget
+    from agentv_py.models.model_targets import OpenAITarget
     from agentv_py.runner.targets import OpenAIRunner
 
     chat_server.default = text('{"score": 1, "hits": ["ok"], "misses": [], "reasoning": "fine"}')

@@ -15,7 +15,7 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import load_dataset
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.judges import RubricConfig, RubricItem
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from agentv_py.scoring.judging import score_range_outcome, score_ranges_listing
 from tests.chat_server import text

@@ -18,7 +18,7 @@ from agentv_py.judge import TargetClient, TargetInvocationError, TargetNotAvaila
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge, judge_target_name
 from agentv_py.models.judges import LlmJudgeConfig
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from tests.chat_server import error, text
 

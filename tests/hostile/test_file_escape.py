@@ -190,7 +190,7 @@ def test_an_image_that_grew_past_its_cap_after_loading_is_an_error_reply(tmp_pat
     from agentv_py import media
     from agentv_py.chat import ChatMessage
     from agentv_py.media import ImageRef
-    from agentv_py.models.targets import OpenAITarget
+    from agentv_py.models.model_targets import OpenAITarget
     from agentv_py.runner.llm import OpenAIClient
 
     image = tmp_path / "grown.png"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentv_py.chat import ChatMessage
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.llm import OpenAIClient
 from tests.chat_server import error, text
 

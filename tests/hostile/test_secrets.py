@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from agentv_py.loading import load_dataset
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import CliTarget, OpenAITarget
+from agentv_py.models.targets import CliTarget
 from agentv_py.process.redact import MASK, Redactor, secret_forms
 from agentv_py.runner.run import Run, sent_keys
 from tests.chat_server import ChatServer, Recorded, Reply, error, text

@@ -9,7 +9,7 @@ import pytest
 
 from agentv_py.errors import TargetError
 from agentv_py.loading import load_dataset
-from agentv_py.models.targets import OpenAITarget
+from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
 from tests.chat_server import error, text
 from tests.pngs import png
