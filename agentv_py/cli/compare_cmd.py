@@ -53,8 +53,9 @@ def compare(
       agentv compare main.jsonl pr.jsonl --significant-only
     """
     from agentv_py.errors import AgentvError
-    from agentv_py.report.compare import CompareError, render_markdown, render_table
     from agentv_py.report.compare import compare as run_compare
+    from agentv_py.report.compare_render import render_markdown, render_table
+    from agentv_py.report.compare_store import CompareError
     from agentv_py.report.regressions import Rules
     from agentv_py.report.render import stdout_console, visible
 

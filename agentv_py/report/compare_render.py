@@ -1,0 +1,138 @@
+"""`agentv compare`'s views of a `Comparison`: the summary lines, the terminal table and the
+Markdown (the JSON is `Comparison.write_json`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agentv_py.report.compare import Comparison
+from agentv_py.report.render import visible
+
+SHOWN = 10  # cases (and case ids per field) listed in the table and Markdown; JSON has them all
+
+
+def _num(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if sign else f"{value:.3f}"
+
+
+def _ids(ids: Iterable[str], total: int) -> str:
+    shown = ", ".join(ids)
+    return shown + (f" (+{total - SHOWN} more)" if total > SHOWN else "")
+
+
+def summary_lines(result: Comparison, alpha: float) -> list[str]:
+    """The headline numbers, one per line (the table's and the Markdown's first lines)."""
+    lines = [f"{result.paired} cases in both files"]
+    if result.paired:
+        low, high = result.ci95 or (0.0, 0.0)
+        lines.append(
+            f"mean score {_num(result.base_mean)} -> {_num(result.new_mean)} "
+            f"(delta {_num(result.mean_delta, sign=True)}, 95% CI {low:+.3f} .. {high:+.3f})"
+        )
+        lines.append(f"pass rate {_num(result.base_pass_rate)} -> {_num(result.new_pass_rate)}")
+    lines.append(
+        f"McNemar: {result.pass_to_fail} pass->fail, {result.fail_to_pass} fail->pass, "
+        f"p = {result.p_value:.4g} (alpha {alpha:g})"
+    )
+    for label, side, total in (
+        ("only in BASE", "base", result.only_in_base_count),
+        ("only in NEW", "new", result.only_in_new_count),
+    ):
+        if total:
+            lines.append(f"{total} {label}: {_ids(result.only_in(side, SHOWN), total)}")
+    if result.errored_count:
+        ids = (eval_id for eval_id, _ in result.errored(SHOWN))
+        lines.append(f"{result.errored_count} errored (not compared): {_ids(ids, result.errored_count)}")
+    return lines
+
+
+def render_table(console: Any, result: Comparison, alpha: float) -> None:
+    """Rich tables: headline, changed cases (worst first, SHOWN of them), changed fields. Data
+    (ids, field paths) goes through `visible` and is printed as plain text, never as markup."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for line in summary_lines(result, alpha):
+        console.print(Text(visible(line)))
+    if result.changed_count:
+        cases = Table(title=f"Changed cases ({result.changed_count}, worst first)", title_justify="left")
+        for column in ("case", "base", "new", "delta", "verdict"):
+            cases.add_column(column, justify="left" if column in ("case", "verdict") else "right")
+        for change in result.changed(SHOWN):
+            verdict = change.new_verdict
+            if change.base_verdict != change.new_verdict:
+                verdict = f"{change.base_verdict} -> {change.new_verdict}"
+            cases.add_row(
+                Text(visible(change.eval_id)),
+                _num(change.base_score),
+                _num(change.new_score),
+                _num(change.delta, sign=True),
+                verdict,
+            )
+        console.print(cases)
+        if result.changed_count > SHOWN:
+            console.print(Text(f"{result.changed_count - SHOWN} more changed cases: --format json lists them all"))
+    if result.fields:
+        table = Table(title="Fields", title_justify="left")
+        for column in ("field", "hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta"):
+            table.add_column(column, justify="left" if column == "field" else "right")
+        for name, moved in sorted(result.fields.items()):
+            table.add_row(
+                Text(visible(name)),
+                str(moved.hit_to_miss),
+                str(moved.miss_to_hit),
+                _num(moved.base.f1),
+                _num(moved.new.f1),
+                _num(moved.f1_delta, sign=True),
+            )
+        console.print(table)
+        for name, moved in sorted(result.fields.items()):
+            if moved.hit_to_miss:
+                ids = _ids(result.hit_to_miss(name, SHOWN), moved.hit_to_miss)
+                console.print(Text(visible(f"{name} hit->miss: {ids}")))
+    console.print(Text(_verdict_line(result)))
+
+
+def _verdict_line(result: Comparison) -> str:
+    if not result.regressions:
+        return "no regression"
+    return "regression: " + "; ".join(visible(reason) for reason in result.regressions)
+
+
+def _md(text: str) -> str:
+    """Inert Markdown (`report.markdown.cell`): a case id or a field path never becomes an image,
+    a link, raw HTML or a table cell of its own."""
+    from agentv_py.report.markdown import cell
+
+    return cell(text, limit=1_000)
+
+
+def render_markdown(result: Comparison, alpha: float) -> str:
+    """The comparison as GitHub-flavoured Markdown (a PR comment, a step summary)."""
+    out = [f"## Compare {_md(result.base)} -&gt; {_md(result.new)}", ""]
+    out += [f"- {_md(line)}" for line in summary_lines(result, alpha)]
+    out += ["", f"**{_md(_verdict_line(result))}**", ""]
+    if result.changed_count:
+        out += [f"### Changed cases ({result.changed_count}, worst first)", ""]
+        out += ["| case | base | new | delta | verdict |", "|---|---:|---:|---:|---|"]
+        for change in result.changed(SHOWN):
+            out.append(
+                f"| {_md(change.eval_id)} | {_num(change.base_score)} | {_num(change.new_score)} "
+                f"| {_num(change.delta, sign=True)} | {change.base_verdict} -> {change.new_verdict} |"
+            )
+        if result.changed_count > SHOWN:
+            out.append(f"\n{result.changed_count - SHOWN} more (see `--format json`).")
+        out.append("")
+    if result.fields:
+        out += ["### Fields", "", "| field | hit->miss | miss->hit | F1 base | F1 new | F1 delta |"]
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for name, moved in sorted(result.fields.items()):
+            out.append(
+                f"| {_md(name)} | {moved.hit_to_miss} | {moved.miss_to_hit} | {_num(moved.base.f1)} "
+                f"| {_num(moved.new.f1)} | {_num(moved.f1_delta, sign=True)} |"
+            )
+        out.append("")
+    return "\n".join(out)

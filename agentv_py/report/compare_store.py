@@ -1,0 +1,158 @@
+"""The temporary SQLite database behind `agentv compare` (report/compare.py): each results file
+streamed into its table, one record per case (its last row's score, verdict and per-field status
+and counts), and the per-field tables; memory stays flat in the number of rows."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentv_py.models.results import ResultRow
+from agentv_py.report.jsonl import UnusableInput, read_rows
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_results
+
+BATCH = 2000  # rows inserted at once
+
+# per field of a case: how field_accuracy scored it, and its TP/TN/FP/FN
+ABSENT, HIT, MISS, OTHER = 0, 1, 2, 3
+STATUS = {"hit": HIT, "miss": MISS}
+VERDICTS = ("pass", "partial", "fail")
+HIT_TO_MISS, MISS_TO_HIT = 0, 1
+SIDES = ("base", "new")
+
+
+class CompareError(UnusableInput):
+    """Input that cannot be compared (missing or bad file, the same file twice, other datasets)."""
+
+
+class Store:
+    """The temporary SQLite database behind one comparison (deleted on close)."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="agentv-compare-")
+        self.db = sqlite3.connect(os.path.join(self._dir.name, "compare.sqlite3"), isolation_level=None)
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE", "cache_size = -8192"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute("BEGIN")
+        for side in SIDES:  # ids are UTF-8 BLOBs: any text round-trips, and they sort as Python sorts str
+            self.db.execute(
+                f"CREATE TABLE {side} (id BLOB PRIMARY KEY, score REAL, verdict INT, errored INT, fields BLOB)"
+                " WITHOUT ROWID"
+            )
+        self.db.execute("CREATE TABLE changed (id BLOB PRIMARY KEY, base REAL, new REAL, delta REAL, bv INT, nv INT)")
+        self.db.execute("CREATE TABLE moves (slot INT, direction INT, id BLOB, PRIMARY KEY (slot, direction, id))")
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            self._dir.cleanup()
+
+    def rows(self, sql: str, *args: Any) -> Iterator[tuple[Any, ...]]:
+        yield from self.db.execute(sql, args)
+
+    def count(self, sql: str, *args: Any) -> int:
+        return int(self.db.execute(sql, args).fetchone()[0])
+
+
+def text_of(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def check_field_results(store: Store, fields: Fields) -> None:
+    """Per-field results in one file and none in the other's scored rows: the runs were scored by
+    different evaluators, and every field would read as lost (or found). Refused (exit 2)."""
+    counted = [bool(fields.counts[0]), bool(fields.counts[1])]
+    if counted[0] == counted[1]:
+        return
+    without = counted.index(False)
+    side, role, other = SIDES[without], ("BASE", "NEW")[without], ("NEW", "BASE")[without]
+    scored = store.count(f"SELECT COUNT(*) FROM {side} WHERE errored = 0")
+    named = len(fields.counts[1 - without])
+    if scored:
+        raise CompareError(
+            f"{role} has no per-field result in its {scored} scored rows, and {other} has them for "
+            f"{named} field{'' if named == 1 else 's'}: the runs were not scored by the same evaluators",
+            hint="compare runs of one evaluator configuration, or re-score one with the other's dataset "
+            "(agentv rescore)",
+        )
+
+
+def field_statuses(row: ResultRow) -> dict[FieldKey, int]:
+    """(evaluator name, field path) -> hit / miss / other, from every `field_accuracy` result's
+    `details.fields`, nested ones included."""
+    statuses: dict[FieldKey, int] = {}
+    for name, kind, details in walk_results(row.evaluator_results):
+        fields = details.get("fields")
+        if kind != "field_accuracy" or not isinstance(fields, list):
+            continue
+        for entry in fields:
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                statuses[(name, entry["path"])] = STATUS.get(str(entry.get("status")), OTHER)
+    return statuses
+
+
+def rows_of(path: Path, role: str) -> Iterator[ResultRow]:
+    """The rows of a results file; a line that is not a row stops the comparison (exit 2)."""
+    for line, row in read_rows(path):
+        if isinstance(row, str):
+            raise CompareError(
+                f"{role} {path}:{line}: {row}",
+                hint="the file was cut short or is not a results file: compare complete `agentv eval` outputs",
+            )
+        yield row
+
+
+def is_error(row: ResultRow) -> bool:
+    return row.status == "error" or not row.evaluator_results
+
+
+class Fields:
+    """The per-field tables: a slot per (evaluator, field), counts per side, moves per direction."""
+
+    def __init__(self) -> None:
+        self.slots: dict[FieldKey, int] = {}
+        self.counts: tuple[dict[int, Counts], dict[int, Counts]] = ({}, {})
+        self.moves: dict[tuple[int, int], int] = {}
+
+    def encode(self, row: ResultRow) -> bytes:
+        """A case's fields as stored: (slot, status, tp, tn, fp, fn) per field. marshal keeps
+        counts of any size exactly; it only ever reads back what this process wrote."""
+        statuses = field_statuses(row)
+        counts = row_field_counts(row.evaluator_results)
+        records = []
+        for key in statuses.keys() | counts.keys():
+            slot = self.slots.setdefault(key, len(self.slots))
+            records.append((slot, statuses.get(key, ABSENT), *counts.get(key, Counts()).as_tuple()))
+        return marshal.dumps(records)
+
+    @staticmethod
+    def decode(blob: bytes) -> list[tuple[int, ...]]:
+        records: list[tuple[int, ...]] = marshal.loads(blob)
+        return records
+
+
+def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) -> None:
+    """One file into its table, the last row of a case replacing earlier ones (a resumed run)."""
+    sql = f"INSERT OR REPLACE INTO {side} VALUES (?, ?, ?, ?, ?)"
+    batch: list[tuple[bytes, float, int, int, bytes]] = []
+    for row in rows_of(path, role):
+        key = row.eval_id.encode("utf-8", "surrogatepass")
+        if is_error(row):
+            batch.append((key, 0.0, 0, 1, b""))
+        else:
+            batch.append((key, row.score, VERDICTS.index(row.verdict), 0, fields.encode(row)))
+        if len(batch) >= BATCH:
+            store.db.executemany(sql, batch)
+            batch.clear()
+    store.db.executemany(sql, batch)
+    counts = fields.counts[SIDES.index(side)]
+    for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):
+        for slot, _, *values in Fields.decode(blob):
+            counts.setdefault(slot, Counts())
+            counts[slot] += Counts(*values)
