@@ -53,8 +53,9 @@ from agentv_py.report.manifest import (
 from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
+from agentv_py.runner.outcome import TargetOutcome
 from agentv_py.runner.run import Interrupted, Run, sigterm_interrupts
-from agentv_py.runner.targets import DRY_RUN_TARGET, TargetOutcome
+from agentv_py.runner.targets import DRY_RUN_TARGET
 from agentv_py.session import (
     EvalPlan,
     EvalRequest,

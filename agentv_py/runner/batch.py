@@ -24,7 +24,8 @@ from typing import Any
 
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import render_files
-from agentv_py.runner.targets import ENVELOPE_KEYS, CliRunner, TargetOutcome, unwrap_answer
+from agentv_py.runner.outcome import ENVELOPE_KEYS, TargetOutcome, unwrap_answer
+from agentv_py.runner.targets import CliRunner
 from agentv_py.scoring.jsontext import dumps, loads
 
 BATCH_EVAL_ID = "batch"

@@ -30,7 +30,9 @@ from agentv_py.runner.cache_keys import (
     worker_case_key,
 )
 from agentv_py.runner.cache_store import BUSY_TIMEOUT_SECONDS, CacheStore, Kind
-from agentv_py.runner.targets import CliRunner, ModelRunner, TargetOutcome, TargetRunner, WorkerRunner
+from agentv_py.runner.outcome import TargetOutcome, TargetRunner
+from agentv_py.runner.targets import CliRunner, ModelRunner
+from agentv_py.runner.worker_target import WorkerRunner
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import dumps, loads
 

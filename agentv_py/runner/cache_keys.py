@@ -29,7 +29,8 @@ from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import UnsafeTemplate, render_command
 from agentv_py.runner.llm import case_messages
-from agentv_py.runner.targets import CliRunner, WorkerRunner
+from agentv_py.runner.targets import CliRunner
+from agentv_py.runner.worker_target import WorkerRunner
 from agentv_py.scoring.jsontext import dumps
 
 # Part of every key: a new agentv that changes what goes into a key, or what a stored value

@@ -21,7 +21,7 @@ from agentv_py.evaluators.base import judge_costs
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
 from agentv_py.prepared import CaseSelection, LoadedDataset, PreparedCase, case_ids
 from agentv_py.process.spawn import ProcessRegistry
-from agentv_py.runner.targets import TargetOutcome, TargetRunner
+from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict
 

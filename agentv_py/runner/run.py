@@ -40,7 +40,8 @@ from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSetting
 from agentv_py.runner.cache_store import CacheStore
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.llm import NO_KEY, api_key
-from agentv_py.runner.targets import CliRunner, TargetOutcome, TargetRunner, make_runner
+from agentv_py.runner.outcome import TargetOutcome, TargetRunner
+from agentv_py.runner.targets import CliRunner, make_runner
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
 _POLL_SECONDS = 0.1

@@ -269,7 +269,7 @@ def test_target_reported_trace_values(reported: dict, expected_duration: float, 
     """A negative duration or cost from a target is dropped (AgentV dropped it): the row keeps
     agentv's own measurement, and `latency`/`cost` never see a negative number."""
     from agentv_py.runner.engine import _trace
-    from agentv_py.runner.targets import TargetOutcome
+    from agentv_py.runner.outcome import TargetOutcome
 
     trace = _trace(TargetOutcome("answer", trace=reported, duration_ms=7.0))
     assert (trace.duration_ms, trace.cost_usd) == (expected_duration, expected_cost)

@@ -21,7 +21,8 @@ from agentv_py.models.dataset import EvalCase
 from agentv_py.models.targets import CliTarget
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import compile_template
-from agentv_py.runner.targets import CliRunner, target_problem
+from agentv_py.runner.target_checks import target_problem
+from agentv_py.runner.targets import CliRunner
 
 CORPUS = [
     ("command-substitution", "$(touch PWNED)"),

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from agentv_py import load_dataset
 from agentv_py.cli import app
 from agentv_py.runner.engine import RunOptions, run_case
-from agentv_py.runner.targets import TargetOutcome
+from agentv_py.runner.outcome import TargetOutcome
 
 
 def invoke(*args: str):

@@ -12,7 +12,8 @@ from agentv_py.errors import ConfigError, TargetError
 from agentv_py.models.dataset import EvalCase
 from agentv_py.models.targets import CliTarget, MockTarget
 from agentv_py.prepared import PreparedCase
-from agentv_py.runner.targets import CliRunner, MockRunner, unwrap_answer
+from agentv_py.runner.outcome import unwrap_answer
+from agentv_py.runner.targets import CliRunner, MockRunner
 from agentv_py.scoring.answer import NOT_JSON
 from tests.conftest import script, wait_dead
 
@@ -164,7 +165,7 @@ def test_no_leftover_processes_after_failures(tmp_path):
 
 
 def test_the_healthcheck_runs_with_the_targets_env(tmp_path):
-    from agentv_py.runner.targets import run_healthcheck
+    from agentv_py.runner.target_checks import run_healthcheck
 
     check = "sh -c 'test \"$MODEL_URL\" = http://127.0.0.1:9 || { echo MODEL_URL unset >&2; exit 1; }'"
     config = CliTarget.model_validate(
@@ -216,7 +217,7 @@ def test_an_output_file_that_cannot_be_opened_is_an_error(tmp_path, monkeypatch)
             raise PermissionError(13, "Permission denied")
         return real_open(path, flags, *args)
 
-    monkeypatch.setattr("agentv_py.runner.targets.os.open", refuse)
+    monkeypatch.setattr("agentv_py.runner.local_target.os.open", refuse)
     outcome = runner.invoke(case(), 1)
     assert (outcome.answer, outcome.error) == (None, "target 't' wrote an unreadable {OUTPUT_FILE}: Permission denied")
 
@@ -269,7 +270,7 @@ def http_target(url: str, timeout: float = 5) -> CliTarget:
 
 
 def test_http_healthcheck_passes_on_2xx(tmp_path, health_server):
-    from agentv_py.runner.targets import run_healthcheck
+    from agentv_py.runner.target_checks import run_healthcheck
 
     run_healthcheck(http_target(f"{health_server}/ok"), tmp_path, [])
     run_healthcheck(http_target(f"{health_server}/moved"), tmp_path, [])  # a redirect to a 2xx
@@ -284,7 +285,7 @@ def free_port() -> int:
 
 
 def test_http_healthcheck_failures(tmp_path, health_server):
-    from agentv_py.runner.targets import run_healthcheck
+    from agentv_py.runner.target_checks import run_healthcheck
 
     port = free_port()  # nothing listens there
     failures = [
@@ -313,7 +314,7 @@ def test_http_healthcheck_failures(tmp_path, health_server):
 
 def test_http_healthcheck_url_from_the_environment_is_masked(ws, health_server, monkeypatch):
     from agentv_py.loading import load_targets
-    from agentv_py.runner.targets import run_healthcheck
+    from agentv_py.runner.target_checks import run_healthcheck
 
     ws.file(
         "targets.yaml",

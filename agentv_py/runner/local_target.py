@@ -1,0 +1,111 @@
+"""What every target run as local processes shares (`LocalTarget`): its working directory,
+environment, secrets to mask, output cap; the checks of a command line before it is run; reading
+{OUTPUT_FILE}."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentv_py.locate import working_dir
+from agentv_py.models.targets import (
+    CliTarget,
+    PythonTarget,
+)
+from agentv_py.process.redact import Redactor
+
+
+class LocalTarget:
+    """What every target run as local processes has: its name, working directory, environment,
+    secrets to mask, output cap and scratch directory."""
+
+    def __init__(
+        self,
+        config: CliTarget | PythonTarget,
+        dataset_dir: Path,
+        work_dir: Path,
+        secrets: list[str] | None,
+        output_cap: int,
+    ) -> None:
+        self.name = config.name
+        self.vision = config.vision
+        self.cwd = str(working_dir(dataset_dir, config.cwd))
+        self.work_dir = work_dir
+        self.redact = Redactor(secrets or [])
+        self.output_cap = output_cap
+        self.env = target_env(config)
+
+
+MISSING_OUTPUT = "did not write {OUTPUT_FILE}"
+
+
+def read_output_file(path: str, cap: int) -> tuple[bytes | None, str | None]:
+    """An {OUTPUT_FILE}'s bytes, or (None, what went wrong: MISSING_OUTPUT, or how it was
+    written wrongly). Never follows a symlink, never blocks on a FIFO: only a regular file of at
+    most `cap` bytes is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None, MISSING_OUTPUT
+    except OSError as exc:
+        kind = "a symlink" if exc.errno == errno.ELOOP else "a socket" if exc.errno == errno.ENXIO else None
+        if kind:
+            return None, f"wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+        return None, f"wrote an unreadable {{OUTPUT_FILE}}: {exc.strerror}"
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a directory"
+                if stat.S_ISDIR(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device"
+            )
+            return None, f"wrote {{OUTPUT_FILE}} as {kind}, not a regular file"
+        with open(fd, "rb", closefd=False) as handle:
+            raw = handle.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > cap:
+        return None, f"wrote more than the {cap // (1024 * 1024)} MB cap"
+    return raw, None
+
+
+# Linux refuses one argument of MAX_ARG_STRLEN (32 pages) bytes or more, its NUL included.
+MAX_ARG_BYTES: int | None = 32 * 4096 - 1 if sys.platform.startswith("linux") else None
+
+
+def command_line_problem(argv: list[str], env: Mapping[str, str] | None, values: dict[str, list[str]]) -> str | None:
+    """Why the operating system would refuse this command line (E2BIG), said before trying: an
+    argument over MAX_ARG_BYTES, or arguments and environment (`env`; None: agentv's own) over
+    ARG_MAX. The message names the largest placeholder value and what to do instead."""
+    sizes = [len(os.fsencode(arg)) for arg in argv]
+    environ = os.environ if env is None else env
+    env_bytes = sum(len(os.fsencode(k)) + len(os.fsencode(v)) + 2 for k, v in environ.items())
+    total = sum(size + 1 for size in sizes) + env_bytes + 8 * (len(argv) + len(environ) + 2)
+    arg_max = os.sysconf("SC_ARG_MAX")
+    if MAX_ARG_BYTES is not None and max(sizes, default=0) > MAX_ARG_BYTES:
+        over = f"an argument can hold at most {MAX_ARG_BYTES} bytes (Linux MAX_ARG_STRLEN)"
+    elif total > arg_max:
+        over = f"the arguments and environment come to {total} bytes, over the {arg_max} the system allows (ARG_MAX)"
+    else:
+        return None
+    name, words = max(values.items(), key=lambda item: sum(len(w.encode()) for w in item[1]))
+    size = sum(len(w.encode()) for w in words)
+    instead = "pass long text in a file ({FILES})"
+    if name == "GUIDELINES":
+        instead = "read the guideline files from {FILES} instead"
+    return f"{{{name}}} is {size} bytes and {over}: {instead}"
+
+
+def target_env(config: CliTarget | PythonTarget) -> dict[str, str] | None:
+    """The environment of a cli target's commands (cases and healthcheck alike): agentv's own
+    plus the target's `env:` (None: inherit agentv's unchanged)."""
+    return {**os.environ, **config.env} if config.env else None
