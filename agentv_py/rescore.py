@@ -139,6 +139,7 @@ class _Scan:
     skipped: list[tuple[int, str]] = field(default_factory=list)  # lines that are no row, and why
     truncated: int | None = None  # the last line, cut short (no newline, not JSON)
     run_ids: set[str] = field(default_factory=set)
+    unmarked: int = 0  # rows without a run id
     datasets: set[str] = field(default_factory=set)
     target: str | None = None
 
@@ -183,6 +184,8 @@ def _scan(path: Path) -> _Scan:
             run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
             if isinstance(run_id, str):
                 scan.run_ids.add(run_id)
+            else:
+                scan.unmarked += 1
             if isinstance(dataset, str):
                 scan.datasets.add(dataset)
             if scan.target is None and isinstance(target, str):
@@ -216,10 +219,14 @@ def _read_old_manifest(request: RescoreRequest, warnings: list[str]) -> RunManif
         return None
 
 
-def _manifest_of(manifest: RunManifest, run_ids: set[str]) -> bool:
-    """Whether `manifest` is the one of rows with these run ids: its run, or a run it merged (rows
-    without run ids, from older versions, cannot tell: they are taken to be its)."""
-    return not run_ids or manifest.run_id in run_ids or bool(run_ids & set(manifest.merged_from))
+def _manifest_of(manifest: RunManifest, run_ids: set[str], unmarked: int) -> bool:
+    """Whether `manifest` is the one of rows with these run ids: every row is of its run or of a
+    run it merged (agentv stamps every row it writes, a reused one included). Rows without run
+    ids, from older versions, cannot tell: a file of only those is taken to be its; a mix of
+    stamped and unstamped rows is not one run's file."""
+    if not run_ids:
+        return True
+    return not unmarked and run_ids <= {manifest.run_id, *manifest.merged_from}
 
 
 def _run_judge(manifest: RunManifest | None) -> str | None:
@@ -290,7 +297,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     warnings: list[str] = []
     manifest = _read_old_manifest(request, warnings)
     scan = _scan(results)
-    if manifest is not None and not _manifest_of(manifest, scan.run_ids):
+    if manifest is not None and not _manifest_of(manifest, scan.run_ids, scan.unmarked):
         beside = f"{manifest_path(results)} is the manifest of run {manifest.run_id}, not of the rows of {results}"
         if request.dataset is None:
             raise AgentvError(f"{beside}: the dataset they were run with is unknown", hint="pass --dataset DATASET")

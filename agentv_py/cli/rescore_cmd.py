@@ -132,7 +132,7 @@ def rescore(
 
     from agentv_py.cli.base import refuse_clash
     from agentv_py.cli.eval_cmd import baseline_options, output_roles, report_options, write_reports
-    from agentv_py.loading.inputs import judge_commands
+    from agentv_py.loading.inputs import judge_commands, judge_target_commands
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
@@ -180,6 +180,9 @@ def rescore(
             soft_wrap=True,
         )
         judges = judge_commands(dataset_file)
+        if judges:  # and what the judge targets that are commands run when asked
+            planned = plan.eval_plan
+            judges += judge_target_commands(planned.judges, planned.default_judge, dataset_file.directory)
         for said in judges[:JUDGES_LISTED]:  # what will run, said before it runs
             err.print(visible(f"  runs {said}"), markup=False, soft_wrap=True)
         if len(judges) > JUDGES_LISTED:

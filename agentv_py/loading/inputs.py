@@ -6,12 +6,14 @@ program and every argument naming a file in the judge's working directory) and p
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from agentv_py.loading.dataset import walk_evaluators
+from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.locate import Role, resolve_file, search_dirs, working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
+from agentv_py.models.targets import CliTarget, TargetConfig
 from agentv_py.prepared import LoadedDataset
 
 
@@ -59,6 +61,16 @@ def _judge_parts(config: EvaluatorConfig) -> tuple[list[Run], list[tuple[str, st
     return [], []
 
 
+def every_evaluator(dataset: LoadedDataset) -> Iterator[EvaluatorConfig]:
+    """Every evaluator the dataset's cases get: those its lists name (composite members too) and
+    those AgentV added without a list naming them (a case's `rubrics:`, the default llm_judge of
+    a case left with none)."""
+    for _, config in walk_evaluators(dataset.model):
+        yield config
+    for _, _, config in added_evaluators(dataset.model):
+        yield config
+
+
 def judge_files(dataset: LoadedDataset) -> list[Role]:
     """Every file the dataset's judges run or read (each once, at its first use), with its role:
     `the script of code judge 'name'`, `the prompt file of llm_judge 'name'`, ..."""
@@ -72,7 +84,7 @@ def judge_files(dataset: LoadedDataset) -> list[Role]:
             seen.add(resolved)
             roles.append((role, path))
 
-    for _, config in walk_evaluators(dataset.model):
+    for config in every_evaluator(dataset):
         runs, prompts = _judge_parts(config)
         for _, role, script, cwd in runs:
             for path in _script_files(script, working_dir(dataset.directory, cwd)):
@@ -86,20 +98,35 @@ def judge_files(dataset: LoadedDataset) -> list[Role]:
 
 def judge_commands(dataset: LoadedDataset) -> list[str]:
     """What the dataset's judges run or call, once each, as a person checking it reads it:
-    `code judge 'j': python3 judge.py (in /p/evals)`, `llm_judge 'quality': a model call (target
-    judge)`. Commands and names are shown as written; callers escape them for the terminal."""
+    `code judge 'j': python3 judge.py (in /p/evals)`, `llm_judge 'quality': calls judge target
+    'judge'` (a model, or a command of the targets file). Commands and names are shown as
+    written; callers escape them for the terminal."""
     said: list[str] = []
-    for _, config in walk_evaluators(dataset.model):
+    for config in every_evaluator(dataset):
         name = config.display_name
         runs, _ = _judge_parts(config)
         lines = [_command(who, script, cwd, dataset) for who, _, script, cwd in runs]
         if isinstance(config, LlmJudgeConfig | RubricConfig):
-            lines.append(f"{config.type} '{name}': a model call (target {config.target or 'the default judge'})")
+            lines.append(f"{config.type} '{name}': calls {_judge(config.target)}")
         elif isinstance(config, CompositeConfig) and config.aggregator.type == "llm_judge" and not runs:
-            target = config.aggregator.target or "the default judge"
-            lines.append(f"the aggregator of composite '{name}': a model call (target {target})")
+            lines.append(f"the aggregator of composite '{name}': calls {_judge(config.aggregator.target)}")
         said += [line for line in lines if line not in said]
     return said
+
+
+def judge_target_commands(judges: Mapping[str, TargetConfig], default: str | None, directory: Path) -> list[str]:
+    """What the judge targets that are commands run when asked (a `cli` judge target): `judge
+    target 'jt' (the default): sh ask.sh {PROMPT} (in /p/evals)`. Model targets run nothing."""
+    said = []
+    for name, config in judges.items():
+        if isinstance(config, CliTarget):
+            which = f"judge target '{name}'" + (" (the default)" if name == default else "")
+            said.append(f"{which}: {config.command_template} (in {working_dir(directory, config.cwd)})")
+    return said
+
+
+def _judge(target: str | None) -> str:
+    return f"judge target '{target}'" if target else "the default judge target"
 
 
 def _command(what: str, script: list[str] | str, cwd: str | None, dataset: LoadedDataset) -> str:

@@ -373,7 +373,7 @@ def test_llm_judges_run_again_with_the_judge_the_run_used(ws, model_target):
     model_target.reply(text("Hello there!"), text(json.dumps({"score": 0.9, "reasoning": "ok"})))
     assert invoke("eval", "dataset.yaml", "--out", "old.jsonl").exit_code == 0
     model_target.reply(text(json.dumps({"score": 0.2, "reasoning": "stricter"})))
-    result = invoke("rescore", "old.jsonl", "--out", "new.jsonl")
+    result = invoke("rescore", "old.jsonl", "--dataset", "dataset.yaml", "--out", "new.jsonl")
     assert result.exit_code == 1, result.output
     assert len(model_target.requests) == 3  # the answer, the run's judge call, one judge call now
     judge = model_target.requests[2].body
@@ -410,7 +410,7 @@ def test_with_the_cache_unchanged_judges_cost_nothing_on_a_rescore(ws, model_tar
     model_target.reply(text("Hello there!"), text(json.dumps({"score": 0.9, "reasoning": "ok"})))
     assert invoke("eval", "dataset.yaml", "--cache", "--out", "old.jsonl").exit_code == 0
     asked = len(model_target.requests)
-    result = invoke("rescore", "old.jsonl", "--cache", "--out", "new.jsonl")
+    result = invoke("rescore", "old.jsonl", "--dataset", "dataset.yaml", "--cache", "--out", "new.jsonl")
     assert result.exit_code == 0, result.output
     assert len(model_target.requests) == asked  # no judge call: the reply came from the cache
     [row] = rows("new.jsonl")
