@@ -10,6 +10,8 @@ the dataset's directory and the current directory.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -101,6 +103,31 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 Role = tuple[str, "Path | None"]  # (what the path is to the command, the path; None: not given)
+
+
+def inputs_among(outputs: list[Role], files: Iterable[Role]) -> list[Role]:
+    """Of `files` (many: every case's input files, read lazily), those an existing output path
+    already is: one `stat` per file, and none at all when no output exists yet (a new file
+    cannot be an input)."""
+    marks = set()
+    for _, path in outputs:
+        try:
+            info = os.stat(path) if path is not None else None
+        except OSError:
+            continue
+        if info is not None and stat.S_ISREG(info.st_mode):
+            marks.add((info.st_dev, info.st_ino))
+    if not marks:
+        return []
+    found: list[Role] = []
+    for role, path in files:
+        try:
+            info = os.stat(path) if path is not None else None
+        except OSError:
+            continue
+        if info is not None and (info.st_dev, info.st_ino) in marks:
+            found.append((role, path))
+    return found
 
 
 def output_clash(outputs: list[Role], inputs: list[Role]) -> str | None:

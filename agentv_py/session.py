@@ -30,7 +30,7 @@ from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_files
 from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
-from agentv_py.locate import Role, output_clash, repo_root, targets_search_dirs
+from agentv_py.locate import Role, inputs_among, output_clash, repo_root, targets_search_dirs, working_dir
 from agentv_py.models.dataset import Gates
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, ShardInfo
@@ -60,6 +60,7 @@ from agentv_py.report.render import visible
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import CacheSettings
+from agentv_py.runner.cache_keys import named_files
 from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, Shard, pass_mark, select_cases, shard_cases
 from agentv_py.runner.llm import NO_KEY, api_key
@@ -120,15 +121,29 @@ class EvalPlan:
         """The dataset's `gates:`."""
         return self.dataset.model.gates
 
-    def inputs(self) -> list[Role]:
+    def inputs(self, outputs: list[Role] | None = None) -> list[Role]:
         """Every file the run reads, with its role (what no output may replace, `locate.output_clash`):
         the dataset, the targets file, --baseline and a reused results file with their manifests,
-        the judges' scripts and prompt files. --resume's file is the output itself, not an input."""
+        the judges' scripts and prompt files, the files the target's command names (its program),
+        and of the cases' input files, those one of `outputs` already is (`locate.inputs_among`).
+        --resume's file is the output itself, not an input."""
         roles: list[Role] = [("the dataset", self.dataset.path), ("the targets file", self.targets_file)]
         for role, path in (("--baseline", self.request.baseline), (self._reused_role(), self._reused())):
             if path is not None:
                 roles += [(f"the {role} results", path), (f"the {role} manifest", manifest_path(path))]
-        return roles + judge_files(self.dataset)
+        target = self.target
+        if isinstance(target, CliTarget):
+            cwd = working_dir(self.dataset.directory, target.cwd)
+            roles += [
+                (f"the program of target '{target.name}'", path)
+                for path in named_files(target.command_template, cwd).values()
+            ]
+        case_files = (
+            (f"an input file of case '{case.case.id}'", Path(path))
+            for case in self.cases
+            for path in [*case.file_paths, *(image.value for image in case.images if image.source == "file")]
+        )
+        return roles + judge_files(self.dataset) + inputs_among(outputs or [], case_files)
 
     def _reused(self) -> Path | None:
         reuse = self.reuse
@@ -182,7 +197,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         reuse=reuse,
         baseline=baseline,
     )
-    clash = output_clash(request.outputs, plan.inputs())
+    clash = output_clash(request.outputs, plan.inputs(request.outputs))
     if clash is not None:  # before the healthcheck: nothing runs, nothing is written
         raise AgentvError(clash, hint="see agentv eval --help")
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it

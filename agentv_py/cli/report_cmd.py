@@ -42,7 +42,7 @@ def report(
     read = [
         ("the results file", results),
         ("the manifest of the results file", manifest_path(results)),
-        ("--dataset", dataset),
+        ("--dataset", dataset) if dataset is not None else ("the dataset its manifest names", _named_dataset(results)),
     ]
     refuse_clash([("--out", target)], read, "see agentv report --help")
     written = write_html(results, target, dataset)
@@ -53,6 +53,16 @@ def report(
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _named_dataset(results: Path) -> Path | None:
+    """The dataset the results file's manifest names (read for the case images): an input too."""
+    from agentv_py.report.manifest import ManifestError, read_manifest
+
+    try:
+        return Path(read_manifest(results).dataset.path) if results.is_file() else None
+    except ManifestError:
+        return None
 
 
 def write_html(

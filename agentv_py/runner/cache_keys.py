@@ -124,7 +124,7 @@ def is_inside(path: Path, roots: Sequence[Path]) -> bool:
 _SHELL_WORDS = frozenset({"&&", "||", ";", "|", "&", "then", "do", "else", "exec", "env", "time", "nice"})
 
 
-def _command_words(template: str) -> list[str]:
+def command_words(template: str) -> list[str]:
     """The words of a command template, a shell script inside it split too: the words of
     `sh -c 'cd tools && python3 extract.py {FILES}'` are those of the script as well."""
     pending, words = [template], []
@@ -141,27 +141,39 @@ def _command_words(template: str) -> list[str]:
     return words
 
 
-def program_digests(config: CliTarget, cwd: Path, project: Sequence[Path], digests: FileDigests) -> dict[str, str]:
-    """The content hash of every word of the command template that names an existing file inside
-    the project (`project`: the directories that count), found from the command's working
-    directory and from every directory a `cd` in it enters: the script in `python3
-    ../scripts/extract.py {FILES}`, in `sh -c 'python3 scripts/extract.py {FILES}'` and in
-    `cd tools && python3 extract.py`. Words with a placeholder and files outside the project (the
-    interpreter) are not hashed."""
-    words = _command_words(config.command_template)
+def named_files(template: str, cwd: Path) -> dict[str, Path]:
+    """The words of a command template that name an existing file, found from the command's
+    working directory and from every directory a `cd` in it enters (`python3 ../scripts/x.py`,
+    `sh -c 'python3 scripts/x.py {FILES}'`, `cd tools && python3 x.py`): word -> its path. Words
+    with a placeholder are not files."""
+    words = command_words(template)
     places = [cwd] + [cwd / after.rstrip(";") for word, after in zip(words, words[1:], strict=False) if word == "cd"]
-    found: dict[str, str] = {}
+    found: dict[str, Path] = {}
     for word in words:
         if not word or "{" in word or word in found or word in _SHELL_WORDS or any(c.isspace() for c in word):
             continue
         for place in places:
             path = Path(os.path.abspath(place / word.rstrip(";")))
             try:
-                if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
-                    found[word] = digests(path)
+                if path.is_file():
+                    found[word] = path
                     break
-            except OSError:  # unreadable: the command's own error to report, the key just lacks it
+            except OSError:  # unreadable: the command's own error to report
                 continue
+    return found
+
+
+def program_digests(config: CliTarget, cwd: Path, project: Sequence[Path], digests: FileDigests) -> dict[str, str]:
+    """The content hash of every file the command template names (`named_files`) inside the
+    project (`project`: the directories that count): files outside it (the interpreter) are not
+    hashed."""
+    found: dict[str, str] = {}
+    for word, path in named_files(config.command_template, cwd).items():
+        try:
+            if is_inside(Path(os.path.realpath(path)), project):
+                found[word] = digests(path)
+        except OSError:  # unreadable: the command's own error to report, the key just lacks it
+            continue
     return found
 
 

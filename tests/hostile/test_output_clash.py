@@ -109,6 +109,35 @@ def test_an_output_never_replaces_an_input(project, args, said):
     assert snapshot(project.root) == before  # nothing written, nothing removed
 
 
+def test_report_never_replaces_the_dataset_its_manifest_names(project):
+    """`agentv report` reads the dataset a run's manifest names (for the case images): an input."""
+    made = invoke("eval", "dataset.yaml", "--out", "real.jsonl")
+    assert made.exit_code in (0, 1, 4), made.output
+    before = snapshot(project.root)
+    result = invoke("report", "real.jsonl", "-o", "dataset.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --out dataset.yaml is the dataset its manifest names ("), result.stderr
+    assert snapshot(project.root) == before
+
+
+@pytest.mark.parametrize(
+    ("out", "said"),
+    [
+        ("fx/c1.json", "--out fx/c1.json is an input file of case 'c1'"),
+        ("extract.sh", "--out extract.sh is the program of target 't'"),
+        ("tools/../extract.sh", "--out tools/../extract.sh is the program of target 't'"),
+    ],
+)
+def test_the_cases_files_and_the_targets_program_are_inputs(project, out, said):
+    project.file("extract.sh", 'cat "$1"\n')
+    project.cli_target("sh -c 'cd . && sh extract.sh \"$0\"' {FILES}")
+    before = snapshot(project.root)
+    result = invoke("eval", "dataset.yaml", "--out", out)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {said} ("), result.stderr
+    assert snapshot(project.root) == before
+
+
 def test_the_message_names_both_roles_and_what_to_do(project):
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--html", "dataset.yaml")
     dataset = Path("dataset.yaml").resolve()
