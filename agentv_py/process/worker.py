@@ -20,6 +20,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -142,7 +143,12 @@ class Worker:
         assert line is not None
         try:
             data = json.loads(line)
-        except ValueError:
+        except RecursionError:  # a whole line, the protocol in step: the worker stays
+            return self._unreadable("nested too deeply to read", started)
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError) and "digits" in str(exc):
+                digits = sys.get_int_max_str_digits()
+                return self._unreadable(f"holding an integer longer than {digits} digits", started)
             data = None
         if not isinstance(data, dict):
             return self._lost(f"worker replied with a line that is not a JSON object: {_shown(line)}", started)
@@ -188,6 +194,11 @@ class Worker:
                             self.proc.kill()
                         return self._exit_reason("closed its stdout")
         return None
+
+    def _unreadable(self, why: str, started: float) -> Reply:
+        """A reply that is one whole line of JSON agentv cannot read: this request's error only."""
+        took = (time.monotonic() - started) * 1000
+        return Reply(None, f"worker replied with JSON {why}", self._take_stderr(), took)
 
     def _lost(self, error: str, started: float) -> Reply:
         stderr = self._take_stderr()
