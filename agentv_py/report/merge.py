@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.models.manifest import RunManifest
+from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import UnusableInput, dumps_row, read_rows
 from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import (
@@ -217,7 +218,7 @@ def merge_results(
                     if isinstance(row, str):
                         raise MergeError(f"{path}:{number}: {row}", hint="merge results files written by agentv")
                     key = _id(row.eval_id)
-                    foreign = _not_its_own(row.eval_id, run, manifests[run], store, known, shard_of, listed[run])
+                    foreign = _not_its_own(row, run, manifests[run], store, known, shard_of, listed[run])
                     if foreign is not None:
                         said = f"{path}:{number}: case '{visible(row.eval_id)}' {foreign}"
                         if not exclude_foreign:
@@ -261,7 +262,7 @@ FOREIGN_HINT = (
 
 
 def _not_its_own(
-    eval_id: str,
+    row: ResultRow,
     run: int,
     manifest: RunManifest,
     store: _Store,
@@ -270,7 +271,9 @@ def _not_its_own(
     listed: bool,
 ) -> str | None:
     """Why a row is not its run's own (None: it is): a case the dataset does not have, a case of
-    another shard, or one the run's manifest did not select (when it lists them)."""
+    another shard, one the run's manifest did not select (when it lists them), or a row another
+    run wrote (agentv stamps every row with its run's id)."""
+    eval_id = row.eval_id
     if known is not None and eval_id not in known:
         return "is not a case of the dataset"
     shard = manifest.shard
@@ -281,6 +284,9 @@ def _not_its_own(
         and store.db.execute("SELECT 1 FROM selected WHERE id = ? AND run = ?", (_id(eval_id), run)).fetchone() is None
     ):
         return "is not one of the cases its run selected (its manifest)"
+    if row.run_id not in (manifest.run_id, *manifest.merged_from):
+        written_by = f"run {visible(row.run_id)}" if row.run_id is not None else "no run (it has no run_id)"
+        return f"was written by {written_by}, not by this file's run {manifest.run_id}"
     return None
 
 

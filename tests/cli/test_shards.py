@@ -310,3 +310,24 @@ def test_a_row_of_a_case_the_run_did_not_select_is_refused(ws):
     assert refused.stderr.splitlines()[0] == (
         "error: one.jsonl:2: case 'c2' is not one of the cases its run selected (its manifest)"
     )
+
+
+@pytest.mark.parametrize("run_id", ["20260101T000000Z-deadbeef", None], ids=["another-run", "no-run-id"])
+def test_a_row_another_run_wrote_is_not_its_own(ws, run_id):
+    """A shard's own case, replaced by a row of another run (or one without a run id): refused,
+    or with --exclude-foreign left out, never gated."""
+    dataset(ws)
+    names = shards(ws, 2)
+    lines = [json.loads(t) for t in Path(names[0]).read_text().splitlines()]
+    forged = {**lines[0], "run_id": run_id}
+    Path(names[0]).write_text("".join(json.dumps(row) + "\n" for row in [forged, *lines[1:]]))
+    refused = invoke("merge", *names, "-o", "all.jsonl", "--dataset", "dataset.yaml")
+    assert refused.exit_code == 2, refused.output
+    own = json.loads(Path(f"{names[0]}.meta.json").read_text())["run_id"]
+    written_by = f"run {run_id}" if run_id else "no run (it has no run_id)"
+    assert refused.stderr.splitlines()[0] == (
+        f"error: {names[0]}:1: case '{lines[0]['eval_id']}' was written by {written_by}, not by this file's run {own}"
+    )
+    left_out = invoke("merge", *names, "-o", "all.jsonl", "--dataset", "dataset.yaml", "--exclude-foreign")
+    assert left_out.exit_code != 0  # the case it stood for has no row: missing, not passed
+    assert not Path("all.jsonl").exists() or lines[0]["eval_id"] not in Path("all.jsonl").read_text()
