@@ -588,6 +588,21 @@ def test_a_cache_others_could_write_is_not_trusted(project):
     assert [row["verdict"] for row in found] == ["pass", "pass"]
 
 
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_a_side_file_others_could_write_makes_the_cache_untrusted(project, suffix):
+    """SQLite reads a database's -wal (and -shm, -journal) with it: a planted one could hold
+    answers, so it is checked like the database."""
+    project.run("--cache")
+    side = DB.with_name(DB.name + suffix)
+    side.write_bytes(b"")
+    side.chmod(0o666)
+    found, stderr = project.run("--cache", out="again.jsonl")
+    assert project.calls == 4  # not used: both cases ran again
+    said = " ".join(stderr.split())
+    assert f"{side.name} is writable by group or others (mode 666): not trusted" in said
+    assert [row["verdict"] for row in found] == ["pass", "pass"]
+
+
 def test_a_hit_is_scored_from_the_stored_text_the_row_shows(project):
     """An entry whose stored parse differs from its stored text (older entries kept both) is
     scored from the text: the answer the row shows is the answer scored."""

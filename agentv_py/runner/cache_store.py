@@ -82,6 +82,9 @@ class CacheStats:
     kinds: dict[str, KindStats] = field(default_factory=dict)
 
 
+SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database and reads with it
+
+
 def untrusted(path: Path) -> str | None:
     """Why the cache directory or database at `path` is not ours to trust (None: it is, or it does
     not exist yet): owned by another user, or writable by group or others. A cache is trusted
@@ -139,7 +142,8 @@ class CacheStore:
         if not os.access(self.directory, os.W_OK):
             self._disable(f"the cache directory {self.directory} is not writable")
             return
-        for path in (self.directory, self.path):
+        side_files = [self.path.with_name(self.path.name + suffix) for suffix in SIDE_FILES]
+        for path in (self.directory, self.path, *side_files):  # SQLite reads its side files too
             distrust = untrusted(path)
             if distrust is not None:  # a planted database could change a run's answers
                 self._disable(distrust)
@@ -153,7 +157,7 @@ class CacheStore:
                 if connection is not None:
                     self._check_schema(connection)
                     if created:
-                        for made in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm"))):
+                        for made in (self.path, *side_files):
                             with contextlib.suppress(OSError):
                                 made.chmod(0o600)
                 return
