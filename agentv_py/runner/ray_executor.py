@@ -31,6 +31,7 @@ from agentv_py.runner.run import Interrupted, Run, TargetCatalog, redact_row, se
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1
+CANCEL_GRACE_SECONDS = 5.0  # an interrupted task's run stops its commands within this, or is killed
 
 
 @dataclass(frozen=True)
@@ -266,9 +267,23 @@ class RayRun:
                         self._notice(notice)
                     on_row(row)
         except KeyboardInterrupt:
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            self._cancel(list(pending))
             raise Interrupted() from None
+
+    def _cancel(self, refs: list[Any]) -> None:
+        """Stop the tasks in flight as a local run stops: each task's run is interrupted (Ray
+        raises KeyboardInterrupt in it), so it kills every process its commands started, their
+        descendants included; a task still running after CANCEL_GRACE_SECONDS is killed with its
+        worker (whose direct children Ray kills)."""
+        ray = self._ray
+        for ref in refs:
+            ray.cancel(ref, force=False)
+        try:
+            _, left = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_SECONDS)
+        except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+            left = refs
+        for ref in left:
+            ray.cancel(ref, force=True)
 
     def _notice(self, text: str) -> None:
         text = self.redact(text)

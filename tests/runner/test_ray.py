@@ -175,21 +175,23 @@ def test_the_local_executor_never_imports_ray(ws):
     assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
 
 
-def test_ctrl_c_leaves_no_target_process_behind(ws):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_leaves_no_target_process_behind(ws, sig):
     """The tasks in flight are cancelled so that their runs kill what they started: no target
-    process outlives an interrupted Ray run."""
+    process outlives an interrupted Ray run, not even one the target's own command started."""
     ws.file(
         "target.sh",
-        'case "$1" in *c0.json|*c1.json|*c2.json) ;; *) echo $$ >> "$PIDS"; sleep 60;; esac; cat "$1"\n',
+        'case "$1" in *c0.json|*c1.json|*c2.json) ;; *) echo $$ >> "$PIDS"; sleep 60 & echo $! >> "$PIDS"; wait;; '
+        'esac; cat "$1"\n',
     )
     ws.cli_target("sh target.sh {FILES}")
     ws.cases_dataset([(f"c{i}", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}) for i in range(8)])
     out, pids = ws.root / "ray.jsonl", ws.root / "pids"
     process = ray_eval(ws, out, PIDS=str(pids))
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 4):
         time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     started = [int(pid) for pid in pids.read_text().split()]
