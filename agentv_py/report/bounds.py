@@ -48,16 +48,19 @@ def bound_size(row: dict[str, Any], dumps: Callable[[dict[str, Any]], bytes], li
     answer: a string keeps its start and says `[cut: N characters]`, a list or mapping its first
     items and says how many more. The scores, verdicts and statuses are never changed."""
     line = dumps(row)
-    for chars, items in _STEPS:  # each step cuts the row as given (a marker counts what it lost)
+    cut = row
+    for chars, items in _STEPS:  # the rest first, a step at a time (each cut from the row as given)
         if len(line) <= limit:
             return line
         cut = _cut_row(row, chars, items)
         line = dumps(cut)
-        if len(line) > limit:
-            cut["candidate_answer"] = cut_value(row.get("candidate_answer"), chars, items)
-            line = dumps(cut)
+    for chars, items in _STEPS:  # then the answer, with the rest cut as far as it goes
+        if len(line) <= limit:
+            return line
+        cut = {**cut, "candidate_answer": cut_value(row.get("candidate_answer"), chars, items)}
+        line = dumps(cut)
     if len(line) > limit:  # thousands of evaluators or unbounded keys: only what each one decided stays
-        cut["evaluator_results"] = [_bare(result) for result in row.get("evaluator_results") or []]
+        cut = {**cut, "evaluator_results": [_bare(result) for result in row.get("evaluator_results") or []]}
         line = dumps(cut)
     return line
 

@@ -69,6 +69,17 @@ def test_the_details_are_cut_before_the_answer_and_the_verdict_stays():
     )
 
 
+def test_the_answer_stays_whole_while_cutting_the_rest_can_make_room():
+    details = {"items": [{"n": i, "text": "t" * 90} for i in range(1000)]}  # ~110 KB of judge details
+    result = processed_result(name="j", type="code_judge", score=1.0, details=details)
+    answer = "a" * (40 * 1024)
+    row = make_row(eval_id="c1", candidate_answer=answer, evaluator_results=[result]).to_json_dict()
+    line = bound_size(row, orjson.dumps, limit=64 * 1024)
+    back = orjson.loads(line)
+    assert len(line) <= 64 * 1024 and back["candidate_answer"] == answer
+    assert back["evaluator_results"][0]["details"]["items"][-1].endswith(" more items]")
+
+
 def test_a_huge_answer_is_cut_last_and_says_so():
     row = make_row(eval_id="c1", candidate_answer="x" * (200 * 1024)).to_json_dict()
     line = bound_size(row, orjson.dumps, limit=64 * 1024)
