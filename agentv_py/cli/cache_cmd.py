@@ -41,6 +41,14 @@ def _directory(cache_dir: Path | None) -> Path:
     from agentv_py.runner.cache_store import default_cache_dir
 
     if cache_dir is not None:
+        if cache_dir.exists() and not cache_dir.is_dir():
+            from agentv_py.errors import AgentvError
+            from agentv_py.report.render import visible
+
+            raise AgentvError(
+                f"--cache-dir {visible(str(cache_dir))} is a file, not a directory",
+                hint="point --cache-dir at an agentv cache directory (it holds cache.sqlite3)",
+            )
         return cache_dir
     found = default_cache_dir(Path.cwd())  # the project's, as eval finds it: shown relative to here
     return Path(os.path.relpath(found)) if found.is_relative_to(Path.cwd().resolve()) else found

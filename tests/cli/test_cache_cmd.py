@@ -116,3 +116,12 @@ def test_clear_leaves_another_programs_sqlite_file_alone(ws):
 def test_cache_is_listed_among_the_commands(ws):
     result = invoke("--help")
     assert re.search(r"\n  cache +Show or clear the answer cache \(agentv eval --cache\)\.\n", result.stdout)
+
+
+@pytest.mark.parametrize("command", ["stats", "clear"])
+def test_a_cache_dir_that_is_a_file_is_a_usage_error(ws, command):
+    ws.file("afile", "x")
+    result = invoke("cache", command, "--cache-dir", "afile")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == "error: --cache-dir afile is a file, not a directory"
+    assert Path("afile").read_text() == "x"
