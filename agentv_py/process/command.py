@@ -33,56 +33,23 @@ values to them as separate arguments (`python3 x.py {PROMPT}`) or as positional 
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from agentv_py.models.targets import PLACEHOLDER_RE
-
-_SHELL_META = set("|&;<>()$`*?[]~!#\n")
-_DOUBLE_QUOTE_ESCAPABLE = set('$`"\\\n')
-
-Part = str | tuple[str, bool]  # literal text, or (placeholder name, standalone unquoted word)
-
-
-_ASSIGNMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*=")
-
-# POSIX-family shells: `shlex.quote` output is one literal word for each of them.
-SHELLS = frozenset(
-    {"sh", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "lksh", "oksh", "pdksh", "ash", "yash", "posh"}
+from agentv_py.process.shell_lex import (
+    ASSIGNMENT,
+    CONSTRUCTS,
+    DOUBLE_QUOTE_ESCAPABLE,
+    SHELL_META,
+    Part,
+    lex,
+    nested_states,
+    placeholder_at,
+    placeholders,
+    script_position,
+    shell_commands,
 )
-# Shell options that take the next word as their argument.
-_OPTION_WITH_ARGUMENT = frozenset({"--rcfile", "--init-file"})
-
-
-def script_position(words: list[str | None]) -> int | None:
-    """Index of the word that a shell runs as its script (`sh -c SCRIPT`), or None.
-
-    `words` are a command's words; None marks a word that is not fixed text (it holds a
-    placeholder or an expansion), which can be neither the shell's name nor one of its options.
-    """
-    for i, word in enumerate(words):
-        if word is None or os.path.basename(word) not in SHELLS:
-            continue
-        has_c = False
-        j = i + 1
-        while j < len(words):
-            option = words[j]
-            if option is None or len(option) < 2 or option[0] not in "-+":
-                break
-            if option == "--":
-                j += 1
-                break
-            if option.startswith("--"):
-                j += 2 if option in _OPTION_WITH_ARGUMENT else 1
-                continue
-            letters = option[1:]
-            has_c = has_c or (option[0] == "-" and "c" in letters)
-            j += 2 if letters[-1] in "oO" else 1
-        if has_c and j < len(words):
-            return j
-    return None
 
 
 def needs_shell(command: str) -> bool:
@@ -97,7 +64,7 @@ def needs_shell(command: str) -> bool:
                 continue
             if ch in "'\"":
                 state = ch
-            elif ch in _SHELL_META:
+            elif ch in SHELL_META:
                 return True
         elif state == "'":
             if ch == "'":
@@ -111,7 +78,7 @@ def needs_shell(command: str) -> bool:
             elif ch in "$`":
                 return True
         i += 1
-    return state is not None or bool(_ASSIGNMENT.match(command))
+    return state is not None or bool(ASSIGNMENT.match(command))
 
 
 def script_argv(script: list[str] | str) -> list[str]:
@@ -160,11 +127,6 @@ def _token_text(parts: tuple[Part, ...]) -> str:
     return "".join(p if isinstance(p, str) else "{" + p[0] + "}" for p in parts)
 
 
-def _placeholder_at(template: str, i: int) -> tuple[str, int] | None:
-    found = PLACEHOLDER_RE.match(template, i)
-    return (found.group(1), found.end()) if found else None
-
-
 @functools.lru_cache(maxsize=256)
 def compile_template(template: str) -> CompiledTemplate:
     """Tokenise a template once (POSIX quoting), noting whether it needs a shell (`needs_shell`)."""
@@ -183,7 +145,7 @@ def compile_template(template: str) -> CompiledTemplate:
 
     while i < n:
         ch = template[i]
-        if ch == "{" and (found := _placeholder_at(template, i)):
+        if ch == "{" and (found := placeholder_at(template, i)):
             flush_literal()
             parts.append((found[0], state is None))
             started = True
@@ -212,7 +174,7 @@ def compile_template(template: str) -> CompiledTemplate:
             else:
                 literal += ch
         else:
-            if ch == "\\" and i + 1 < n and template[i + 1] in _DOUBLE_QUOTE_ESCAPABLE:
+            if ch == "\\" and i + 1 < n and template[i + 1] in DOUBLE_QUOTE_ESCAPABLE:
                 literal += template[i + 1]
                 i += 2
                 continue
@@ -243,10 +205,10 @@ def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
     quotes: the quote closed, the quoted value inserted, the quote reopened). A placeholder inside
     a script the text hands to a shell (`sh -c '...'`) is quoted for that shell first, then the
     result for the shell around it, and so on outwards."""
-    nested = dict(_nested_states(template))
+    nested = dict(nested_states(template))
     out: list[str] = []
     last = 0
-    for start, end, name, state in _placeholders(template):
+    for start, end, name, state in placeholders(template):
         words = values.get(name, [])
         stack = (state, *nested.get(start, ()))
         inner = stack[-1]
@@ -262,193 +224,6 @@ def render_shell_text(template: str, values: dict[str, list[str]]) -> str:
     return "".join(out)
 
 
-# Constructs inside which agentv cannot quote a value: the shell parses their text again, or by
-# rules of its own (what each is called in messages).
-CONSTRUCTS = {
-    "$(": "$(…)",
-    "`": "`…`",
-    "${": "${…}",
-    "$((": "$((…))",
-    "((": "((…))",
-    "$[": "$[…]",
-    "$'": "$'…'",
-    "<<": "a here-document (<<)",
-    "#": "a # comment",
-}
-_CODE = {"(", "$(", "`"}  # contexts whose text is commands: quotes, comments and here-documents apply
-_WORD_START = set(" \t\n;&|()<>")
-_HEREDOC_WORD_END = set(" \t\n;&|()<>")
-
-
-@dataclass(frozen=True, slots=True)
-class _Lexed:
-    # (start, end, name, the quote it stands in or None, the construct it stands in or None)
-    placeholders: tuple[tuple[int, int, str, str | None, str | None], ...]
-    opaque: dict[int, int]  # outermost constructs: start -> end (part of the word they stand in)
-    skipped: dict[int, int]  # here-document bodies: start -> end
-
-
-@functools.lru_cache(maxsize=256)
-def _lex(text: str) -> _Lexed:
-    """Shell text read far enough to tell, for each placeholder, the quote it stands in and any
-    construct around it (`CONSTRUCTS`): quotes, `$(…)`, backticks, `${…}`, arithmetic, `$'…'`,
-    subshells, here-documents and comments nest as the shell nests them."""
-    found: list[tuple[int, int, str, str | None, str | None]] = []
-    opaque: dict[int, int] = {}
-    skipped: dict[int, int] = {}
-    stack: list[tuple[str, int]] = []  # (context, where it started)
-    heredocs: list[tuple[str, bool]] = []  # pending here-documents: (delimiter, tabs stripped)
-    i, n = 0, len(text)
-
-    def construct() -> str | None:
-        inner = [c for c, _ in stack if c in CONSTRUCTS]
-        return inner[-1] if inner else None
-
-    def push(context: str, at: int, length: int) -> int:
-        if context in CONSTRUCTS and construct() is None:
-            opaque[at] = n  # until it ends
-        stack.append((context, at))
-        return at + length
-
-    def pop(end: int) -> int:
-        context, start = stack.pop()
-        if context in CONSTRUCTS and construct() is None:
-            opaque[start] = end
-        return end
-
-    def placeholder(at: int, forced: str | None = None) -> int | None:
-        match = _placeholder_at(text, at)
-        if match is None:
-            return None
-        quote = stack[-1][0] if stack and stack[-1][0] in ("'", '"') else None
-        found.append((at, match[1], match[0], quote, forced or construct()))
-        return match[1]
-
-    def heredoc_bodies(at: int) -> int:
-        """Skip the bodies of the pending here-documents, which start at `at`; their placeholders
-        are refused."""
-        start = at
-        for delimiter, strip in heredocs:
-            while at < n:
-                end = text.find("\n", at)
-                end = n if end < 0 else end
-                line = text[at:end]
-                j = at
-                while j < end:
-                    j = placeholder(j, "<<") or j + 1
-                at = min(end + 1, n)
-                if (line.lstrip("\t") if strip else line) == delimiter:
-                    break
-        heredocs.clear()
-        skipped[start] = at
-        return at
-
-    while i < n:
-        ch = text[i]
-        top = stack[-1][0] if stack else None
-        if ch == "{" and (after := placeholder(i)):
-            i = after
-            continue
-        if top == "'":
-            i = pop(i + 1) if ch == "'" else i + 1
-            continue
-        if top == "$'":
-            i = pop(i + 1) if ch == "'" else i + (2 if ch == "\\" else 1)
-            continue
-        if ch == "\\":
-            i += 2
-            continue
-        code = top is None or top in _CODE
-        if ch == "$":
-            two, three = text[i : i + 2], text[i : i + 3]
-            if three == "$((":
-                i = push("$((", i, 3)
-            elif two in ("$(", "${", "$["):
-                i = push(two, i, 2)
-            elif two == "$'" and top != '"':
-                i = push("$'", i, 2)
-            else:
-                i += 1
-            continue
-        if ch == "`":
-            i = pop(i + 1) if top == "`" else push("`", i, 1)
-            continue
-        if top == '"':
-            i = pop(i + 1) if ch == '"' else i + 1
-            continue
-        if ch in "'\"":
-            i = push(ch, i, 1)
-            continue
-        if top in ("${", "{"):
-            if ch == "}":
-                i = pop(i + 1)
-            else:
-                i = push("{", i, 1) if ch == "{" else i + 1
-            continue
-        if ch == "(":
-            i = push("((", i, 2) if code and text[i : i + 2] == "((" else push("(", i, 1)
-            continue
-        if ch == ")":
-            if top in ("$((", "((") and text[i : i + 2] == "))":
-                i = pop(i + 2)
-            elif top in ("(", "$(", "$((", "((", "$["):
-                i = pop(i + 1)
-            else:
-                i += 1
-            continue
-        if ch == "]" and top == "$[":
-            i = pop(i + 1)
-            continue
-        if not code:
-            i += 1
-            continue
-        if ch == "#" and (i == 0 or text[i - 1] in _WORD_START):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            j = i
-            while j < end:
-                j = placeholder(j, "#") or j + 1
-            i = end
-            continue
-        if ch == "<" and text[i : i + 3] == "<<<":
-            i += 3
-            continue
-        if ch == "<" and text[i : i + 2] == "<<":
-            i += 3 if text[i : i + 3] == "<<-" else 2
-            strip = text[i - 1] == "-"
-            while i < n and text[i] in " \t":
-                i += 1
-            delimiter, quote = "", None
-            while i < n and (quote is not None or text[i] not in _HEREDOC_WORD_END):
-                if (after := placeholder(i, "<<")) is not None:
-                    i = after
-                    continue
-                if quote is None and text[i] in "'\"":
-                    quote = text[i]
-                elif text[i] == quote:
-                    quote = None
-                elif quote is None and text[i] == "\\":
-                    delimiter += text[i + 1 : i + 2]
-                    i += 1
-                else:
-                    delimiter += text[i]
-                i += 1
-            heredocs.append((delimiter, strip))
-            continue
-        if ch == "\n" and heredocs:
-            i = heredoc_bodies(i + 1)
-            continue
-        i += 1
-    if heredocs:
-        heredoc_bodies(n)
-    return _Lexed(tuple(found), opaque, skipped)
-
-
-def _placeholders(text: str) -> tuple[tuple[int, int, str, str | None], ...]:
-    """Each placeholder of shell text: (start, end, name, the quote it stands in or None)."""
-    return tuple(p[:4] for p in _lex(text).placeholders)
-
-
 def unsafe_placeholder(template: str) -> tuple[str, str] | None:
     """The first placeholder of a template that stands where agentv cannot quote a value, as
     (its name, what it stands in, as `CONSTRUCTS` names it), or None: inside `$(…)`, backticks,
@@ -458,10 +233,10 @@ def unsafe_placeholder(template: str) -> tuple[str, str] | None:
 
 
 def _unsafe_in_shell_text(text: str) -> tuple[str, str] | None:
-    for _, _, name, _, construct in _lex(text).placeholders:
+    for _, _, name, _, construct in lex(text).placeholders:
         if construct is not None:
             return name, CONSTRUCTS[construct]
-    for command in _shell_commands(text):
+    for command in shell_commands(text):
         index = script_position([w.text if w.fixed else None for w in command])
         if index is not None and (unsafe := _unsafe_in_shell_text(command[index].text)):
             return unsafe
@@ -480,106 +255,6 @@ class UnsafeTemplate(ValueError):
         self.construct = construct
 
 
-@dataclass(slots=True)
-class _Word:
-    start: int
-    text: str = ""  # the word once the shell has removed its quotes (placeholders kept as `{NAME}`)
-    origin: list[int] = field(default_factory=list)  # where each character of `text` is in the source
-    fixed: bool = True  # no placeholder, no `$` or backtick outside single quotes: its text is known
-
-
-_COMMAND_END = set("|&;()`\n")
-_WORD_END = set(" \t<>")
-
-
-@functools.lru_cache(maxsize=256)
-def _nested_states(text: str) -> tuple[tuple[int, tuple[str | None, ...]], ...]:
-    """Placeholders of shell text that stand inside a script it hands to a shell: (position, the
-    quote states around it inside that script, and inside scripts nested in it, innermost last)."""
-    found: list[tuple[int, tuple[str | None, ...]]] = []
-    for command in _shell_commands(text):
-        index = script_position([w.text if w.fixed else None for w in command])
-        if index is None:
-            continue
-        script, origin = command[index].text, command[index].origin
-        deeper = dict(_nested_states(script))
-        for start, _, _, state in _placeholders(script):
-            found.append((origin[start], (state, *deeper.get(start, ()))))
-    return tuple(found)
-
-
-def _shell_commands(text: str) -> list[list[_Word]]:
-    """Shell text split into simple commands and their words, as far as quoting goes: enough to
-    find `sh -c SCRIPT` (operators end commands, redirections end words, comments and
-    here-document bodies are skipped, a substitution is part of the word it stands in)."""
-    commands: list[list[_Word]] = [[]]
-    word: _Word | None = None
-    state: str | None = None
-    lexed = _lex(text)
-    i, n = 0, len(text)
-
-    def add(word: _Word, at: int, length: int = 1) -> None:
-        word.text += text[at : at + length]
-        word.origin.extend(range(at, at + length))
-
-    while i < n:
-        ch = text[i]
-        if state != "'" and i in lexed.skipped:  # a here-document's body
-            i = lexed.skipped[i]
-            continue
-        if state != "'" and i in lexed.opaque:  # `$(…)`, backticks, `${…}`, ...: part of the word
-            word = word or _Word(i)
-            word.fixed = False
-            add(word, i, lexed.opaque[i] - i)
-            i = lexed.opaque[i]
-            continue
-        if state is None and (ch in _WORD_END or ch in _COMMAND_END):
-            if word is not None:
-                commands[-1].append(word)
-                word = None
-            if ch in _COMMAND_END and commands[-1]:
-                commands.append([])
-            i += 1
-            continue
-        if state is None and ch == "#" and word is None:
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        if word is None:
-            word = _Word(i)
-        if ch == "{" and (match := _placeholder_at(text, i)):
-            word.fixed = False
-            add(word, i, match[1] - i)
-            i = match[1]
-            continue
-        if state is None:
-            if ch == "\\":
-                if text[i + 1 : i + 2] not in ("", "\n"):
-                    add(word, i + 1)
-                i += 2
-                continue
-            if ch in "'\"":
-                state = ch
-            else:
-                word.fixed = word.fixed and ch != "$"
-                add(word, i)
-        elif ch == state:
-            state = None
-        elif state == '"' and ch == "\\" and i + 1 < n and text[i + 1] in _DOUBLE_QUOTE_ESCAPABLE:
-            if text[i + 1] != "\n":
-                add(word, i + 1)
-            i += 2
-            continue
-        else:
-            word.fixed = word.fixed and not (state == '"' and ch in "$`")
-            add(word, i)
-        i += 1
-    if word is not None:
-        commands[-1].append(word)
-    return [command for command in commands if command]
-
-
-# Shell keywords and builtins: a shell template that starts with one names no program to check.
 _BUILTIN_NAMES = (
     "! { } case do done elif else esac fi for if in then until while function select time . : alias bg break "
     "builtin cd command continue declare echo eval exec exit export false fg getopts hash jobs kill let local "
