@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentv_py.process.programs import find_program, missing_program_message
-from agentv_py.process.spawn import REAPER, ProcessRegistry, signal_group
+from agentv_py.process.reaper import REAPER, signal_group
+from agentv_py.process.spawn import ProcessRegistry
 
 PROTOCOL = 1
 HANDSHAKE_KEY = "agentv_worker"
