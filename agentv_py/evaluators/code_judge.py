@@ -35,7 +35,7 @@ from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
 from agentv_py.scoring.answer import NOT_JSON
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
 from agentv_py.scoring.judge_contract import result_problems
-from agentv_py.scoring.trajectory import trace_summary as _trace_summary
+from agentv_py.scoring.trace import trace_summary as _trace_summary
 
 
 @lru_cache(maxsize=1)

@@ -14,15 +14,8 @@ from __future__ import annotations
 from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import ToolTrajectoryConfig
-from agentv_py.scoring.trajectory import (
-    NO_TRACE,
-    ExpectedCall,
-    Outcome,
-    any_order,
-    exact,
-    in_order,
-    read_tool_calls,
-)
+from agentv_py.scoring.trace import NO_TRACE, Outcome, read_tool_calls
+from agentv_py.scoring.trajectory import ExpectedCall, any_order, exact, in_order
 
 
 def output_messages(context: EvalContext) -> list[object] | None:

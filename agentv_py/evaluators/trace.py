@@ -15,15 +15,13 @@ from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.evaluators.tool_trajectory import output_messages
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import CostConfig, ExecutionMetricsConfig, LatencyConfig, TokenUsageConfig
+from agentv_py.scoring.trace import DEFAULT_EXPLORATION_TOLERANCE, Outcome, read_tool_calls
 from agentv_py.scoring.trajectory import (
-    DEFAULT_EXPLORATION_TOLERANCE,
     MetricLimits,
-    Outcome,
     check_cost,
     check_execution_metrics,
     check_latency,
     check_token_usage,
-    read_tool_calls,
 )
 
 TraceConfig = LatencyConfig | CostConfig | TokenUsageConfig | ExecutionMetricsConfig

@@ -6,11 +6,10 @@ import math
 
 import pytest
 
+from agentv_py.scoring.trace import ToolCall, ToolCalls, js_number, money, read_tool_calls, to_fixed, trace_summary
 from agentv_py.scoring.trajectory import (
     ExpectedCall,
     MetricLimits,
-    ToolCall,
-    ToolCalls,
     any_order,
     args_match,
     check_cost,
@@ -19,11 +18,6 @@ from agentv_py.scoring.trajectory import (
     check_token_usage,
     exact,
     in_order,
-    js_number,
-    money,
-    read_tool_calls,
-    to_fixed,
-    trace_summary,
 )
 
 
