@@ -195,6 +195,6 @@ def test_a_skipped_result_needs_no_valid_score():
 def test_proxy_request_bodies(args: tuple, body: dict) -> None:
     """`invoke(question, system_prompt, target)` sends AgentV's request shape; `target` names any
     target of the targets file, as AgentV's SDK allowed."""
-    from agentv_py.judge import _request_body
+    from agentv_py.judge_proxy import _request_body
 
     assert _request_body(*args) == body
