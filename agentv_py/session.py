@@ -62,8 +62,8 @@ from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_keys import named_files
 from agentv_py.runner.cache_store import default_cache_dir
+from agentv_py.runner.chat_messages import NO_KEY, api_key
 from agentv_py.runner.engine import RunOptions, Shard, pass_mark, select_cases, shard_cases
-from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.run import Interrupted, Run, TargetCatalog
 from agentv_py.runner.target_checks import check_targets, run_healthcheck
 from agentv_py.runner.targets import DRY_RUN_TARGET

@@ -19,7 +19,7 @@ from agentv_py.cli import app
 from agentv_py.errors import ConfigError
 from agentv_py.loading.config import matches_any
 from agentv_py.loading.dataset import load_dataset
-from agentv_py.runner.llm import case_messages
+from agentv_py.runner.chat_messages import case_messages
 from agentv_py.runner.local_target import MAX_ARG_BYTES, command_line_problem
 from tests.conftest import Workspace, script
 

@@ -299,7 +299,7 @@ def test_validate_checks_the_url_form_without_network(ws) -> None:
 def test_a_fetched_file_that_is_not_utf8_cannot_be_inlined_for_a_model(server: FileServer, tmp_path: Path) -> None:
     from agentv_py.models.dataset import EvalCase
     from agentv_py.prepared import PreparedCase
-    from agentv_py.runner.llm import case_messages
+    from agentv_py.runner.chat_messages import case_messages
 
     path = RemoteFiles(tmp_path).local(f"{server.url}/latin1.txt")
     case = EvalCase.model_validate(

@@ -9,7 +9,8 @@ from typing import Any
 
 from agentv_py.chat import ChatMessage
 from agentv_py.models.model_targets import DEFAULT_ANTHROPIC_MAX_TOKENS, AnthropicTarget
-from agentv_py.runner.llm import ModelClient, ReplyRefused, image_data, read_json_object, snippet, token_usage
+from agentv_py.runner.chat_messages import image_data, token_usage
+from agentv_py.runner.llm import ModelClient, ReplyRefused, read_json_object, snippet
 
 
 def to_anthropic(messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:

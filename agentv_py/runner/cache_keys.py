@@ -28,7 +28,7 @@ from agentv_py.media import ImageRef
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import UnsafeTemplate, render_command
-from agentv_py.runner.llm import case_messages
+from agentv_py.runner.chat_messages import case_messages
 from agentv_py.runner.targets import CliRunner
 from agentv_py.runner.worker_target import WorkerRunner
 from agentv_py.scoring.jsontext import dumps

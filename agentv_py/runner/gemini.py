@@ -9,7 +9,8 @@ from typing import Any
 
 from agentv_py.chat import ChatMessage
 from agentv_py.models.model_targets import GeminiTarget
-from agentv_py.runner.llm import ModelClient, image_data, read_json_object, retry_status_codes, snippet, token_usage
+from agentv_py.runner.chat_messages import image_data, token_usage
+from agentv_py.runner.llm import ModelClient, read_json_object, retry_status_codes, snippet
 
 
 def to_gemini(messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:

@@ -38,8 +38,8 @@ from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
 from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
 from agentv_py.runner.cache_store import CacheStore
+from agentv_py.runner.chat_messages import NO_KEY, api_key
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
-from agentv_py.runner.llm import NO_KEY, api_key
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.targets import CliRunner, make_runner
 

@@ -31,8 +31,9 @@ from agentv_py.process.command import (
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry, ProcResult, run_process
 from agentv_py.runner.anthropic import AnthropicClient
 from agentv_py.runner.azure import AzureClient
+from agentv_py.runner.chat_messages import case_messages
 from agentv_py.runner.gemini import GeminiClient
-from agentv_py.runner.llm import ModelClient, OpenAIClient, case_messages
+from agentv_py.runner.llm import ModelClient, OpenAIClient
 from agentv_py.runner.local_target import MISSING_OUTPUT, LocalTarget, command_line_problem, read_output_file
 from agentv_py.runner.outcome import (
     CliCall,

@@ -13,7 +13,7 @@ import pytest
 from agentv_py import media
 from agentv_py.errors import ConfigError
 from agentv_py.loading import load_dataset
-from agentv_py.runner import llm
+from agentv_py.runner import chat_messages
 from tests.cli.test_eval import invoke
 from tests.pngs import png
 
@@ -157,14 +157,14 @@ def test_eval_with_a_model_target_sends_nothing(ws, chat_server):
 
 
 def test_inlined_files_are_capped(tmp_path, monkeypatch):
-    monkeypatch.setattr(llm, "DEFAULT_OUTPUT_CAP", 10)
+    monkeypatch.setattr(chat_messages, "DEFAULT_OUTPUT_CAP", 10)
     path = tmp_path / "big.txt"
     path.write_text("x" * 11)
     with pytest.raises(ValueError) as caught:
-        llm._inline_file(str(path))
+        chat_messages._inline_file(str(path))
     assert str(caught.value) == "file big.txt is over the 0 MB limit for a file inlined into a message"
     path.write_text("x" * 10)
-    assert llm._inline_file(str(path)) == '<file name="big.txt">\nxxxxxxxxxx\n</file>'
+    assert chat_messages._inline_file(str(path)) == '<file name="big.txt">\nxxxxxxxxxx\n</file>'
 
 
 def test_the_inline_cap_message_at_the_real_cap(tmp_path):
@@ -172,7 +172,7 @@ def test_the_inline_cap_message_at_the_real_cap(tmp_path):
     with path.open("wb") as handle:
         handle.truncate(10 * 1024 * 1024 + 1)
     with pytest.raises(ValueError) as caught:
-        llm._inline_file(str(path))
+        chat_messages._inline_file(str(path))
     assert str(caught.value) == "file huge.txt is over the 10 MB limit for a file inlined into a message"
 
 

@@ -16,7 +16,8 @@ from agentv_py.media import ImageRef
 from agentv_py.models.targets import TargetsFile, is_model_target
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP
 from agentv_py.runner.azure import azure_endpoint
-from agentv_py.runner.llm import api_key, retry_delay
+from agentv_py.runner.chat_messages import api_key
+from agentv_py.runner.llm import retry_delay
 from agentv_py.runner.targets import ModelRunner, make_runner
 from tests.chat_server import error, text
 from tests.pngs import png
