@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from agentv_py.runner.engine import RunOptions
     from agentv_py.runner.run import Interrupted, Run
     from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict, verdict_for
-    from agentv_py.scoring.match import MatchResult, match_date, match_exact, match_fuzzy, match_numeric, similarity
+    from agentv_py.scoring.dates import match_date
+    from agentv_py.scoring.match import MatchResult, match_exact, match_fuzzy, match_numeric, similarity
     from agentv_py.session import EvalResult, run_eval
 
 _EXPORTS = {
@@ -65,7 +66,7 @@ _EXPORTS = {
     "case_verdict": "agentv_py.scoring.case",
     "verdict_for": "agentv_py.scoring.case",
     "MatchResult": "agentv_py.scoring.match",
-    "match_date": "agentv_py.scoring.match",
+    "match_date": "agentv_py.scoring.dates",
     "match_exact": "agentv_py.scoring.match",
     "match_fuzzy": "agentv_py.scoring.match",
     "match_numeric": "agentv_py.scoring.match",

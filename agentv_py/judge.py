@@ -59,14 +59,8 @@ if TYPE_CHECKING:
     )
     from agentv_py.scoring.alignment import align_items, item_similarity
     from agentv_py.scoring.answer import parse_answer_json
-    from agentv_py.scoring.match import (
-        match_date,
-        match_exact,
-        match_fuzzy,
-        match_numeric,
-        normalize_text,
-        similarity,
-    )
+    from agentv_py.scoring.dates import match_date
+    from agentv_py.scoring.match import match_exact, match_fuzzy, match_numeric, normalize_text, similarity
     from agentv_py.scoring.metrics import (
         Counts,
         classify,
@@ -88,7 +82,7 @@ _LAZY = {
     "match_exact": "agentv_py.scoring.match",
     "match_numeric": "agentv_py.scoring.match",
     "match_fuzzy": "agentv_py.scoring.match",
-    "match_date": "agentv_py.scoring.match",
+    "match_date": "agentv_py.scoring.dates",
     "parse_answer_json": "agentv_py.scoring.answer",
     "NOT_JSON": "agentv_py.scoring.answer",
     # dataset-level extraction metrics (SPEC §5)

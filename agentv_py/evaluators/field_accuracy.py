@@ -9,15 +9,9 @@ from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
+from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.items import LISTED, align, expected_items_problem, items_score, items_summary
-from agentv_py.scoring.match import (
-    MatchResult,
-    json_type,
-    match_date,
-    match_exact,
-    match_fuzzy,
-    match_numeric,
-)
+from agentv_py.scoring.match import MatchResult, json_type, match_exact, match_fuzzy, match_numeric
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]

@@ -21,9 +21,10 @@ from agentv_py.loading.source import MAX_DEPTH, Source, int_digit_limit, too_man
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
+from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.geometry import is_single, parse_point, parse_shape
 from agentv_py.scoring.items import expected_items_problem
-from agentv_py.scoring.match import MatchResult, match_date, match_fuzzy, match_numeric
+from agentv_py.scoring.match import MatchResult, match_fuzzy, match_numeric
 from agentv_py.scoring.paths import MISSING, path_problem, resolve
 
 CASES_SHOWN = 5  # case ids a warning lists before "(and N more)"

@@ -21,7 +21,8 @@ from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.render import visible
 from agentv_py.scoring.alignment import similarity_matrix
-from agentv_py.scoring.match import normalize_text, parse_date, to_number
+from agentv_py.scoring.dates import parse_date
+from agentv_py.scoring.match import normalize_text, to_number
 
 SHORT = 120  # characters of a value shown without --full
 MATRIX = 20  # rows and columns of a similarity matrix shown

@@ -25,7 +25,7 @@ Assignment = Literal["greedy", "optimal"]
 def _as_date(value: Any) -> dt.date | None:
     if not isinstance(value, str):
         return None
-    from agentv_py.scoring.match import parse_date
+    from agentv_py.scoring.dates import parse_date
 
     return parse_date(value, ("YYYY-MM-DD",))
 

@@ -40,7 +40,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
-from agentv_py.scoring.match import normalize_text, parse_date, similarity, to_number
+from agentv_py.scoring.dates import parse_date
+from agentv_py.scoring.match import normalize_text, similarity, to_number
 from agentv_py.scoring.metrics import SCORED, FieldKey, walk_results
 from agentv_py.scoring.paths import is_empty
 

@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
-from agentv_py.scoring.match import (
-    json_equal,
-    match_date,
-    match_exact,
-    match_fuzzy,
-    match_numeric,
-    normalize_text,
-    parse_date,
-)
+from agentv_py.scoring.dates import match_date, parse_date
+from agentv_py.scoring.match import json_equal, match_exact, match_fuzzy, match_numeric, normalize_text
 
 EXACT = [
     ("same-string", "INV-1", "INV-1", True, None),
