@@ -192,8 +192,8 @@ def test_the_same_judge_refuses_a_payload_without_agentv_keys(ws):
 
 # -- every AgentV key as AgentV converted it (agentv-reference §3.2, §5), pure ---------------------
 
-from agentv_py.evaluators.base import EvalContext  # noqa: E402
-from agentv_py.evaluators.code_judge import build_payload, reference_answer  # noqa: E402
+from agentv_py.evaluators.base import EvalContext, reference_answer  # noqa: E402
+from agentv_py.evaluators.judge_payload import build_payload  # noqa: E402
 from agentv_py.models.dataset import EvalCase  # noqa: E402
 from agentv_py.models.results import Trace  # noqa: E402
 

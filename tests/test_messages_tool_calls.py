@@ -12,7 +12,7 @@ import pytest
 
 from agentv_py.errors import ConfigError
 from agentv_py.evaluators.base import EvalContext
-from agentv_py.evaluators.code_judge import build_payload
+from agentv_py.evaluators.judge_payload import build_payload
 from agentv_py.loading.dataset import load_dataset
 from agentv_py.runner.chat_messages import case_messages
 

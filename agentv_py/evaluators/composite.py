@@ -22,7 +22,8 @@ from typing import Any
 
 from agentv_py.chat import ChatMessage
 from agentv_py.evaluators.base import EvalContext, error_result, judge_costs, processed_result, skipped_result
-from agentv_py.evaluators.code_judge import judge_env, judge_result
+from agentv_py.evaluators.code_judge import judge_result
+from agentv_py.evaluators.judge_payload import judge_env
 
 # Pieces of llm_judge, reused so the aggregator asks its judge exactly as llm_judge does.
 from agentv_py.evaluators.llm_judge import (
