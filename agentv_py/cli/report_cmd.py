@@ -55,6 +55,22 @@ def report(
     return EXIT_OK
 
 
+def _refuse_image_clash(target: Path, images: dict[str, list[str]]) -> None:
+    """The case images a report embeds are inputs too: the page never replaces one (exit 2, before
+    anything is written)."""
+    from agentv_py.cli.base import refuse_clash
+    from agentv_py.locate import inputs_among
+
+    files = (
+        (f"an image of case '{case_id}'", Path(image))
+        for case_id, found in images.items()
+        for image in found
+        if not image.startswith("data:")
+    )
+    clash = inputs_among([("--out", target)], files)
+    refuse_clash([("--out", target)], clash, "see agentv report --help")
+
+
 def _named_dataset(results: Path) -> Path | None:
     """The dataset the results file's manifest names (read for the case images): an input too."""
     from agentv_py.report.manifest import ManifestError, read_manifest
@@ -83,11 +99,12 @@ def write_html(
         manifest = None
 
     def load_images() -> dict[str, list[str]]:
-        if images is not None:
-            return images
-        found, why = report_images(results, dataset)
-        if why is not None:
-            print(f"note: {visible(why)}", file=sys.stderr)
+        found = images
+        if found is None:
+            found, why = report_images(results, dataset)
+            if why is not None:
+                print(f"note: {visible(why)}", file=sys.stderr)
+        _refuse_image_clash(target, found)
         return found
 
     try:

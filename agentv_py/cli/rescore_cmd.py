@@ -161,7 +161,8 @@ def rescore(
         plan = plan_rescore(request)
         read = [("the results file re-scored", results)]
         read.append(("the manifest of the results file re-scored", manifest_path(results)))
-        refuse_clash(output_roles(out, reports), read + plan.eval_plan.inputs(), "see agentv rescore --help")
+        outputs = output_roles(out, reports)
+        refuse_clash(outputs, read + plan.eval_plan.inputs(outputs), "see agentv rescore --help")
         err = Console(stderr=True, highlight=False)
 
         def warn(message: str) -> None:

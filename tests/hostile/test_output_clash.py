@@ -138,6 +138,36 @@ def test_the_cases_files_and_the_targets_program_are_inputs(project, out, said):
     assert snapshot(project.root) == before
 
 
+def test_rescore_never_replaces_a_cases_input_file(project):
+    made = invoke("eval", "dataset.yaml", "--out", "real.jsonl")
+    assert made.exit_code in (0, 1, 4), made.output
+    before = snapshot(project.root)
+    for args in (["--out", "fx/c1.json"], ["--out", "r.jsonl", "--html", "fx/c1.json"]):
+        result = invoke("rescore", "real.jsonl", "--dataset", "dataset.yaml", *args)
+        assert result.exit_code == 2, result.output
+        assert "fx/c1.json is an input file of case 'c1' (" in result.stderr.splitlines()[0]
+    assert snapshot(project.root) == before
+
+
+def test_report_never_replaces_a_case_image_it_embeds(ws):
+    from tests.report.test_html_browser import png
+
+    ws.file("page.png", png(10, 10))
+    ws.file("fx/c1.json", '{"box": [0, 0, 5, 5]}')
+    ws.cli_target("cat {FILES}")
+    ws.dataset(
+        "execution:\n  target: t\n  evaluators:\n    - {type: iou_score, name: box, path: box, threshold: 0.5}\n"
+        "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: [{type: file, value: fx/c1.json}, "
+        "{type: image, value: page.png}]}]\n    expected_messages: [{role: assistant, content: {box: [0, 0, 5, 5]}}]\n"
+    )
+    assert invoke("eval", "dataset.yaml", "--out", "run.jsonl").exit_code == 0
+    before = snapshot(ws.root)
+    result = invoke("report", "run.jsonl", "-o", "page.png")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: --out page.png is an image of case 'c1' ("), result.stderr
+    assert snapshot(ws.root) == before
+
+
 def test_the_message_names_both_roles_and_what_to_do(project):
     result = invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--html", "dataset.yaml")
     dataset = Path("dataset.yaml").resolve()
