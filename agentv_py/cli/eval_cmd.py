@@ -202,9 +202,9 @@ def eval_command(
     else:
         writer = open_results(out)
     try:
-        with sigterm_interrupts():  # SIGTERM during the healthcheck: exit 130, its processes killed
+        with sigterm_interrupts():  # SIGTERM at any moment (the healthcheck, starting Ray): exit 130
             plan = plan_eval(request)
-        return _run(plan, writer, verbose, threshold, workers, reports)
+            return _run(plan, writer, verbose, threshold, workers, reports)
     finally:
         if writer is not None:
             writer.close()

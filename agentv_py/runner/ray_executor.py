@@ -11,6 +11,7 @@ for (`pip install 'agentv-py[ray]'`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -122,6 +123,22 @@ def check_ray(target: TargetConfig, judges: Mapping[str, TargetConfig] | None = 
         raise AgentvError(f"--executor ray: {problem}")
 
 
+@contextlib.contextmanager
+def _ray_keeps_the_sigterm_handler(ray: Any) -> Iterator[None]:
+    """During `ray.init`: Ray's driver would set a SIGTERM handler of its own (`sys.exit(15)`);
+    the run's stays (SIGTERM is Ctrl-C)."""
+    utils = getattr(getattr(ray, "_private", None), "utils", None)
+    setter = getattr(utils, "set_sigterm_handler", None)
+    if setter is None:
+        yield
+        return
+    setattr(utils, "set_sigterm_handler", lambda handler: None)  # noqa: B010 - Ray's private module
+    try:
+        yield
+    finally:
+        setattr(utils, "set_sigterm_handler", setter)  # noqa: B010
+
+
 def _reachable(address: str) -> None:
     """An explicit cluster address that does not answer is an error at once, not a long hang."""
     if address in ("auto", "local"):
@@ -196,22 +213,36 @@ class RayRun:
         self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog)
         self._address = address or os.environ.get("RAY_ADDRESS") or None
         self._started = False
+        self._signals = contextlib.ExitStack()
 
     def __enter__(self) -> RayRun:
         ray = self._ray
-        if not ray.is_initialized():
-            if self._address is not None:
-                _reachable(self._address)
-            options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
-            if self._address is None:
-                options.update(include_dashboard=False, num_cpus=max(1, min(self.options.workers, os.cpu_count() or 1)))
-            ray.init(address=self._address, **options)
-            self._started = True
+        # SIGTERM is Ctrl-C from here to the end of the run, ray.init's seconds included (Ray would
+        # put its own handler there: exit 15, no manifest)
+        self._signals.enter_context(sigterm_interrupts())
+        try:
+            if not ray.is_initialized():
+                if self._address is not None:
+                    _reachable(self._address)
+                options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+                if self._address is None:
+                    workers = max(1, min(self.options.workers, os.cpu_count() or 1))
+                    options.update(include_dashboard=False, num_cpus=workers)
+                with _ray_keeps_the_sigterm_handler(ray):
+                    self._started = True
+                    ray.init(address=self._address, **options)
+                self._signals.enter_context(sigterm_interrupts())  # over what Ray's core put there
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._started:
-            self._ray.shutdown()
+        try:
+            if self._started and self._ray.is_initialized():
+                self._ray.shutdown()
+        finally:
+            self._signals.close()
 
     def execute(self, on_row: Callable[[ResultRow], None]) -> None:
         """Submit the cases (at most `workers` per cluster CPU... bounded by `2 * workers` in flight)

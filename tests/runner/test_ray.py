@@ -198,6 +198,23 @@ def test_ctrl_c_leaves_no_target_process_behind(ws, sig):
     assert started and all(wait_dead(pid, 10) for pid in started), started
 
 
+def test_sigterm_while_ray_starts_is_an_interrupt(ws):
+    """SIGTERM during `ray.init` (seconds long): exit 130 like Ctrl-C, not Ray's `exit 15`."""
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset(ANSWERS[:2])
+    process = ray_eval(ws, ws.root / "ray.jsonl")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-P", str(process.pid), "-f", "raylet"], capture_output=True, text=True)
+        if found.stdout.strip():
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Fatal Python error" not in stderr, stderr
+
+
 # A code judge that asks the target proxy for other targets of the targets file by name.
 PROXY_JUDGE = r"""
 import json, sys
