@@ -6,9 +6,9 @@ import difflib
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
 UNKNOWN_KEYS = "unknown_keys"
@@ -113,3 +113,6 @@ def positive_timeout(value: float) -> float:
     if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"timeout_seconds must be a number > 0, got {value!r}")
     return float(value)
+
+
+Timeout = Annotated[float, AfterValidator(positive_timeout)]  # seconds, > 0 and finite

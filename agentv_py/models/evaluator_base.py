@@ -4,8 +4,10 @@ subclasses use (numbers in range, a script that names a program)."""
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     field_validator,
 )
 
@@ -54,3 +56,6 @@ def script_problem(value: list[str] | str) -> list[str] | str:
     if isinstance(value, list) and not value[0].strip():
         raise ValueError("script[0] must name a program")
     return value
+
+
+Script = Annotated[list[str] | str, AfterValidator(script_problem)]  # a program and its arguments, or a command

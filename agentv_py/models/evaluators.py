@@ -15,8 +15,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
-from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, script_problem, unit_interval
+from agentv_py.models.base import StrictModel, Timeout, suggest, tag_checker
+from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative, script_problem, unit_interval
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import TEMPLATE_VARIABLE_RE, LlmJudgeConfig, RubricConfig, Templated, template_problem
 from agentv_py.models.trace_evaluators import (
@@ -81,9 +81,9 @@ class CodeJudgeConfig(EvaluatorBase):
     model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
 
     type: Literal["code_judge"]
-    script: list[str] | str
+    script: Script
     cwd: str | None = None
-    timeout_seconds: float = 30.0
+    timeout_seconds: Timeout = 30.0
     target: Annotated[TargetAccess | None, BeforeValidator(_target_access)] = None
     # true: one long-lived judge process per run slot, fed each payload as a JSON line
     # (docs/workers.md); the Python SDK's @judge serves so by itself
@@ -92,16 +92,6 @@ class CodeJudgeConfig(EvaluatorBase):
     @classmethod
     def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
         return data  # unknown keys are this evaluator's config, not typos
-
-    @field_validator("script")
-    @classmethod
-    def _script(cls, value: list[str] | str) -> list[str] | str:
-        return script_problem(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
 
     @model_validator(mode="after")
     def _persistent_alone(self) -> CodeJudgeConfig:
@@ -186,7 +176,7 @@ class CompositeAggregator(Templated):
     weights: dict[str, float] | None = None
     path: list[str] | str | None = None
     cwd: str | None = None  # default: the dataset's directory, as for code judges
-    timeout_seconds: float = 30.0
+    timeout_seconds: Timeout = 30.0
     prompt: str | None = None
     target: str | None = None  # default: the evaluator's default judge, as for llm_judge
 
@@ -226,11 +216,6 @@ class CompositeAggregator(Templated):
     @classmethod
     def _path(cls, value: list[str] | str | None) -> list[str] | str | None:
         return None if value is None else script_problem(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
 
     @model_validator(mode="after")
     def _inline_template(self) -> CompositeAggregator:

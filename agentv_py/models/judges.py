@@ -19,8 +19,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, positive_timeout, suggest
-from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, script_problem
+from agentv_py.models.base import StrictModel, Timeout, suggest
+from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative
 
 # `{{ name }}` variables of judge prompt templates. AgentV's spellings are accepted as aliases.
 TEMPLATE_VARIABLES: tuple[str, ...] = (
@@ -69,20 +69,10 @@ class PromptScript(StrictModel):
     """`prompt: {script: [...]}` of an llm_judge (AgentV's definePromptTemplate, 2026-01-28): a
     program that reads the code-judge payload on stdin and prints the judge's user prompt."""
 
-    script: list[str] | str
+    script: Script
     cwd: str | None = None  # default: the dataset's directory, as for code judges
     config: dict[str, Any] | None = None  # the payload's `config`
-    timeout_seconds: float = 30.0
-
-    @field_validator("script")
-    @classmethod
-    def _script(cls, value: list[str] | str) -> list[str] | str:
-        return script_problem(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
+    timeout_seconds: Timeout = 30.0
 
 
 class Templated(StrictModel):

@@ -14,13 +14,13 @@ from pydantic import (
     model_validator,
 )
 
+from agentv_py.models.base import Timeout
 from agentv_py.models.target_base import (
     DEFAULT_TIMEOUT_SECONDS,
     BaseUrl,
     ModelName,
     Retries,
     TargetBase,
-    Timeout,
     Workers,
     check_at_least,
     check_temperature,

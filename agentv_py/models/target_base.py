@@ -10,7 +10,7 @@ from pydantic import (
     field_validator,
 )
 
-from agentv_py.models.base import StrictModel, positive_timeout
+from agentv_py.models.base import StrictModel
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -59,7 +59,6 @@ def model_name(value: str) -> str:
 ModelName = Annotated[str, AfterValidator(model_name)]
 BaseUrl = Annotated[str | None, AfterValidator(check_base_url)]
 Retries = Annotated[int, AfterValidator(check_retries)]
-Timeout = Annotated[float, AfterValidator(positive_timeout)]
 Workers = Annotated[int | None, AfterValidator(check_workers)]
 
 

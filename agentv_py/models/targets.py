@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, positive_timeout, suggest, tag_checker
+from agentv_py.models.base import StrictModel, Timeout, positive_timeout, suggest, tag_checker
 from agentv_py.models.model_targets import (
     ANTHROPIC_PROVIDERS,
     AZURE_PROVIDERS,
@@ -31,7 +31,7 @@ from agentv_py.models.model_targets import (
     GeminiTarget,
     OpenAITarget,
 )
-from agentv_py.models.target_base import DEFAULT_TIMEOUT_SECONDS, TargetBase, Timeout, Workers, check_workers
+from agentv_py.models.target_base import DEFAULT_TIMEOUT_SECONDS, TargetBase, Workers, check_workers
 
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
