@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any, TypeVar
 
-from agentv_py.judge import JudgeInput
+from agentv_py.judge_input import JudgeInput
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -19,7 +19,6 @@ from agentv_py import __version__
 from agentv_py.cli.help import HelpGroup, with_exit_codes
 
 if TYPE_CHECKING:
-    from agentv_py.locate import Role
     from agentv_py.models.dataset import Gates
     from agentv_py.report.gates import Baseline
     from agentv_py.report.summary import RunSummary
@@ -340,14 +339,3 @@ SUMMARY_MD_OPTION: Any = typer.Option(
     help="Also write a Markdown summary (totals, gate, worst fields, failed cases).  "
     "[default: appended to $GITHUB_STEP_SUMMARY when that is set]",
 )
-
-
-def refuse_clash(outputs: list[Role], inputs: list[Role], hint: str) -> None:
-    """Exit 2 (before anything runs or is written) when an output would replace an input or
-    another output: no mistyped path may destroy a dataset, a targets file or a run."""
-    from agentv_py.errors import AgentvError
-    from agentv_py.locate import output_clash
-
-    problem = output_clash(outputs, inputs)
-    if problem is not None:
-        raise AgentvError(problem, hint=hint)

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -24,16 +20,11 @@ from agentv_py.cli.base import (
     app,
     boundary,
     gate_exit,
-    refuse_clash,
 )
 
 if TYPE_CHECKING:
-    from agentv_py.locate import Role
-    from agentv_py.models.dataset import Gates
-    from agentv_py.models.results import ResultRow
-    from agentv_py.report.gates import Baseline
     from agentv_py.report.jsonl import JsonlWriter
-    from agentv_py.report.summary import RunSummary
+    from agentv_py.run_reports import Reports
     from agentv_py.session import EvalPlan, ReuseMode
 
 # Help text is API. Metavars name what each value is. A default that is a rule rather than a value
@@ -157,6 +148,7 @@ def eval_command(
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.errors import AgentvError
+    from agentv_py.run_reports import baseline_options, output_roles, report_options
     from agentv_py.runner.engine import parse_shard
     from agentv_py.runner.run import sigterm_interrupts
     from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
@@ -208,129 +200,6 @@ def eval_command(
     finally:
         if writer is not None:
             writer.close()
-
-
-@dataclass(frozen=True)
-class Reports:
-    """The report files a run writes at its end, besides the results (`--junit`, `--summary-md`,
-    `$GITHUB_STEP_SUMMARY`)."""
-
-    junit: Path | None = None
-    junit_per_field: bool = False
-    summary_md: Path | None = None
-    step_summary: Path | None = None  # appended to, as GitHub Actions expects
-    html: Path | None = None
-
-
-def report_options(
-    junit: Path | None, junit_per_field: bool, summary_md: Path | None, out: str | None, html: Path | None = None
-) -> Reports:
-    """The reports asked for; a usage error (exit 2, before anything runs) for options that cannot go together."""
-    from agentv_py.errors import AgentvError
-
-    usage = "see agentv eval --help"
-    if junit_per_field and junit is None:
-        raise AgentvError("--junit-per-field goes with --junit FILE", hint=usage)
-    for flag, path in (("--junit", junit), ("--html", html)):
-        if path is not None and out == "-":
-            raise AgentvError(
-                f"{flag} needs the results in a file: it reads them back at the end of the run, not with --out -",
-                hint="pass --out FILE, or leave --out out",
-            )
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
-    reports = Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
-    refuse_clash(output_roles(out, reports), [], usage)  # two outputs on one path: before anything is opened
-    return reports
-
-
-def output_roles(out: str | None, reports: Reports) -> list[Role]:
-    """Every file the run writes, with its option: --out and its manifest, the reports."""
-    from agentv_py.report.manifest import manifest_path
-
-    results = Path(out) if out is not None and out != "-" else None
-    roles: list[Role] = [("--out", results), ("the --out manifest", manifest_path(results) if results else None)]
-    return roles + [
-        ("--junit", reports.junit),
-        ("--summary-md", reports.summary_md),
-        ("--html", reports.html),
-        ("$GITHUB_STEP_SUMMARY", reports.step_summary),
-    ]
-
-
-def baseline_options(baseline: Path | None, max_drop: float | None, allow_flips: int | None = None) -> None:
-    """--max-drop or --allow-flips without --baseline, and a negative --allow-flips, are usage
-    errors (exit 2, before anything runs)."""
-    from agentv_py.errors import AgentvError
-
-    for flag, value in (("--max-drop", max_drop), ("--allow-flips", allow_flips)):
-        if value is not None and baseline is None:
-            raise AgentvError(f"{flag} goes with --baseline BASE.jsonl", hint="see agentv eval --help")
-    if allow_flips is not None and allow_flips < 0:
-        raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
-
-
-def write_reports(
-    reports: Reports,
-    summary: RunSummary,
-    threshold: float | None,
-    *,
-    dataset: str,
-    target: str,
-    gates: Gates | None = None,
-    baseline: Baseline | None = None,
-    images: dict[str, list[str]] | None = None,
-) -> None:
-    """Write the reports once the results are safe on disk; a file that cannot be written is
-    OutputError (exit 5). The rows are read back from the results file, one pass per need, so
-    memory does not grow with the run; with the results on stdout, the Markdown has no field table.
-    `images`: the case images the HTML report draws shapes over."""
-    from agentv_py.errors import OutputError
-    from agentv_py.models.results import ResultRow
-    from agentv_py.report.jsonl import read_rows
-
-    source = summary.results_path if summary.results_path and summary.results_path != "<stdout>" else None
-
-    def rows() -> Iterator[ResultRow]:
-        if source is not None:
-            yield from (row for _, row in read_rows(source) if isinstance(row, ResultRow))
-
-    def write(path: Path, what: str, append: bool, fill: Callable[[TextIO], object]) -> None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a" if append else "w", encoding="utf-8", newline="\n") as handle:
-                fill(handle)
-        except OSError as exc:
-            kept = f"; the results are kept in {source}" if source is not None else ""
-            raise OutputError(f"cannot write the {what} {path}: {exc.strerror or exc}{kept}") from None
-
-    if reports.junit is not None:
-        from agentv_py.report.junit import write_junit  # imported only when asked for: it costs ~30 ms
-
-        junit, per_field = reports.junit, reports.junit_per_field
-        write(junit, "JUnit report", False, lambda out: write_junit(out, rows, dataset=dataset, per_field=per_field))
-    targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]
-    if targets:
-        from agentv_py.report.markdown import summary_markdown, tally_fields
-        from agentv_py.report.summary import gate
-
-        fields = tally_fields(rows()) if source is not None else None
-        text = summary_markdown(
-            summary, gate(summary, threshold, gates, baseline), fields, dataset=dataset, target=target
-        )
-        for path, append in targets:
-            what = "step summary ($GITHUB_STEP_SUMMARY)" if append else "Markdown summary"
-            write(path, what, append, lambda out: out.write(text + "\n"))
-    if reports.html is not None and source is not None:
-        from agentv_py.cli.report_cmd import write_html
-
-        if summary.completed:
-            try:
-                reports.html.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise OutputError(f"cannot write the HTML report {reports.html}: {exc.strerror or exc}") from None
-            write_html(Path(source), reports.html, None, images=images or {})
-        else:
-            print("note: no HTML report: no case finished", file=sys.stderr)
 
 
 def _reuse_option(
@@ -410,6 +279,7 @@ def _run(
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
+    from agentv_py.run_reports import write_reports
     from agentv_py.session import case_images, execute
 
     err = Console(stderr=True, highlight=False)

@@ -130,13 +130,12 @@ def rescore(
     copied; cases without a row are listed, not run."""
     from rich.console import Console
 
-    from agentv_py.cli.base import refuse_clash
-    from agentv_py.cli.eval_cmd import baseline_options, output_roles, report_options, write_reports
     from agentv_py.loading.inputs import judge_commands, judge_target_commands
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
+    from agentv_py.run_reports import baseline_options, output_roles, refuse_clash, report_options, write_reports
     from agentv_py.session import case_images
 
     reports = report_options(junit, junit_per_field, summary_md, out, html)
