@@ -205,7 +205,6 @@ STILL_TO_SPLIT = {
     "agentv_py/rescore.py": 678,
     "agentv_py/loading/dataset.py": 430,
     "agentv_py/evaluators/geometry.py": 429,
-    "agentv_py/runner/run.py": 424,
 }
 
 

@@ -24,23 +24,26 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
 
 from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.evaluators.target_proxy import ProxyTargets
 from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig, is_model_target
-from agentv_py.prepared import URL_FILES, LoadedDataset, PreparedCase, cases_where
-from agentv_py.process.fetch import FetchError, RemoteFiles, is_url, url_secrets
+from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig
+from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.process.fetch import FetchError, RemoteFiles, is_url
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
 from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
 from agentv_py.runner.cache_store import CacheStore
-from agentv_py.runner.chat_messages import NO_KEY, api_key
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
+from agentv_py.runner.redaction import (
+    case_url_secrets,
+    redact_row,
+    sent_keys,
+)
 from agentv_py.runner.targets import CliRunner, make_runner
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
@@ -103,7 +106,7 @@ class Run:
         try:
             # the `${{ VAR }}` values, and every API key the run sends (a literal `api_key` or
             # $OPENAI_API_KEY included): masked in every row and message
-            all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *_url_secrets(self.cases)]
+            all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *case_url_secrets(self.cases)]
             self.redact = Redactor(all_secrets)
             runner = self._make_runner(target, all_secrets)
             self.runner: TargetRunner = runner
@@ -365,44 +368,6 @@ class Run:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
-
-
-def redact_row(redact: Redactor, row: ResultRow) -> ResultRow:
-    """`row` with every secret masked in every string, at any depth, and in the keys of its
-    free-form dicts (answer, hits, misses, reasoning, evaluator details, error, trace). Free
-    without secrets."""
-    if not redact.active:
-        return row
-    try:
-        if not redact.in_json(row.model_dump_json()):  # the usual case: one fast check
-            return row
-    except ValueError:  # a string pydantic cannot write as JSON (a lone surrogate): walk it
-        pass
-
-    def masked(fields: dict[str, Any]) -> dict[str, Any]:
-        """One model's dumped fields masked: its field names are not data, and neither are `status`
-        and `verdict` (closed vocabularies: a secret `pass` is no verdict); every value is, down to
-        the keys of free-form dicts (`details`, token usage)."""
-        return {name: value if name in ("status", "verdict") else redact.data(value) for name, value in fields.items()}
-
-    data = row.model_dump()
-    result = masked(data)
-    result["evaluator_results"] = [masked(item) for item in data["evaluator_results"]]
-    result["trace"] = masked(data["trace"])
-    return ResultRow.model_validate(result)
-
-
-def _url_secrets(cases: Sequence[PreparedCase]) -> list[str]:
-    """Credentials written in the cases' file URLs (`https://user:pass@...`): masked like keys."""
-    with_urls = (cases[i] for i in cases_where(cases, URL_FILES))
-    return [secret for case in with_urls for path in case.files if is_url(path) for secret in url_secrets(path)]
-
-
-def sent_keys(configs: Sequence[TargetConfig]) -> list[str]:
-    """The API keys the run sends to model targets and judges (not the placeholder sent to servers
-    that need none)."""
-    keys = (api_key(config) for config in configs if is_model_target(config))
-    return [key for key in keys if key != NO_KEY]
 
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:

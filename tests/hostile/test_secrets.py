@@ -25,7 +25,8 @@ from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget
 from agentv_py.process.redact import MASK, Redactor, secret_forms
-from agentv_py.runner.run import Run, sent_keys
+from agentv_py.runner.redaction import sent_keys
+from agentv_py.runner.run import Run
 from tests.chat_server import ChatServer, Recorded, Reply, error, text
 from tests.conftest import REPO_ROOT, Workspace, make_row
 
