@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import AgentvError, ConfigError
-from agentv_py.loading.dataset import added_evaluators
+from agentv_py.loading.evaluator_lists import added_evaluators
 from agentv_py.loading.source import read_yaml, unpack_cases
 from agentv_py.models.base import suggest
 from agentv_py.models.evaluators import EvaluatorConfig

@@ -24,8 +24,8 @@ from agentv_py.loading import (
     load_targets,
     select_target_name,
 )
-from agentv_py.loading.dataset import added_evaluators, walk_evaluators
 from agentv_py.loading.dotenv import apply_dotenv
+from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_files
 from agentv_py.loading.needs import evaluator_extra_problems

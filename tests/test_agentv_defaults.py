@@ -8,7 +8,7 @@ import pytest
 
 from agentv_py.errors import ConfigError
 from agentv_py.loading import load_dataset
-from agentv_py.loading.dataset import DEFAULT_JUDGE
+from agentv_py.loading.evaluator_lists import DEFAULT_JUDGE
 from agentv_py.models.evaluators import CodeJudgeConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig, RubricItem
 from agentv_py.session import EvalRequest, check_file, preflight

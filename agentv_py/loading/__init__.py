@@ -11,7 +11,8 @@ runner reads them without importing the loader.
 
 from __future__ import annotations
 
-from agentv_py.loading.dataset import evaluator_lists, load_dataset
+from agentv_py.loading.dataset import load_dataset
+from agentv_py.loading.evaluator_lists import evaluator_lists
 from agentv_py.loading.source import cache_dir, display_path, format_location
 from agentv_py.loading.targets import (
     LoadedTargets,

@@ -9,13 +9,14 @@ AgentV's default `llm_judge`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
+from agentv_py.loading.evaluator_lists import DEFAULT_JUDGE, added_evaluators, evaluator_lists, walk_evaluators
 from agentv_py.loading.ground_truth import (
     GroundTruthError,
     GroundTruthFields,
@@ -27,11 +28,11 @@ from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases, validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
-from agentv_py.models.dataset import Dataset, EvalCase
+from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig, aggregator_template_problem
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig
-from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels, LoadedDataset, PreparedCase, PreparedCases
+from agentv_py.prepared import CaseModels, LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem
 from agentv_py.prompts import read_prompt_template
@@ -249,25 +250,6 @@ def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any],
     return truths, _sorted(problems)
 
 
-DEFAULT_JUDGE = LlmJudgeConfig(type="llm_judge", name="llm_judge")
-"""AgentV's default evaluator for a case without any: an `llm_judge` with the default prompt."""
-
-
-def added_evaluators(model: Dataset) -> Iterable[tuple[int, list[str | int], EvaluatorConfig]]:
-    """Evaluators a case gets that no evaluator list names, as AgentV gave them, with the case
-    index and where they come from: the case's `rubrics:` (a `rubric` evaluator, placed before its
-    other evaluators) and, for a case left with no evaluator at all (none of its own, none in the
-    suite, no rubrics), `DEFAULT_JUDGE`."""
-    # With a suite list, only a case with rubrics gets one; a dataset's cases are read back only then.
-    for i, case in _cases(model, RUBRICS if model.execution.evaluators else None):
-        rubric = case.rubric_evaluator()
-        own = case.case_evaluators
-        if rubric is not None:
-            yield i, ["evalcases", i, "rubrics"], rubric
-        elif not (own if own is not None else model.execution.evaluators):
-            yield i, ["evalcases", i], DEFAULT_JUDGE
-
-
 def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
     """Case keys AgentV accepted and ignored: accepted here too, with a warning saying so."""
     warnings: list[Problem] = []
@@ -289,41 +271,6 @@ def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
                 )
             )
     return warnings
-
-
-def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[EvaluatorConfig]]]:
-    """Each evaluator list of the dataset with its location: the suite's, then each case's own."""
-    yield ["execution", "evaluators"], model.execution.evaluators
-    for i, case in _cases(model, OWN_EVALUATORS):
-        if case.evaluators is not None:
-            yield ["evalcases", i, "evaluators"], case.evaluators
-        elif case.execution is not None and case.execution.evaluators is not None:
-            yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
-
-
-def walk_evaluators(model: Dataset) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
-    """Every evaluator config in the dataset's evaluator lists with its location, composite
-    members included (each after its composite, at `[..., e, "evaluators", m]`), so that checks
-    reach them and their problems point at the member's line."""
-    for base, evaluators in evaluator_lists(model):
-        for e, config in enumerate(evaluators):
-            yield from _walk([*base, e], config)
-
-
-def _cases(model: Dataset, flag: int | None) -> Iterable[tuple[int, EvalCase]]:
-    """The cases of `model` (with their indices) that may have any of the `flag` bits (None: all):
-    of a loaded dataset, only those (its flags are kept, `CaseModels.where`), else all of them."""
-    cases = model.evalcases
-    if isinstance(cases, CaseModels) and flag is not None:
-        return ((i, cases[i]) for i in cases.where(flag))
-    return enumerate(cases)
-
-
-def _walk(where: list[str | int], config: EvaluatorConfig) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
-    yield where, config
-    if isinstance(config, CompositeConfig):
-        for m, member in enumerate(config.evaluators):
-            yield from _walk([*where, "evaluators", m], member)
 
 
 _SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php", ".r", ".jl", ".lua")

@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from agentv_py.loading.dataset import added_evaluators, walk_evaluators
+from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
 from agentv_py.locate import Role, resolve_file, search_dirs, working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentv_py.errors import Problem
 from agentv_py.extras import extra_problem
-from agentv_py.loading.dataset import walk_evaluators
+from agentv_py.loading.evaluator_lists import walk_evaluators
 from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.prepared import LoadedDataset
 

@@ -1,0 +1,65 @@
+"""A dataset's evaluators, where each is written: its evaluator lists (the suite's, each case's
+own), every config in them (composite members too), and the evaluators AgentV gave a case
+without a list naming them (a case's `rubrics:`, the default llm_judge)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from agentv_py.models.dataset import Dataset, EvalCase
+from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
+from agentv_py.models.judges import LlmJudgeConfig
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels
+
+DEFAULT_JUDGE = LlmJudgeConfig(type="llm_judge", name="llm_judge")
+"""AgentV's default evaluator for a case without any: an `llm_judge` with the default prompt."""
+
+
+def added_evaluators(model: Dataset) -> Iterable[tuple[int, list[str | int], EvaluatorConfig]]:
+    """Evaluators a case gets that no evaluator list names, as AgentV gave them, with the case
+    index and where they come from: the case's `rubrics:` (a `rubric` evaluator, placed before its
+    other evaluators) and, for a case left with no evaluator at all (none of its own, none in the
+    suite, no rubrics), `DEFAULT_JUDGE`."""
+    # With a suite list, only a case with rubrics gets one; a dataset's cases are read back only then.
+    for i, case in cases_of(model, RUBRICS if model.execution.evaluators else None):
+        rubric = case.rubric_evaluator()
+        own = case.case_evaluators
+        if rubric is not None:
+            yield i, ["evalcases", i, "rubrics"], rubric
+        elif not (own if own is not None else model.execution.evaluators):
+            yield i, ["evalcases", i], DEFAULT_JUDGE
+
+
+def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[EvaluatorConfig]]]:
+    """Each evaluator list of the dataset with its location: the suite's, then each case's own."""
+    yield ["execution", "evaluators"], model.execution.evaluators
+    for i, case in cases_of(model, OWN_EVALUATORS):
+        if case.evaluators is not None:
+            yield ["evalcases", i, "evaluators"], case.evaluators
+        elif case.execution is not None and case.execution.evaluators is not None:
+            yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
+
+
+def walk_evaluators(model: Dataset) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
+    """Every evaluator config in the dataset's evaluator lists with its location, composite
+    members included (each after its composite, at `[..., e, "evaluators", m]`), so that checks
+    reach them and their problems point at the member's line."""
+    for base, evaluators in evaluator_lists(model):
+        for e, config in enumerate(evaluators):
+            yield from walk_config([*base, e], config)
+
+
+def cases_of(model: Dataset, flag: int | None) -> Iterable[tuple[int, EvalCase]]:
+    """The cases of `model` (with their indices) that may have any of the `flag` bits (None: all):
+    of a loaded dataset, only those (its flags are kept, `CaseModels.where`), else all of them."""
+    cases = model.evalcases
+    if isinstance(cases, CaseModels) and flag is not None:
+        return ((i, cases[i]) for i in cases.where(flag))
+    return enumerate(cases)
+
+
+def walk_config(where: list[str | int], config: EvaluatorConfig) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:
+    yield where, config
+    if isinstance(config, CompositeConfig):
+        for m, member in enumerate(config.evaluators):
+            yield from walk_config([*where, "evaluators", m], member)
