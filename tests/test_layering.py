@@ -203,7 +203,6 @@ STILL_TO_SPLIT = {
     "agentv_py/session.py": 961,
     "agentv_py/loading/source.py": 786,
     "agentv_py/rescore.py": 678,
-    "agentv_py/evaluators/geometry.py": 429,
 }
 
 

@@ -8,7 +8,8 @@ from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
 from agentv_py.evaluators.code_judge import evaluate_code_judge
 from agentv_py.evaluators.composite import evaluate_composite
 from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
-from agentv_py.evaluators.geometry import evaluate_distance, evaluate_iou
+from agentv_py.evaluators.geometry import evaluate_distance
+from agentv_py.evaluators.iou import evaluate_iou
 from agentv_py.evaluators.llm_judge import evaluate_llm_judge, evaluate_rubric
 from agentv_py.evaluators.tool_trajectory import evaluate_tool_trajectory
 from agentv_py.evaluators.trace import (

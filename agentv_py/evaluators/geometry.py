@@ -16,11 +16,8 @@ from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, parse_failure
 from agentv_py.scoring.geometry import (
     Shape,
-    as_bbox,
     distance,
     distance_matrix,
-    iou,
-    iou_matrix,
     is_single,
     pair_indices,
     parse_point,
@@ -28,12 +25,12 @@ from agentv_py.scoring.geometry import (
 )
 from agentv_py.scoring.metrics import Counts
 from agentv_py.scoring.paths import MISSING, resolve
-from agentv_py.scoring.thresholds import at_least, at_most
+from agentv_py.scoring.thresholds import at_most
 
 Config = IouScoreConfig | CoordinateDistanceConfig
 
 
-def _pick(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResult | None]:
+def pick_values(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResult | None]:
     """(candidate value, expected value, early result when there is nothing to compare)."""
     name, kind, weight = config.display_name, config.type, config.weight
     expected_path = config.expected_path or config.path
@@ -76,10 +73,10 @@ def _none_found(config: Config, expected: Any) -> dict[str, Any] | None:
     if not isinstance(config, IouScoreConfig):
         return None
     wanted = 1 if is_single(expected, config.expected_format or config.format) else len(expected)
-    return {"threshold": config.threshold, **_rates(Counts(fn=wanted))}
+    return {"threshold": config.threshold, **count_rates(Counts(fn=wanted))}
 
 
-def _noun(fmt: str) -> str:
+def shape_noun(fmt: str) -> str:
     return "polygon" if fmt == "polygon" else "box"
 
 
@@ -88,7 +85,7 @@ def _truth_problems(config: Config, expected: Any) -> list[tuple[str, str]]:
     same way whether the ground truth holds one shape or a list of them."""
     if isinstance(config, IouScoreConfig):
         fmt = config.expected_format or config.format
-        noun = _noun(fmt)
+        noun = shape_noun(fmt)
 
         def parse(value: Any) -> tuple[Any, str | None]:
             return parse_shape(value, fmt)
@@ -105,7 +102,7 @@ def _truth_problems(config: Config, expected: Any) -> list[tuple[str, str]]:
     return problems
 
 
-def _valid(
+def valid_items(
     values: list[Any], parse: Callable[[Any], tuple[Any, str | None]], label: str, noun: str, misses: list[str]
 ) -> list[tuple[int, Any]]:
     """(index, parsed) for each value that parses; one miss per value that does not."""
@@ -119,7 +116,7 @@ def _valid(
     return valid
 
 
-def _pair(
+def pair_items(
     matching: str,
     exp_ok: list[tuple[int, Any]],
     cand_ok: list[tuple[int, Any]],
@@ -143,7 +140,7 @@ def _pair(
     ]
 
 
-def _rates(counts: Counts) -> dict[str, Any]:
+def count_rates(counts: Counts) -> dict[str, Any]:
     return {
         "tp": counts.tp,
         "fp": counts.fp,
@@ -157,14 +154,14 @@ def _rates(counts: Counts) -> dict[str, Any]:
 DRAWN = 100  # shapes or points per side kept in `details` for the HTML report to draw
 
 
-def _drawn_shape(shape: Shape | None) -> Any:
+def drawn_shape(shape: Shape | None) -> Any:
     """A shape as the report draws it: `[x1, y1, x2, y2]`, or `[[x, y], ...]` for a polygon."""
     if shape is None:
         return None
     return [list(point) for point in shape.points] if shape.points is not None else list(shape.box)
 
 
-def _drawn(
+def drawn_sides(
     expected: list[Any],
     candidate: list[Any],
     parse: Callable[[Any], Any],
@@ -185,126 +182,6 @@ def _drawn_point(value: Any) -> list[float] | None:
     return None if point is None else [_finite(float(c)) for c in point]  # type: ignore[misc]
 
 
-# ----------------------------------------------------------------------------- iou_score
-
-
-def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResult:
-    """`type: iou_score`. Options: `path` / `expected_path` (where the shapes are; default the
-    whole answer), `format` / `expected_format` (xyxy, xywh, polygon), `threshold` (IoU that
-    counts as a match, default 0.5), `matching` (optimal or index), `polygon_mode` (exact or
-    bbox), `name`, `weight`. One box scores its IoU; lists score total pair IoU / max(len)."""
-    candidate, expected, early = _pick(config, context)
-    if early is not None:
-        return early
-    name, weight = config.display_name, config.weight
-    cand_fmt, exp_fmt = config.format, config.expected_format or config.format
-    if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
-        want, _ = parse_shape(expected, exp_fmt)
-        assert want is not None  # the ground truth was checked by _pick
-        got, problem = parse_shape(candidate, cand_fmt)
-        if got is None:  # a shape given but unusable: a wrong answer (FP and FN), as one in the wrong place
-            miss = f"{config.label} (invalid {_noun(cand_fmt)}: {problem})"
-            return processed_result(
-                name=name,
-                type=config.type,
-                weight=weight,
-                score=0.0,
-                misses=[miss],
-                reasoning=miss,
-                passed=False,
-                details={"threshold": config.threshold, **_rates(Counts(fp=1, fn=1))},
-            )
-        if config.polygon_mode == "bbox":
-            want, got = as_bbox(want), as_bbox(got)
-        value = iou(want, got)
-        ok = at_least(value, config.threshold)
-        line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
-        return processed_result(
-            name=name,
-            type=config.type,
-            weight=weight,
-            score=value,
-            passed=ok,
-            hits=[line] if ok else [],
-            misses=[] if ok else [line],
-            reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
-            details={
-                "iou": value,
-                "threshold": config.threshold,
-                "format": cand_fmt,
-                "expected_format": exp_fmt,
-                "drawn": _drawn([want], [got], _drawn_shape),  # both parsed already
-            },
-        )
-    wanted = [expected] if is_single(expected, exp_fmt) else list(expected)
-    found = [candidate] if is_single(candidate, cand_fmt) else list(candidate)
-    return _iou_lists(config, wanted, found, exp_fmt, cand_fmt)
-
-
-def _iou_lists(
-    config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str
-) -> EvaluatorResult:
-    def parse(fmt: str) -> Callable[[Any], tuple[Any, str | None]]:
-        def one(value: Any) -> tuple[Any, str | None]:
-            shape, problem = parse_shape(value, fmt)
-            return (as_bbox(shape) if shape is not None and config.polygon_mode == "bbox" else shape), problem
-
-        return one
-
-    misses: list[str] = []
-    exp_ok = _valid(wanted, parse(exp_fmt), "expected", "box", misses)
-    cand_ok = _valid(found, parse(cand_fmt), config.label, "box", misses)
-    matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
-    # With optimal matching a zero-overlap "pair" means nothing: a missed and a spurious box.
-    pairs = _pair(config.matching, exp_ok, cand_ok, matrix, maximize=True, keep=lambda v: v > 0)
-    hits = []
-    tp = 0
-    matched_ious = []
-    for i, j, value in pairs:
-        line = f"expected[{i}] ~ {config.label}[{j}] (IoU {value:.2f}"
-        if at_least(value, config.threshold):
-            tp += 1
-            matched_ious.append(value)
-            hits.append(line + ")")
-        else:
-            misses.append(line + f" < {config.threshold:.2f})")
-    paired_e = {i for i, _, _ in pairs}
-    paired_c = {j for _, j, _ in pairs}
-    misses += [f"expected[{i}] (no box found)" for i, _ in exp_ok if i not in paired_e]
-    misses += [f"{config.label}[{j}] (spurious box)" for j, _ in cand_ok if j not in paired_c]
-    counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
-    longest = max(len(wanted), len(found))
-    score = sum(v for _, _, v in pairs) / longest if longest else 1.0
-    details = {
-        "pairs": [{"expected": i, "candidate": j, "iou": round(v, 6)} for i, j, v in pairs],
-        **_rates(counts),
-        "mean_iou_matched": sum(matched_ious) / len(matched_ious) if matched_ious else None,
-        "threshold": config.threshold,
-        "matching": config.matching,
-        "drawn": _drawn(
-            wanted,
-            found,
-            lambda value: _drawn_shape(parse(exp_fmt)(value)[0]),
-            lambda value: _drawn_shape(parse(cand_fmt)(value)[0]),
-        ),
-    }
-    reasoning = (
-        f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
-        if longest
-        else "no boxes expected and none found"
-    )
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=score,
-        hits=hits,
-        misses=misses,
-        reasoning=reasoning,
-        details=details,
-    )
-
-
 # ----------------------------------------------------------------------------- coordinate_distance
 
 
@@ -316,13 +193,13 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
     """`type: coordinate_distance`. Options: `path` / `expected_path`, `metric` (euclidean,
     manhattan, cosine), `threshold` (the largest distance that passes, required), `matching`
     (optimal or index), `name`, `weight`. Lists score the fraction of points within threshold."""
-    candidate, expected, early = _pick(config, context)
+    candidate, expected, early = pick_values(config, context)
     if early is not None:
         return early
     name, weight, metric, limit = config.display_name, config.weight, config.metric, config.threshold
     if _is_point(expected) and _is_point(candidate):
         want, _ = parse_point(expected)
-        assert want is not None  # the ground truth was checked by _pick
+        assert want is not None  # the ground truth was checked by pick_values
         got, problem = parse_point(candidate)
         if got is None or len(got) != len(want):
             reason = problem or f"dimension mismatch: {len(got)} vs {len(want)}"  # type: ignore[arg-type]
@@ -345,7 +222,7 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
                 "distance": _finite(d),
                 "threshold": limit,
                 "metric": metric,
-                "drawn": _drawn([want], [got], _drawn_point),
+                "drawn": drawn_sides([want], [got], _drawn_point),
             },
         )
     wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
@@ -357,8 +234,8 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     import numpy as np
 
     misses: list[str] = []
-    exp_ok = _valid(wanted, parse_point, "expected", "point", misses)
-    cand_ok = _valid(found, parse_point, config.label, "point", misses)
+    exp_ok = valid_items(wanted, parse_point, "expected", "point", misses)
+    cand_ok = valid_items(found, parse_point, config.label, "point", misses)
     dims_e = {len(p) for _, p in exp_ok}
     dims_c = {len(p) for _, p in cand_ok}
     if len(dims_e) > 1 or len(dims_c) > 1 or (dims_e and dims_c and dims_e != dims_c):
@@ -382,7 +259,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     want, got = dict(exp_ok), dict(cand_ok)
     pairs = [
         (i, j, distance(got[j], want[i], config.metric))
-        for i, j, _ in _pair(config.matching, exp_ok, cand_ok, matrix, maximize=False)
+        for i, j, _ in pair_items(config.matching, exp_ok, cand_ok, matrix, maximize=False)
     ]
     hits, within = [], 0
     for i, j, d in pairs:
@@ -404,7 +281,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
         "threshold": config.threshold,
         "metric": config.metric,
         "matching": config.matching,
-        "drawn": _drawn(wanted, found, _drawn_point),
+        "drawn": drawn_sides(wanted, found, _drawn_point),
     }
     return processed_result(
         name=config.display_name,

@@ -1,0 +1,148 @@
+"""`iou_score`: how well the answer's shapes (boxes, polygons) overlap the expected ones, one shape
+or lists of shapes paired by index or optimally, with TP/FP/FN at the IoU threshold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agentv_py.evaluators.base import EvalContext, processed_result
+from agentv_py.evaluators.geometry import (
+    count_rates,
+    drawn_shape,
+    drawn_sides,
+    pair_items,
+    pick_values,
+    shape_noun,
+    valid_items,
+)
+from agentv_py.models.evaluators import IouScoreConfig
+from agentv_py.models.results import EvaluatorResult
+from agentv_py.scoring.geometry import (
+    as_bbox,
+    iou,
+    iou_matrix,
+    is_single,
+    parse_shape,
+)
+from agentv_py.scoring.metrics import Counts
+from agentv_py.scoring.thresholds import at_least
+
+# ----------------------------------------------------------------------------- iou_score
+
+
+def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResult:
+    """`type: iou_score`. Options: `path` / `expected_path` (where the shapes are; default the
+    whole answer), `format` / `expected_format` (xyxy, xywh, polygon), `threshold` (IoU that
+    counts as a match, default 0.5), `matching` (optimal or index), `polygon_mode` (exact or
+    bbox), `name`, `weight`. One box scores its IoU; lists score total pair IoU / max(len)."""
+    candidate, expected, early = pick_values(config, context)
+    if early is not None:
+        return early
+    name, weight = config.display_name, config.weight
+    cand_fmt, exp_fmt = config.format, config.expected_format or config.format
+    if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
+        want, _ = parse_shape(expected, exp_fmt)
+        assert want is not None  # the ground truth was checked by pick_values
+        got, problem = parse_shape(candidate, cand_fmt)
+        if got is None:  # a shape given but unusable: a wrong answer (FP and FN), as one in the wrong place
+            miss = f"{config.label} (invalid {shape_noun(cand_fmt)}: {problem})"
+            return processed_result(
+                name=name,
+                type=config.type,
+                weight=weight,
+                score=0.0,
+                misses=[miss],
+                reasoning=miss,
+                passed=False,
+                details={"threshold": config.threshold, **count_rates(Counts(fp=1, fn=1))},
+            )
+        if config.polygon_mode == "bbox":
+            want, got = as_bbox(want), as_bbox(got)
+        value = iou(want, got)
+        ok = at_least(value, config.threshold)
+        line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
+        return processed_result(
+            name=name,
+            type=config.type,
+            weight=weight,
+            score=value,
+            passed=ok,
+            hits=[line] if ok else [],
+            misses=[] if ok else [line],
+            reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
+            details={
+                "iou": value,
+                "threshold": config.threshold,
+                "format": cand_fmt,
+                "expected_format": exp_fmt,
+                "drawn": drawn_sides([want], [got], drawn_shape),  # both parsed already
+            },
+        )
+    wanted = [expected] if is_single(expected, exp_fmt) else list(expected)
+    found = [candidate] if is_single(candidate, cand_fmt) else list(candidate)
+    return _iou_lists(config, wanted, found, exp_fmt, cand_fmt)
+
+
+def _iou_lists(
+    config: IouScoreConfig, wanted: list[Any], found: list[Any], exp_fmt: str, cand_fmt: str
+) -> EvaluatorResult:
+    def parse(fmt: str) -> Callable[[Any], tuple[Any, str | None]]:
+        def one(value: Any) -> tuple[Any, str | None]:
+            shape, problem = parse_shape(value, fmt)
+            return (as_bbox(shape) if shape is not None and config.polygon_mode == "bbox" else shape), problem
+
+        return one
+
+    misses: list[str] = []
+    exp_ok = valid_items(wanted, parse(exp_fmt), "expected", "box", misses)
+    cand_ok = valid_items(found, parse(cand_fmt), config.label, "box", misses)
+    matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
+    # With optimal matching a zero-overlap "pair" means nothing: a missed and a spurious box.
+    pairs = pair_items(config.matching, exp_ok, cand_ok, matrix, maximize=True, keep=lambda v: v > 0)
+    hits = []
+    tp = 0
+    matched_ious = []
+    for i, j, value in pairs:
+        line = f"expected[{i}] ~ {config.label}[{j}] (IoU {value:.2f}"
+        if at_least(value, config.threshold):
+            tp += 1
+            matched_ious.append(value)
+            hits.append(line + ")")
+        else:
+            misses.append(line + f" < {config.threshold:.2f})")
+    paired_e = {i for i, _, _ in pairs}
+    paired_c = {j for _, j, _ in pairs}
+    misses += [f"expected[{i}] (no box found)" for i, _ in exp_ok if i not in paired_e]
+    misses += [f"{config.label}[{j}] (spurious box)" for j, _ in cand_ok if j not in paired_c]
+    counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
+    longest = max(len(wanted), len(found))
+    score = sum(v for _, _, v in pairs) / longest if longest else 1.0
+    details = {
+        "pairs": [{"expected": i, "candidate": j, "iou": round(v, 6)} for i, j, v in pairs],
+        **count_rates(counts),
+        "mean_iou_matched": sum(matched_ious) / len(matched_ious) if matched_ious else None,
+        "threshold": config.threshold,
+        "matching": config.matching,
+        "drawn": drawn_sides(
+            wanted,
+            found,
+            lambda value: drawn_shape(parse(exp_fmt)(value)[0]),
+            lambda value: drawn_shape(parse(cand_fmt)(value)[0]),
+        ),
+    }
+    reasoning = (
+        f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
+        if longest
+        else "no boxes expected and none found"
+    )
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=score,
+        hits=hits,
+        misses=misses,
+        reasoning=reasoning,
+        details=details,
+    )
