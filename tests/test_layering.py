@@ -201,7 +201,6 @@ MAX_LINES = 400
 # list only shrinks, and no other module may grow past the limit.
 STILL_TO_SPLIT = {
     "agentv_py/session.py": 961,
-    "agentv_py/loading/source.py": 786,
     "agentv_py/rescore.py": 678,
 }
 

@@ -25,7 +25,8 @@ from agentv_py.loading.ground_truth import (
     read_ground_truth,
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
-from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases, validate
+from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
+from agentv_py.loading.validation import validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset

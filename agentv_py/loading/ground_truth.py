@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentv_py.errors import Problem
-from agentv_py.loading.source import MAX_DEPTH, Source, int_digit_limit, too_many_digits_message
+from agentv_py.loading.source import Source
+from agentv_py.loading.yaml_loader import MAX_DEPTH, int_digit_limit, too_many_digits_message
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec

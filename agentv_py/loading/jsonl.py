@@ -16,15 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
-from agentv_py.loading.source import (
-    MAX_DEPTH,
-    PackedCases,
-    Source,
-    display_path,
-    format_location,
-    pack_case,
-    read_yaml,
-)
+from agentv_py.loading.source import PackedCases, Source, display_path, format_location, pack_case, read_yaml
+from agentv_py.loading.yaml_loader import MAX_DEPTH
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
 
 JSONL_SUFFIX = ".jsonl"

@@ -13,7 +13,8 @@ from typing import Any
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.extras import target_extra_problem
 from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
-from agentv_py.loading.source import Source, display_path, read_yaml, validate
+from agentv_py.loading.source import Source, display_path, read_yaml
+from agentv_py.loading.validation import validate
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import (

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentv_py.errors import ConfigError
-from agentv_py.loading import load_dataset, load_targets
+from agentv_py.loading import load_dataset, load_targets, yaml_loader
 from agentv_py.loading import source as yaml_source
 
 SUITE = "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\nevalcases:\n  - id: c1\n"
@@ -116,7 +116,7 @@ def test_billion_laughs_in_a_targets_file(ws):
 
 
 def test_alias_values_are_counted_by_what_they_expand_to(ws, monkeypatch):
-    monkeypatch.setattr(yaml_source, "MAX_ALIAS_VALUES", 100)
+    monkeypatch.setattr(yaml_loader, "MAX_ALIAS_VALUES", 100)
     ten = "[0, 1, 2, 3, 4, 5, 6, 7, 8]"  # a list of 9: 10 values, the list itself included
     ws.dataset(
         SUITE + f"    expected_output:\n      a: 1\n      l: &l {ten}\n      m: [" + ", ".join(["*l"] * 11) + "]\n"
@@ -529,7 +529,7 @@ yaml_values = st.recursive(
 
 
 def node_path(content: bytes):
-    loader = yaml_source._Loader(content)
+    loader = yaml_loader.Loader(content)
     try:
         return loader.get_single_data()
     finally:
@@ -574,7 +574,7 @@ def test_a_plain_dataset_is_read_by_the_fast_path(ws, monkeypatch):
     def no_nodes(self):
         raise AssertionError("the node path ran")
 
-    monkeypatch.setattr(yaml_source._Loader, "get_single_data", no_nodes)
+    monkeypatch.setattr(yaml_loader.Loader, "get_single_data", no_nodes)
     monkeypatch.setenv("AGENTV_NO_CACHE", "1")
     ws.dataset(
         "execution:\n  target: t\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
