@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
+from agentv_py.eval_plan import EvalPlan, EvalRequest
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
@@ -56,15 +57,7 @@ from agentv_py.runner.engine import RunOptions, score_case
 from agentv_py.runner.outcome import TargetOutcome
 from agentv_py.runner.run import Interrupted, Run, sigterm_interrupts
 from agentv_py.runner.targets import DRY_RUN_TARGET
-from agentv_py.session import (
-    EvalPlan,
-    EvalRequest,
-    cache_settings,
-    log_notice,
-    open_results,
-    plan_eval,
-    tool_version,
-)
+from agentv_py.session import cache_settings, log_notice, open_results, plan_eval, tool_version
 
 IDS_SHOWN = 10  # case ids listed in one message before ", ..."
 LINES_SHOWN = 10  # unreadable lines listed one by one before a count

@@ -48,7 +48,8 @@ def floor(server: ChatServer, cases: int, workers: int) -> float:
 
 
 def agentv_run(server: ChatServer, cases: int, workers: int, images: bool) -> float:
-    from agentv_py.session import EvalRequest, execute, plan_eval
+    from agentv_py.eval_plan import EvalRequest
+    from agentv_py.session import execute, plan_eval
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

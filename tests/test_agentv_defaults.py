@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from agentv_py.errors import ConfigError
+from agentv_py.eval_plan import EvalRequest
 from agentv_py.loading import load_dataset
 from agentv_py.loading.evaluator_lists import DEFAULT_JUDGE
 from agentv_py.models.evaluators import CodeJudgeConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig, RubricItem
-from agentv_py.session import EvalRequest, check_file, preflight
+from agentv_py.preflight import check_file, preflight
 
 CASE = "  - id: {id}\n    expected_outcome: says hi\n    input: hi\n"
 

@@ -39,6 +39,8 @@ LAYER_OF = {
     "agentv_py.rescore": "session",  # `agentv rescore`: beside session, which it builds on
     "agentv_py.explain": "session",  # `agentv explain`: loads the dataset for option sources
     "agentv_py.run_reports": "session",  # the reports a run writes: for eval, rescore, report and run_eval
+    "agentv_py.eval_plan": "session",  # what an eval is asked to do and what planning made of it
+    "agentv_py.preflight": "session",  # the checks before a run (eval and validate)
     "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.judge_input": "judge-sdk",

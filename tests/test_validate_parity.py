@@ -1,4 +1,4 @@
-"""`agentv validate` makes the checks `agentv eval` makes before it runs (session.preflight, one
+"""`agentv validate` makes the checks `agentv eval` makes before it runs (preflight.preflight, one
 function for both), with the same messages; an unset `${{ VAR }}` is only a warning for validate,
 which CI runs without secrets, and the healthcheck (an action, not a check) is eval's alone."""
 

@@ -23,9 +23,9 @@ from agentv_py.cli.base import (
 )
 
 if TYPE_CHECKING:
+    from agentv_py.eval_plan import EvalPlan, ReuseMode
     from agentv_py.report.jsonl import JsonlWriter
     from agentv_py.run_reports import Reports
-    from agentv_py.session import EvalPlan, ReuseMode
 
 # Help text is API. Metavars name what each value is. A default that is a rule rather than a value
 # is written into the help as "[default: ...]", like the ones Typer prints, and worded so that no
@@ -148,10 +148,11 @@ def eval_command(
 ) -> int:
     """Run an eval dataset against a target and score every case."""
     from agentv_py.errors import AgentvError
+    from agentv_py.eval_plan import EvalRequest
     from agentv_py.run_reports import baseline_options, output_roles, report_options
     from agentv_py.runner.engine import parse_shard
     from agentv_py.runner.run import sigterm_interrupts
-    from agentv_py.session import EvalRequest, open_results, open_resumed, plan_eval
+    from agentv_py.session import open_results, open_resumed, plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     reports = report_options(junit, junit_per_field, summary_md, out, html)

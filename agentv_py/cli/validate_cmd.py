@@ -40,8 +40,9 @@ def validate(
     not a check."""
     # Every line is shown through `visible`: file names, field paths, keys and values quoted in
     # a problem are data, and their control characters are written as escapes, never obeyed.
+    from agentv_py.eval_plan import EvalRequest
+    from agentv_py.preflight import check_file
     from agentv_py.report.render import visible
-    from agentv_py.session import EvalRequest, check_file
 
     problems = 0
     for path in paths:

@@ -1,0 +1,145 @@
+"""What an eval is asked to do (`EvalRequest`: the command line, or a `run_eval` call) and what
+planning made of it (`EvalPlan`: the dataset, the selected cases, the target and judges resolved,
+a reused results file's `Reuse`). `session.plan_eval` builds the plan; `session.execute` runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from agentv_py.errors import Problem
+from agentv_py.loading import (
+    display_path,
+)
+from agentv_py.loading.inputs import judge_files
+from agentv_py.locate import Role, inputs_among, working_dir
+from agentv_py.models.dataset import Gates
+from agentv_py.models.manifest import RunManifest
+from agentv_py.models.results import ResultRow
+from agentv_py.models.targets import (
+    CliTarget,
+    TargetConfig,
+)
+from agentv_py.prepared import LoadedDataset, PreparedCase
+from agentv_py.report.gates import Baseline
+from agentv_py.report.manifest import (
+    manifest_path,
+    new_run_id,
+)
+from agentv_py.runner.cache_keys import named_files
+from agentv_py.runner.engine import Shard
+from agentv_py.runner.run import TargetCatalog
+
+ReuseMode = Literal["resume", "rerun_failed", "retry_errors"]
+
+
+@dataclass
+class EvalRequest:
+    dataset: Path
+    target: str | None = None
+    targets: Path | None = None
+    out: str | None = None
+    workers: int = 4
+    max_retries: int = 1
+    eval_ids: list[str] = field(default_factory=list)
+    verbose: bool = False
+    dry_run: bool = False
+    judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators
+    threshold: float | None = None  # --threshold: the gate the manifest records (the CLI applies it)
+    baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
+    max_drop: float | None = None  # --max-drop (default 0.0 with --baseline)
+    allow_flips: int = 0  # --allow-flips: cases the baseline passed that may not pass now
+    cache: bool | None = None  # --cache / --no-cache; None: the dataset's and targets' `cache:` decide
+    cache_dir: Path | None = None  # --cache-dir (default: .agentv/cache/ of the current directory)
+    reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
+    reuse_mode: ReuseMode | None = None
+    force: bool = False  # --force: reuse the rows although the inputs changed or the manifest is gone
+    shard: Shard | None = None  # --shard K/N: only the cases of that shard (`runner.engine.shard_of`)
+    executor: Literal["local", "ray"] = "local"  # --executor: threads here, or Ray tasks (runner/ray_executor.py)
+    ray_address: str | None = None  # --ray-address (else $RAY_ADDRESS, else a local Ray instance)
+    # the files the run writes, with their options (--out and its manifest, the reports): planning
+    # refuses one that is an input (`EvalPlan.inputs`), before the healthcheck
+    outputs: list[Role] = field(default_factory=list)
+
+
+@dataclass
+class EvalPlan:
+    request: EvalRequest
+    dataset: LoadedDataset
+    cases: Sequence[PreparedCase]
+    target: TargetConfig
+    secrets: list[str]
+    out: str
+    judges: dict[str, TargetConfig] = field(default_factory=dict)  # judge targets by name
+    default_judge: str | None = None
+    targets_file: Path | None = None  # the targets file read (None: none, in a dry run)
+    catalog: TargetCatalog | None = None  # every target, for code judges' proxies (`_proxy_catalog`)
+    run_id: str = field(default_factory=new_run_id)  # written into every row and the manifest
+    reuse: Reuse | None = None  # --resume / --rerun-failed / --retry-errors: `cases` are those to run
+    baseline: Baseline | None = None  # --baseline, read when planning (a bad one: exit 2 before anything runs)
+
+    @property
+    def gates(self) -> Gates | None:
+        """The dataset's `gates:`."""
+        return self.dataset.model.gates
+
+    def inputs(self, outputs: list[Role] | None = None) -> list[Role]:
+        """Every file the run reads, with its role (what no output may replace, `locate.output_clash`):
+        the dataset, the targets file, --baseline and a reused results file with their manifests,
+        the judges' scripts and prompt files, the files the target's command names (its program),
+        and of the cases' input files, those one of `outputs` already is (`locate.inputs_among`).
+        --resume's file is the output itself, not an input."""
+        roles: list[Role] = [("the dataset", self.dataset.path), ("the targets file", self.targets_file)]
+        for role, path in (("--baseline", self.request.baseline), (self._reused_role(), self._reused())):
+            if path is not None:
+                roles += [(f"the {role} results", path), (f"the {role} manifest", manifest_path(path))]
+        target = self.target
+        if isinstance(target, CliTarget):
+            cwd = working_dir(self.dataset.directory, target.cwd)
+            roles += [
+                (f"the program of target '{target.name}'", path)
+                for path in named_files(target.command_template, cwd).values()
+            ]
+        case_files = (
+            (f"an input file of case '{case.case.id}'", Path(path))
+            for case in self.cases
+            for path in [*case.file_paths, *(image.value for image in case.images if image.source == "file")]
+        )
+        return roles + judge_files(self.dataset) + inputs_among(outputs or [], case_files)
+
+    def _reused(self) -> Path | None:
+        reuse = self.reuse
+        return reuse.source if reuse is not None and reuse.mode != "resume" else None
+
+    def _reused_role(self) -> str:
+        return f"--{self.reuse.mode.replace('_', '-')}" if self.reuse is not None else ""
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return self.dataset.warnings
+
+    @property
+    def target_origin(self) -> str:
+        """Where the target came from, for the run's header: `from .agentv/targets.yaml`."""
+        shown = display_path(self.targets_file) if self.targets_file is not None else None
+        if not self.request.dry_run:
+            return f"from {shown}" if shown else "(no targets file)"
+        return f"(dry run, judge targets from {shown})" if shown else "(dry run, no targets file read)"
+
+
+@dataclass
+class Reuse:
+    """A results file reused by `--resume`, `--rerun-failed` or `--retry-errors` (docs/incremental.md)."""
+
+    mode: ReuseMode
+    source: Path
+    shown: str  # the file as the user gave it
+    selected: Sequence[PreparedCase]  # every selected case (the manifest's); `to_run` are those that run
+    to_run: Sequence[PreparedCase]
+    kept: list[ResultRow]  # resume: the file's rows; a re-run: the rows copied into the new file
+    stored: RunManifest | None  # None: missing or unreadable, reused with --force
+    run_id: str | None  # resume: the run's own id (rows and manifest keep it); None: a new one
+    derived_from: str | None = None  # a re-run: the run whose rows it copies
+    notes: list[str] = field(default_factory=list)  # warnings for the user: a cut line, rows of unknown cases
