@@ -22,7 +22,7 @@ from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained
 from agentv_py.report.jsonl import not_results, read_rows
-from agentv_py.session import run_dataset
+from agentv_py.run_reports import run_dataset
 
 IDS_LISTED = 5  # case ids named when the case is not found
 

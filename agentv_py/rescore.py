@@ -34,6 +34,7 @@ from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.model_targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import PreparedCase, case_ids, select
+from agentv_py.recorder import open_results, tool_version
 from agentv_py.report.bounds import MAX_LINE_BYTES
 from agentv_py.report.jsonl import (
     JsonlWriter,
@@ -57,7 +58,7 @@ from agentv_py.runner.engine import RunOptions, score_case
 from agentv_py.runner.outcome import TargetOutcome
 from agentv_py.runner.run import Interrupted, Run, sigterm_interrupts
 from agentv_py.runner.targets import DRY_RUN_TARGET
-from agentv_py.session import cache_settings, log_notice, open_results, plan_eval, tool_version
+from agentv_py.session import cache_settings, log_notice, plan_eval
 
 IDS_SHOWN = 10  # case ids listed in one message before ", ..."
 LINES_SHOWN = 10  # unreadable lines listed one by one before a count

@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.loading import load_dataset
+from agentv_py.prepared import IMAGES, LoadedDataset, cases_where
+from agentv_py.report.manifest import ManifestError, read_manifest
+
 if TYPE_CHECKING:
     from agentv_py.locate import Role
     from agentv_py.models.dataset import Gates
@@ -189,7 +194,6 @@ def write_html(
     from agentv_py.report.html import ReportError, build_report
     from agentv_py.report.manifest import ManifestError, read_manifest, utc_now
     from agentv_py.report.render import visible
-    from agentv_py.session import report_images
 
     try:
         manifest = read_manifest(results) if results.is_file() else None
@@ -211,3 +215,40 @@ def write_html(
         raise AgentvError(str(exc), hint="pass a JSONL file `agentv eval` wrote (--out)") from None
     except OSError as exc:
         raise OutputError(f"cannot write the HTML report {target}: {exc.strerror or exc}") from None
+
+
+# ----------------------------------------------------------------------------- the case images
+
+
+def case_images(dataset: LoadedDataset) -> dict[str, list[str]]:
+    """Each case's images as the HTML report embeds them: local files (absolute paths) and data
+    URIs; an image given by URL is never fetched for a report."""
+    return {
+        prepared.case.id: [ref.value for ref in prepared.images if ref.source in ("file", "data")]
+        for prepared in (dataset.cases[i] for i in cases_where(dataset.cases, IMAGES))
+    }
+
+
+def run_dataset(results: Path, dataset: Path | None) -> tuple[LoadedDataset | None, str | None]:
+    """The dataset a results file was made from (`dataset`, else the one its manifest names),
+    loaded; (None, why not) when it is unknown or does not load."""
+    if dataset is None:
+        try:
+            dataset = Path(read_manifest(results).dataset.path)
+        except ManifestError:
+            return None, "no manifest names the dataset (pass --dataset)"
+    try:
+        return load_dataset(dataset), None
+    except ConfigError as exc:
+        return None, f"dataset {dataset} did not load: {exc.problems[0] if exc.problems else exc}"
+    except AgentvError as exc:
+        return None, f"dataset {dataset} did not load: {exc}"
+
+
+def report_images(results: Path, dataset: Path | None) -> tuple[dict[str, list[str]], str | None]:
+    """The images of the cases of a results file (`run_dataset`); ({}, why not) when its
+    dataset is not available (the report is made without images)."""
+    loaded, why = run_dataset(results, dataset)
+    if loaded is None:
+        return {}, f"{why}: shapes are drawn without the case images"
+    return case_images(loaded), None

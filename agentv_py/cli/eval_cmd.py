@@ -149,10 +149,11 @@ def eval_command(
     """Run an eval dataset against a target and score every case."""
     from agentv_py.errors import AgentvError
     from agentv_py.eval_plan import EvalRequest
+    from agentv_py.recorder import open_results, open_resumed
     from agentv_py.run_reports import baseline_options, output_roles, report_options
     from agentv_py.runner.engine import parse_shard
     from agentv_py.runner.run import sigterm_interrupts
-    from agentv_py.session import open_results, open_resumed, plan_eval
+    from agentv_py.session import plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
     reports = report_options(junit, junit_per_field, summary_md, out, html)
@@ -280,8 +281,8 @@ def _run(
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
-    from agentv_py.run_reports import write_reports
-    from agentv_py.session import case_images, execute
+    from agentv_py.run_reports import case_images, write_reports
+    from agentv_py.session import execute
 
     err = Console(stderr=True, highlight=False)
     for warning in plan.warnings:

@@ -43,13 +43,14 @@ def merge(
     report the cases no run has, and gate the merged rows like agentv eval (exit codes below)."""
     from agentv_py.cli.base import gate_exit
     from agentv_py.errors import AgentvError
+    from agentv_py.recorder import tool_version
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
     from agentv_py.report.render import render_summary, stdout_console, visible
     from agentv_py.report.summary import gate
     from agentv_py.run_reports import refuse_clash
     from agentv_py.runner.engine import shard_of
-    from agentv_py.session import merge_dataset, tool_version
+    from agentv_py.session import merge_dataset
 
     loaded = merge_dataset(runs, dataset)
     read: list[tuple[str, Path | None]] = [("--dataset", loaded.path if loaded is not None else dataset)]

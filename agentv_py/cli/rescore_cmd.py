@@ -135,8 +135,14 @@ def rescore(
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
     from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
-    from agentv_py.run_reports import baseline_options, output_roles, refuse_clash, report_options, write_reports
-    from agentv_py.session import case_images
+    from agentv_py.run_reports import (
+        baseline_options,
+        case_images,
+        output_roles,
+        refuse_clash,
+        report_options,
+        write_reports,
+    )
 
     reports = report_options(junit, junit_per_field, summary_md, out, html)
     baseline_options(baseline, max_drop, allow_flips)

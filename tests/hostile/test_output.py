@@ -14,9 +14,9 @@ import pytest
 
 from agentv_py.errors import ResultsFileError
 from agentv_py.models.results import ResultRow
+from agentv_py.recorder import open_results_file as _open_results
 from agentv_py.report import jsonl
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, open_new_results
-from agentv_py.session import _open_results
 from tests.conftest import REPO_ROOT
 
 

@@ -1,0 +1,147 @@
+"""Reusing a results file (`--resume`, `--rerun-failed`, `--retry-errors`; docs/incremental.md):
+which of its rows are kept, which cases run again, and when the file cannot be reused (another
+dataset or evaluators, a manifest that does not match: exit 2 unless --force)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentv_py.errors import AgentvError, ResultsFileError
+from agentv_py.eval_plan import (
+    EvalRequest,
+    Reuse,
+)
+from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
+from agentv_py.models.manifest import RunManifest
+from agentv_py.models.results import ResultRow
+from agentv_py.preflight import (
+    Preflight,
+)
+from agentv_py.prepared import LoadedDataset, PreparedCase, case_ids, select
+from agentv_py.recorder import (
+    plan_options,
+    tool_version,
+)
+from agentv_py.report.manifest import (
+    ManifestError,
+    read_manifest,
+)
+from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
+from agentv_py.report.summary import plural
+from agentv_py.runner.engine import pass_mark
+
+
+def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None) -> AgentvError:
+    return AgentvError(f"{verb} {shown}: {message}", hint)
+
+
+def _has_error(row: ResultRow) -> bool:
+    return row.status == "error" or any(result.status == "error" for result in row.evaluator_results)
+
+
+def plan_reuse(
+    request: EvalRequest, dataset: LoadedDataset, cases: Sequence[PreparedCase], checked: Preflight, out: str
+) -> Reuse:
+    """Read the results file to reuse and decide which of the selected `cases` run: with --resume
+    those without a row, with --rerun-failed those whose row did not pass, with --retry-errors
+    those whose row is a target or evaluator error (both: and those without a row). Refused
+    (AgentvError, exit 2) when the file is not a results file, is of another dataset, or its run
+    manifest is missing or differs from this run's in what changes rows — the last two unless
+    `request.force`. Rows for cases the dataset no longer has are kept, and said."""
+    assert request.reuse is not None and request.reuse_mode is not None
+    mode, source, shown = request.reuse_mode, request.reuse, str(request.reuse)
+    verb = "cannot resume from" if mode == "resume" else "cannot re-run cases of"
+    force_hint = "--force " + ("resumes" if mode == "resume" else "re-runs") + " from the rows alone"
+    try:
+        stored = read_stored(source, lock=mode != "resume")  # --resume holds the file's lock already
+    except StoredError as exc:
+        if exc.locked:
+            raise ResultsFileError(f"{verb} {shown}: {exc.reason}", hint="wait for that run to finish") from None
+        hint = "agentv reuses only a results file it wrote (JSONL rows)" if exc.reason.startswith("line ") else None
+        raise _reuse_refusal(verb, shown, exc.reason, hint) from None
+    notes: list[str] = []
+    other = next((row.dataset for row in stored.rows if row.dataset != dataset.name), None)
+    manifest: RunManifest | None = None
+    try:
+        manifest = read_manifest(source)
+    except ManifestError as exc:
+        if not request.force:
+            raise _reuse_refusal(verb, shown, str(exc), hint=force_hint) from None
+        notes.append(f"{exc}; reusing the rows as they are (--force)")
+    if manifest is not None and manifest.dataset.name != dataset.name:
+        other = manifest.dataset.name
+    if other is not None:
+        raise _reuse_refusal(
+            verb,
+            shown,
+            f"it holds results of dataset '{other}', not of '{dataset.name}'",
+            hint="pass the dataset it was made from, or start a new run",
+        )
+    if manifest is not None:
+        strangers = sorted({row.run_id for row in stored.rows if row.run_id not in (None, manifest.run_id)})
+        differences = (
+            [f"its manifest is of run {manifest.run_id}, but rows are of run {', '.join(strangers)}"]
+            if strangers
+            else []
+        )
+        current = build_manifest(
+            run_id=manifest.run_id,
+            results=Path(out),
+            dataset=dataset,
+            dataset_sha256=dataset_sha256(dataset),
+            cases=cases,
+            target=checked.target,
+            judges=checked.judges,
+            secrets=checked.secrets,
+            options=plan_options(request),
+            version=tool_version(),
+            started_at=manifest.started_at,
+        )
+        differences += manifest_differences(manifest, current)
+        if differences and not request.force:
+            raise _reuse_refusal(
+                verb,
+                shown,
+                "its rows were made from other inputs:\n" + "\n".join(f"  {d}" for d in differences),
+                hint="pass --force to reuse them anyway, or start a new run",
+            )
+        if differences:
+            notes.append(f"reusing rows made from other inputs (--force): {'; '.join(differences)}")
+    if stored.cut_line is not None:
+        gone = "is removed" if mode == "resume" else "is not copied"
+        notes.append(
+            f"the last line of {shown} (line {stored.cut_line}) was cut short (the run stopped while writing it): "
+            f"it {gone} and its case runs again"
+        )
+    by_case = stored.last_by_case()
+    known = set(dataset.cases.ids)
+    unknown = [case_id for case_id in by_case if case_id not in known]
+    if unknown:
+        listed = ", ".join(f"'{case_id}'" for case_id in unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        notes.append(f"{shown} holds rows of {plural(len(unknown), 'case')} not in the dataset ({listed}): kept")
+    if mode == "resume":
+        to_run: Sequence[PreparedCase] = select(cases, (i for i in case_ids(cases) if i not in by_case))
+        kept = stored.rows
+    else:
+        mark = pass_mark(dataset)
+        again = (lambda row: not passed(row, mark)) if mode == "rerun_failed" else _has_error
+        redo = {i for i in case_ids(cases) if i not in by_case or again(by_case[i])}
+        to_run = select(cases, (i for i in case_ids(cases) if i in redo))
+        kept = [row for row in stored.rows if row.eval_id not in redo]
+    last_run_id = next((row.run_id for row in reversed(stored.rows) if row.run_id), None)
+    previous = manifest.run_id if manifest is not None else last_run_id
+    return Reuse(
+        mode,
+        source,
+        shown,
+        selected=cases,
+        to_run=to_run,
+        kept=kept,
+        stored=manifest,
+        run_id=previous if mode == "resume" else None,
+        derived_from=None if mode == "resume" else previous,
+        notes=notes,
+    )
