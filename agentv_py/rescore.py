@@ -13,35 +13,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem, ResultsFileError, TargetError
+from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem
 from agentv_py.eval_plan import EvalPlan, EvalRequest
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, TargetInfo
-from agentv_py.models.model_targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import PreparedCase, case_ids, select
-from agentv_py.recorder import open_results, tool_version
-from agentv_py.report.bounds import MAX_LINE_BYTES
+from agentv_py.recorder import open_results, open_results_file, record_manifest, tool_version
 from agentv_py.report.jsonl import (
     JsonlWriter,
-    ResultsUnavailable,
     not_results,
-    open_new_results,
-    read_rows,
 )
 from agentv_py.report.manifest import (
     ManifestError,
@@ -50,23 +40,26 @@ from agentv_py.report.manifest import (
     new_run_id,
     read_manifest,
     utc_now,
-    write_manifest,
 )
 from agentv_py.report.summary import RunSummary, gate, plural
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
-from agentv_py.runner.outcome import TargetOutcome
 from agentv_py.runner.run import Interrupted, Run, sigterm_interrupts
 from agentv_py.runner.targets import DRY_RUN_TARGET
 from agentv_py.session import cache_settings, log_notice, plan_eval
+from agentv_py.stored_rows import (
+    StoredAnswers,
+    listed_ids,
+    manifest_of,
+    rescored,
+    run_judge,
+    scan_rows,
+)
 
-IDS_SHOWN = 10  # case ids listed in one message before ", ..."
 LINES_SHOWN = 10  # unreadable lines listed one by one before a count
 # What preflight says when no eval target can judge in a dry run; rescore has no eval target either.
 _DRY_RUN_REASON = "with --dry-run no eval target can judge"
 _NO_TARGET_REASON = "agentv rescore runs no eval target, so none judges"
-_TRACE_KEYS = ("duration_ms", "token_usage", "cost_usd", "model", "http_attempts")
-_MODEL_PROVIDERS = frozenset(("openai", "anthropic", *AZURE_PROVIDERS, *GEMINI_PROVIDERS))
 
 
 @dataclass
@@ -124,74 +117,6 @@ def _waits(config: Any) -> bool:
     return isinstance(config, CodeJudgeConfig) or calls_judge(config)
 
 
-@dataclass
-class _Scan:
-    """What a quick pass over the results file found, line by line."""
-
-    last: dict[str, int] = field(default_factory=dict)  # case id -> the line of its last row
-    rows: Counter[str] = field(default_factory=Counter)  # case id -> rows
-    skipped: list[tuple[int, str]] = field(default_factory=list)  # lines that are no row, and why
-    truncated: int | None = None  # the last line, cut short (no newline, not JSON)
-    run_ids: set[str] = field(default_factory=set)
-    unmarked: int = 0  # rows without a run id
-    datasets: set[str] = field(default_factory=set)
-    target: str | None = None
-
-
-def _loads(line: bytes) -> Any:
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:  # an integer wider than 64 bits: the standard library reads it
-        return json.loads(line)
-
-
-def _scan(path: Path) -> _Scan:
-    """Each line's case id, status aside: one JSON parse per line, no row models. Lines are
-    numbered as `read_rows` numbers them; a line over MAX_LINE_BYTES is skipped unread."""
-    scan = _Scan()
-    number = 0
-    with path.open("rb") as handle:
-        while line := handle.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            ended = line.endswith(b"\n")
-            if not ended and len(line) > MAX_LINE_BYTES:
-                while line and not line.endswith(b"\n"):  # read past it, never holding it
-                    line = handle.readline(1024 * 1024)
-                scan.skipped.append((number, f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB: not read"))
-                continue
-            if not line.strip():
-                continue
-            try:
-                data = _loads(line)
-            except (ValueError, RecursionError) as exc:
-                if ended:
-                    scan.skipped.append((number, f"not JSON: {exc}"))
-                else:
-                    scan.truncated = number
-                continue
-            eval_id = data.get("eval_id") if isinstance(data, dict) else None
-            if not isinstance(eval_id, str):
-                scan.skipped.append((number, "not a result row: it has no eval_id"))
-                continue
-            scan.last[eval_id] = number
-            scan.rows[eval_id] += 1
-            run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
-            if isinstance(run_id, str):
-                scan.run_ids.add(run_id)
-            else:
-                scan.unmarked += 1
-            if isinstance(dataset, str):
-                scan.datasets.add(dataset)
-            if scan.target is None and isinstance(target, str):
-                scan.target = target
-    return scan
-
-
-def _ids(ids: list[str]) -> str:
-    shown = ", ".join(ids[:IDS_SHOWN])
-    return shown + (", ..." if len(ids) > IDS_SHOWN else "")
-
-
 def _read_old_manifest(request: RescoreRequest, warnings: list[str]) -> RunManifest | None:
     """The manifest of the results file. Missing or unreadable: an error (exit 2) without
     --dataset (the dataset is unknown), a warning with it (the rows alone are re-scored)."""
@@ -213,34 +138,10 @@ def _read_old_manifest(request: RescoreRequest, warnings: list[str]) -> RunManif
         return None
 
 
-def _manifest_of(manifest: RunManifest, run_ids: set[str], unmarked: int) -> bool:
-    """Whether `manifest` is the one of rows with these run ids: every row is of its run or of a
-    run it merged (agentv stamps every row it writes, a reused one included). Rows without run
-    ids, from older versions, cannot tell: a file of only those is taken to be its; a mix of
-    stamped and unstamped rows is not one run's file."""
-    if not run_ids:
-        return True
-    return not unmarked and run_ids <= {manifest.run_id, *manifest.merged_from}
-
-
-def _run_judge(manifest: RunManifest | None) -> str | None:
-    """The default judge of the old run when the dataset does not name one: its --judge-target,
-    else its eval target's `judge_target`, else the target itself when it was a model target
-    (which judged its own answers). None: nothing recorded."""
-    if manifest is None:
-        return None
-    for recorded in (manifest.options.get("judge_target"), manifest.target.config.get("judge_target")):
-        if isinstance(recorded, str) and recorded:
-            return recorded
-    if manifest.target.provider in _MODEL_PROVIDERS:
-        return manifest.target.name
-    return None
-
-
 def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset: Path) -> EvalPlan:
     """The dataset loaded and checked, its judge targets resolved, as `agentv eval --dry-run`
     plans (no eval target is selected or started). The default judge: --judge-target, else
-    execution.judge_target, else the one the old run used by default (`_run_judge`)."""
+    execution.judge_target, else the one the old run used by default (`run_judge`)."""
     targets = request.targets  # never the one the manifest records: a results file chooses no configuration
     eval_request = EvalRequest(
         dataset=dataset,
@@ -260,7 +161,7 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
     try:
         plan = plan_eval(eval_request)
     except ConfigError as exc:
-        judge = _run_judge(manifest) if request.judge_target is None else None
+        judge = run_judge(manifest) if request.judge_target is None else None
         if judge is None or not any(_DRY_RUN_REASON in p.message for p in exc.problems):
             raise _without_dry_run(exc) from None
         eval_request.judge_target = judge  # as the old run judged: its target's judge
@@ -290,8 +191,8 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (its --out)")
     warnings: list[str] = []
     manifest = _read_old_manifest(request, warnings)
-    scan = _scan(results)
-    if manifest is not None and not _manifest_of(manifest, scan.run_ids, scan.unmarked):
+    scan = scan_rows(results)
+    if manifest is not None and not manifest_of(manifest, scan.run_ids, scan.unmarked):
         beside = f"{manifest_path(results)} is the manifest of run {manifest.run_id}, not of the rows of {results}"
         if request.dataset is None:
             raise AgentvError(f"{beside}: the dataset they were run with is unknown", hint="pass --dataset DATASET")
@@ -342,7 +243,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         raise AgentvError(
             f"{shown} does not hold results of {dataset.path}: only {len(known)} of the "
             f"{plural(len(scan.last), 'case')} it has rows for {'is' if len(known) == 1 else 'are'} in that dataset "
-            f"(not in it: {_ids(gone)})",
+            f"(not in it: {listed_ids(gone)})",
             hint=f"pass the dataset the run used with --dataset{ran}; rescore refuses a file whose rows are "
             "mostly for cases the dataset does not have",
         )
@@ -374,18 +275,19 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
         have = "has" if len(repeated) == 1 else "have"
         warnings.append(
             f"{plural(len(repeated), 'case')} {have} more than one row in {shown} (the last one is used): "
-            + _ids(repeated)
+            + listed_ids(repeated)
         )
     if gone:
         are = "is" if len(gone) == 1 else "are"
         warnings.append(
-            f"{plural(len(gone), 'row')} of {shown} {are} for cases no longer in the dataset (dropped): {_ids(gone)}"
+            f"{plural(len(gone), 'row')} of {shown} {are} for cases no longer in the dataset (dropped): "
+            + listed_ids(gone)
         )
     missing = [case_id for case_id in case_ids(dataset.cases) if case_id not in scan.last]
     if missing:
         have = "has" if len(missing) == 1 else "have"
         warnings.append(
-            f"{plural(len(missing), 'case')} in the dataset {have} no row in {shown}: {_ids(missing)} "
+            f"{plural(len(missing), 'case')} in the dataset {have} no row in {shown}: {listed_ids(missing)} "
             "(run them with agentv eval)"
         )
 
@@ -409,88 +311,6 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     )
 
 
-def stored_outcome(row: ResultRow) -> TargetOutcome:
-    """What the target gave for a row, as the run had it: the answer as written (already taken out
-    of any envelope), the metrics it reported (`engine._trace` reads them as it did), its
-    `output_messages`. A row whose target failed gives its error (never retried)."""
-    if row.status == "error":
-        return TargetOutcome(None, row.error or "target failed", retryable=False)
-    if row.candidate_answer is None:
-        return TargetOutcome(None, "its row has no candidate_answer: nothing to re-score", retryable=False)
-    reported = row.trace.model_dump(include=set(_TRACE_KEYS), exclude_none=True)
-    return TargetOutcome(
-        row.candidate_answer,
-        output_messages=row.output_messages,
-        trace=reported,
-        duration_ms=row.trace.duration_ms or 0.0,
-    )
-
-
-class StoredAnswers:
-    """A target that answers each case with its row of the results file, read as the run's
-    workers ask: rows come in the order the run takes cases (the order of `lines`), so at most one
-    row per worker waits here. The row each answer came from is kept until `taken` claims it."""
-
-    vision = True
-
-    def __init__(self, name: str, path: Path, lines: Mapping[int, str]) -> None:
-        self.name = name
-        self._path = path
-        self._lines = lines
-        self._rows = self._read()
-        self._ready: dict[str, ResultRow | str] = {}
-        self._given: dict[str, ResultRow | str] = {}
-        self._lock = threading.Lock()
-
-    def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
-        for number, item in read_rows(self._path):
-            case_id = self._lines.get(number)
-            if case_id is not None:
-                yield case_id, item if isinstance(item, ResultRow) else f"line {number}: {item}"
-
-    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
-        case_id = case.case.id
-        with self._lock:
-            while case_id not in self._ready:
-                found = next(self._rows, None)
-                if found is None:
-                    break
-                self._ready[found[0]] = found[1]
-            stored = self._ready.pop(case_id, None)
-            if stored is not None:
-                self._given[case_id] = stored
-        if stored is None:
-            return TargetOutcome(None, f"its row is no longer in {self._path} (the file changed)", retryable=False)
-        if isinstance(stored, str):
-            return TargetOutcome(None, f"its row in {self._path} cannot be read: {stored}", retryable=False)
-        return stored_outcome(stored)
-
-    def taken(self, case_id: str) -> ResultRow | str | None:
-        """The row the answer for `case_id` came from (once)."""
-        with self._lock:
-            return self._given.pop(case_id, None)
-
-    def complete(self, messages: list[Any]) -> Any:
-        """Never called: stored answers are no judge (the run's judges are targets of their own)."""
-        raise TargetError("stored answers cannot judge")
-
-
-def rescored(row: ResultRow, original: ResultRow | str | None, run_id: str) -> ResultRow:
-    """The row to write: a target error copied as it was; a re-scored row keeps what the run
-    measured of its target (attempts, duration, batch and cache notes, the target's name)."""
-    if isinstance(original, ResultRow):
-        if original.status == "error":
-            row = original
-        elif row.status == "ok":
-            row.target = original.target
-            row.attempts = original.attempts
-            row.duration_ms = original.duration_ms
-            row.trace.batch = original.trace.batch
-            row.trace.cache = original.trace.cache
-    row.run_id = run_id
-    return row
-
-
 def open_rescore_results(request: RescoreRequest) -> JsonlWriter | None:
     """Refuse an --out that is the results file being re-scored (or its manifest), then open and
     lock --out like eval does (None: the default file is made when the run starts)."""
@@ -506,22 +326,6 @@ def open_rescore_results(request: RescoreRequest) -> JsonlWriter | None:
                 hint="pass another --out, or none (a new file in .agentv/results/)",
             )
     return open_results(out)
-
-
-def _new_results(dataset_name: str) -> JsonlWriter:
-    try:
-        return open_new_results(dataset_name)
-    except ResultsUnavailable as exc:
-        raise ResultsFileError(f"cannot write results to .agentv/results: {exc.reason}") from None
-
-
-def _write_manifest_file(results: JsonlWriter, manifest: RunManifest) -> None:
-    assert results.path is not None
-    path = manifest_path(results.path)
-    try:
-        write_manifest(path, manifest)
-    except OSError as exc:
-        raise OutputError(f"cannot write the run manifest {path}: {exc.strerror or exc}") from None
 
 
 def _start_manifest(plan: RescorePlan, results: JsonlWriter) -> RunManifest | None:
@@ -555,7 +359,7 @@ def _start_manifest(plan: RescorePlan, results: JsonlWriter) -> RunManifest | No
         version=tool_version(),
         started_at=utc_now(),
     ).model_copy(update={"target": plan.target, "derived_from": plan.derived_from})
-    _write_manifest_file(results, manifest)
+    record_manifest(results, manifest)
     return manifest
 
 
@@ -585,7 +389,7 @@ def execute_rescore(
     eval_plan = plan.eval_plan
     summary = RunSummary(total_selected=len(plan.cases), keep_all_lines=plan.request.verbose)
     summary.baseline_passed = eval_plan.baseline.passed if eval_plan.baseline is not None else None
-    results = writer or _new_results(eval_plan.dataset.name)
+    results = writer or open_results_file("", eval_plan.dataset.name)
     with results, contextlib.ExitStack() as stack:
         stored = StoredAnswers(plan.target.name, plan.request.results, plan.lines)
         run: Run | None = None
@@ -637,7 +441,7 @@ def execute_rescore(
             if manifest is not None:  # best effort: the failure itself is what is reported
                 failed = finish_manifest(manifest, summary, None).model_copy(update={"status": "failed"})
                 with contextlib.suppress(OutputError):
-                    _write_manifest_file(results, failed)
+                    record_manifest(results, failed)
             raise
         if manifest is not None:
             finished = finish_manifest(
@@ -645,7 +449,7 @@ def execute_rescore(
                 summary,
                 gate(summary, plan.request.threshold, plan.eval_plan.gates, plan.eval_plan.baseline),
             )
-            _write_manifest_file(results, finished)
+            record_manifest(results, finished)
     return summary
 
 

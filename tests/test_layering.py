@@ -37,6 +37,7 @@ LAYER_OF = {
     "agentv_py.report": "report",
     "agentv_py.session": "session",
     "agentv_py.rescore": "session",  # `agentv rescore`: beside session, which it builds on
+    "agentv_py.stored_rows": "session",  # the results file rescore scores again
     "agentv_py.explain": "session",  # `agentv explain`: loads the dataset for option sources
     "agentv_py.run_reports": "session",  # the reports a run writes: for eval, rescore, report and run_eval
     "agentv_py.eval_plan": "session",  # what an eval is asked to do and what planning made of it
@@ -204,7 +205,7 @@ MAX_LINES = 400
 # Modules over MAX_LINES that issue 26 has still to split, each at most as long as it is now: the
 # list only shrinks, and no other module may grow past the limit.
 STILL_TO_SPLIT = {
-    "agentv_py/rescore.py": 678,
+    "agentv_py/rescore.py": 476,
 }
 
 

@@ -1,0 +1,204 @@
+"""The results file `agentv rescore` scores again: its lines scanned once (case ids, run ids, what
+cannot be read), whether a manifest speaks for its rows, the judge the old run used by default,
+and its stored answers replayed as the target's (`StoredAnswers`: no target is ever called)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentv_py.errors import TargetError
+from agentv_py.models.manifest import RunManifest
+from agentv_py.models.model_targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
+from agentv_py.models.results import ResultRow
+from agentv_py.prepared import PreparedCase
+from agentv_py.report.bounds import MAX_LINE_BYTES
+from agentv_py.report.jsonl import (
+    read_rows,
+)
+from agentv_py.runner.outcome import TargetOutcome
+
+IDS_SHOWN = 10  # case ids listed in one message before ", ..."
+_MODEL_PROVIDERS = frozenset(("openai", "anthropic", *AZURE_PROVIDERS, *GEMINI_PROVIDERS))
+_TRACE_KEYS = ("duration_ms", "token_usage", "cost_usd", "model", "http_attempts")
+
+
+@dataclass
+class _Scan:
+    """What a quick pass over the results file found, line by line."""
+
+    last: dict[str, int] = field(default_factory=dict)  # case id -> the line of its last row
+    rows: Counter[str] = field(default_factory=Counter)  # case id -> rows
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # lines that are no row, and why
+    truncated: int | None = None  # the last line, cut short (no newline, not JSON)
+    run_ids: set[str] = field(default_factory=set)
+    unmarked: int = 0  # rows without a run id
+    datasets: set[str] = field(default_factory=set)
+    target: str | None = None
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:  # an integer wider than 64 bits: the standard library reads it
+        return json.loads(line)
+
+
+def scan_rows(path: Path) -> _Scan:
+    """Each line's case id, status aside: one JSON parse per line, no row models. Lines are
+    numbered as `read_rows` numbers them; a line over MAX_LINE_BYTES is skipped unread."""
+    scan = _Scan()
+    number = 0
+    with path.open("rb") as handle:
+        while line := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            ended = line.endswith(b"\n")
+            if not ended and len(line) > MAX_LINE_BYTES:
+                while line and not line.endswith(b"\n"):  # read past it, never holding it
+                    line = handle.readline(1024 * 1024)
+                scan.skipped.append((number, f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB: not read"))
+                continue
+            if not line.strip():
+                continue
+            try:
+                data = _loads(line)
+            except (ValueError, RecursionError) as exc:
+                if ended:
+                    scan.skipped.append((number, f"not JSON: {exc}"))
+                else:
+                    scan.truncated = number
+                continue
+            eval_id = data.get("eval_id") if isinstance(data, dict) else None
+            if not isinstance(eval_id, str):
+                scan.skipped.append((number, "not a result row: it has no eval_id"))
+                continue
+            scan.last[eval_id] = number
+            scan.rows[eval_id] += 1
+            run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
+            if isinstance(run_id, str):
+                scan.run_ids.add(run_id)
+            else:
+                scan.unmarked += 1
+            if isinstance(dataset, str):
+                scan.datasets.add(dataset)
+            if scan.target is None and isinstance(target, str):
+                scan.target = target
+    return scan
+
+
+def listed_ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:IDS_SHOWN])
+    return shown + (", ..." if len(ids) > IDS_SHOWN else "")
+
+
+def manifest_of(manifest: RunManifest, run_ids: set[str], unmarked: int) -> bool:
+    """Whether `manifest` is the one of rows with these run ids: every row is of its run or of a
+    run it merged (agentv stamps every row it writes, a reused one included). Rows without run
+    ids, from older versions, cannot tell: a file of only those is taken to be its; a mix of
+    stamped and unstamped rows is not one run's file."""
+    if not run_ids:
+        return True
+    return not unmarked and run_ids <= {manifest.run_id, *manifest.merged_from}
+
+
+def run_judge(manifest: RunManifest | None) -> str | None:
+    """The default judge of the old run when the dataset does not name one: its --judge-target,
+    else its eval target's `judge_target`, else the target itself when it was a model target
+    (which judged its own answers). None: nothing recorded."""
+    if manifest is None:
+        return None
+    for recorded in (manifest.options.get("judge_target"), manifest.target.config.get("judge_target")):
+        if isinstance(recorded, str) and recorded:
+            return recorded
+    if manifest.target.provider in _MODEL_PROVIDERS:
+        return manifest.target.name
+    return None
+
+
+def stored_outcome(row: ResultRow) -> TargetOutcome:
+    """What the target gave for a row, as the run had it: the answer as written (already taken out
+    of any envelope), the metrics it reported (`engine._trace` reads them as it did), its
+    `output_messages`. A row whose target failed gives its error (never retried)."""
+    if row.status == "error":
+        return TargetOutcome(None, row.error or "target failed", retryable=False)
+    if row.candidate_answer is None:
+        return TargetOutcome(None, "its row has no candidate_answer: nothing to re-score", retryable=False)
+    reported = row.trace.model_dump(include=set(_TRACE_KEYS), exclude_none=True)
+    return TargetOutcome(
+        row.candidate_answer,
+        output_messages=row.output_messages,
+        trace=reported,
+        duration_ms=row.trace.duration_ms or 0.0,
+    )
+
+
+class StoredAnswers:
+    """A target that answers each case with its row of the results file, read as the run's
+    workers ask: rows come in the order the run takes cases (the order of `lines`), so at most one
+    row per worker waits here. The row each answer came from is kept until `taken` claims it."""
+
+    vision = True
+
+    def __init__(self, name: str, path: Path, lines: Mapping[int, str]) -> None:
+        self.name = name
+        self._path = path
+        self._lines = lines
+        self._rows = self._read()
+        self._ready: dict[str, ResultRow | str] = {}
+        self._given: dict[str, ResultRow | str] = {}
+        self._lock = threading.Lock()
+
+    def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
+        for number, item in read_rows(self._path):
+            case_id = self._lines.get(number)
+            if case_id is not None:
+                yield case_id, item if isinstance(item, ResultRow) else f"line {number}: {item}"
+
+    def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
+        case_id = case.case.id
+        with self._lock:
+            while case_id not in self._ready:
+                found = next(self._rows, None)
+                if found is None:
+                    break
+                self._ready[found[0]] = found[1]
+            stored = self._ready.pop(case_id, None)
+            if stored is not None:
+                self._given[case_id] = stored
+        if stored is None:
+            return TargetOutcome(None, f"its row is no longer in {self._path} (the file changed)", retryable=False)
+        if isinstance(stored, str):
+            return TargetOutcome(None, f"its row in {self._path} cannot be read: {stored}", retryable=False)
+        return stored_outcome(stored)
+
+    def taken(self, case_id: str) -> ResultRow | str | None:
+        """The row the answer for `case_id` came from (once)."""
+        with self._lock:
+            return self._given.pop(case_id, None)
+
+    def complete(self, messages: list[Any]) -> Any:
+        """Never called: stored answers are no judge (the run's judges are targets of their own)."""
+        raise TargetError("stored answers cannot judge")
+
+
+def rescored(row: ResultRow, original: ResultRow | str | None, run_id: str) -> ResultRow:
+    """The row to write: a target error copied as it was; a re-scored row keeps what the run
+    measured of its target (attempts, duration, batch and cache notes, the target's name)."""
+    if isinstance(original, ResultRow):
+        if original.status == "error":
+            row = original
+        elif row.status == "ok":
+            row.target = original.target
+            row.attempts = original.attempts
+            row.duration_ms = original.duration_ms
+            row.trace.batch = original.trace.batch
+            row.trace.cache = original.trace.cache
+    row.run_id = run_id
+    return row
