@@ -47,6 +47,13 @@ class EvalRequest:
     verbose: bool = False
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators
+    # When nothing else names the default judge (not --judge-target, execution.judge_target nor
+    # the eval target): this one, from `fallback_origin` (rescore: the judge the old run used)...
+    fallback_judge: str | None = None
+    fallback_origin: str = ""
+    # ...else why there is none, and what to do about it (rescore's own words; None: eval's)
+    no_judge_reason: str | None = None
+    no_judge_hint: str | None = None
     threshold: float | None = None  # --threshold: the gate the manifest records (the CLI applies it)
     baseline: Path | None = None  # --baseline BASE.jsonl: gate against a previous run (with max_drop)
     max_drop: float | None = None  # --max-drop (default 0.0 with --baseline)

@@ -149,8 +149,10 @@ def preflight(
     checked.default_judge, origin = _default_judge(request, dataset, basis)
     if needs_judges:
         problems, names = judge_target_problems(dataset, loaded, checked.default_judge, origin)
-        if problems:
-            checked.failures.append(ConfigError(problems))
+        if problems:  # the request's hint when no judge could be chosen at all
+            checked.failures.append(
+                ConfigError(problems, request.no_judge_hint if checked.default_judge is None else None)
+            )
         for name in names:
             if checked.target is not DRY_RUN_TARGET and name == checked.target.name:
                 checked.judges[name] = checked.target  # the eval target judges too: one runner
@@ -274,6 +276,10 @@ def _default_judge(request: EvalRequest, dataset: LoadedDataset, target: TargetC
         return dataset.model.execution.judge_target, "execution.judge_target"
     if target.judge_target:
         return target.judge_target, f"judge_target of target '{target.name}'"
+    if request.fallback_judge:
+        return request.fallback_judge, request.fallback_origin
+    if request.no_judge_reason is not None:
+        return None, request.no_judge_reason
     if request.dry_run:
         return None, "with --dry-run no eval target can judge"
     if target is DRY_RUN_TARGET:

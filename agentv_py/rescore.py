@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_py.errors import AgentvError, ConfigError, OutputError, Problem
+from agentv_py.errors import AgentvError, OutputError
 from agentv_py.eval_plan import EvalPlan, EvalRequest
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
 from agentv_py.loading.inputs import judge_commands
@@ -58,7 +58,6 @@ from agentv_py.stored_rows import (
 
 LINES_SHOWN = 10  # unreadable lines listed one by one before a count
 # What preflight says when no eval target can judge in a dry run; rescore has no eval target either.
-_DRY_RUN_REASON = "with --dry-run no eval target can judge"
 _NO_TARGET_REASON = "agentv rescore runs no eval target, so none judges"
 
 
@@ -151,6 +150,11 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
         verbose=request.verbose,
         dry_run=True,
         judge_target=request.judge_target,
+        # the judge the old run used by default, when nothing names one now
+        fallback_judge=run_judge(manifest) if request.judge_target is None else None,
+        fallback_origin="the judge the re-scored run used by default",
+        no_judge_reason=_NO_TARGET_REASON,
+        no_judge_hint="pass --judge-target NAME",
         threshold=request.threshold,
         baseline=request.baseline,
         max_drop=request.max_drop,
@@ -158,27 +162,7 @@ def _plan_dataset(request: RescoreRequest, manifest: RunManifest | None, dataset
         cache=request.cache,
         cache_dir=request.cache_dir,
     )
-    try:
-        plan = plan_eval(eval_request)
-    except ConfigError as exc:
-        judge = run_judge(manifest) if request.judge_target is None else None
-        if judge is None or not any(_DRY_RUN_REASON in p.message for p in exc.problems):
-            raise _without_dry_run(exc) from None
-        eval_request.judge_target = judge  # as the old run judged: its target's judge
-        try:
-            plan = plan_eval(eval_request)
-        except ConfigError as again:
-            raise _without_dry_run(again) from None
-    return plan
-
-
-def _without_dry_run(exc: ConfigError) -> ConfigError:
-    """Preflight's words for a dry run, said for rescore (which has no eval target either)."""
-    problems = [
-        Problem(p.file, p.line, p.location, p.message.replace(_DRY_RUN_REASON, _NO_TARGET_REASON)) for p in exc.problems
-    ]
-    no_judge = any(_DRY_RUN_REASON in p.message for p in exc.problems)  # the hint only where it helps
-    return ConfigError(problems, exc.hint or ("pass --judge-target NAME" if no_judge else None))
+    return plan_eval(eval_request)
 
 
 def plan_rescore(request: RescoreRequest) -> RescorePlan:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentv_py.errors import AgentvError, ConfigError, OutputError
 from agentv_py.eval_plan import (
@@ -51,6 +51,9 @@ from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, select_cases, shard_cases
 from agentv_py.runner.run import Interrupted, Run
 from agentv_py.runner.target_checks import run_healthcheck
+
+if TYPE_CHECKING:
+    from agentv_py.runner.ray_executor import RayRun
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -176,19 +179,7 @@ def execute(
     else:
         results = open_results_file(plan.out, None if plan.request.out is not None else plan.dataset.name)
     with results:
-        run = _executor(plan.request)(
-            plan.dataset,
-            plan.cases,
-            plan.target,
-            options=options,
-            judges=plan.judges,
-            default_judge=plan.default_judge,
-            secrets=plan.secrets,
-            catalog=plan.catalog,
-            on_notice=on_notice,
-            cache=cache_settings(plan),
-            **({"address": plan.request.ray_address} if plan.request.executor == "ray" else {}),
-        )
+        run = _executor(plan, options, on_notice)
         with run:
             summary.results_path = results.display
 
@@ -254,13 +245,37 @@ def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset |
     return loaded if dataset_sha256(loaded) == manifest.dataset.sha256 else None
 
 
-def _executor(request: EvalRequest) -> Callable[..., Any]:
-    """The run class of `--executor`: the local thread pool (`Run`), or Ray tasks (imported only then)."""
-    if request.executor == "ray":
+def _executor(plan: EvalPlan, options: RunOptions, on_notice: Callable[[str], None] | None) -> Run | RayRun:
+    """The run of `--executor`: the local thread pool (`Run`), or Ray tasks (`RayRun`, imported
+    only then), both given the whole plan by name."""
+    if plan.request.executor == "ray":
         from agentv_py.runner.ray_executor import RayRun
 
-        return RayRun
-    return Run
+        return RayRun(
+            plan.dataset,
+            plan.cases,
+            plan.target,
+            options=options,
+            judges=plan.judges,
+            default_judge=plan.default_judge,
+            secrets=plan.secrets,
+            catalog=plan.catalog,
+            on_notice=on_notice,
+            cache=cache_settings(plan),
+            address=plan.request.ray_address,
+        )
+    return Run(
+        plan.dataset,
+        plan.cases,
+        plan.target,
+        options=options,
+        judges=plan.judges,
+        default_judge=plan.default_judge,
+        secrets=plan.secrets,
+        catalog=plan.catalog,
+        on_notice=on_notice,
+        cache=cache_settings(plan),
+    )
 
 
 @dataclass
