@@ -134,7 +134,8 @@ def rescore(
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
-    from agentv_py.rescore import RescoreRequest, execute_rescore, open_rescore_results, plan_rescore
+    from agentv_py.rescore import execute_rescore, open_rescore_results
+    from agentv_py.rescore_plan import RescoreRequest, plan_rescore
     from agentv_py.run_reports import (
         baseline_options,
         case_images,
