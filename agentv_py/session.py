@@ -171,7 +171,8 @@ def execute(
     summary.baseline_passed = plan.baseline.passed if plan.baseline is not None else None
     ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
     positions = {case_id: i for i, case_id in enumerate(case_ids(ordered))}  # ids are unique
-    options = RunOptions(workers=plan.request.workers, max_retries=plan.request.max_retries)
+    request = plan.request
+    options = RunOptions(workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address)
     if writer is not None:
         results = writer
     elif reuse is not None and reuse.mode == "resume":
@@ -247,24 +248,13 @@ def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset |
 
 def _executor(plan: EvalPlan, options: RunOptions, on_notice: Callable[[str], None] | None) -> Run | RayRun:
     """The run of `--executor`: the local thread pool (`Run`), or Ray tasks (`RayRun`, imported
-    only then), both given the whole plan by name."""
+    only then); both take the plan's pieces by name."""
+    executor: type[Run] | type[RayRun] = Run
     if plan.request.executor == "ray":
         from agentv_py.runner.ray_executor import RayRun
 
-        return RayRun(
-            plan.dataset,
-            plan.cases,
-            plan.target,
-            options=options,
-            judges=plan.judges,
-            default_judge=plan.default_judge,
-            secrets=plan.secrets,
-            catalog=plan.catalog,
-            on_notice=on_notice,
-            cache=cache_settings(plan),
-            address=plan.request.ray_address,
-        )
-    return Run(
+        executor = RayRun
+    return executor(
         plan.dataset,
         plan.cases,
         plan.target,

@@ -241,6 +241,12 @@ def inherited_environment(environ: Mapping[str, str], ignore: Sequence[str] = ()
     return material
 
 
+def input_digests(case: PreparedCase, digests: FileDigests) -> tuple[list[str], list[str]]:
+    """The content hash of every input file and image of a case (OSError or ValueError when one
+    cannot be read)."""
+    return [digests(path) for path in case.file_paths], [image_digest(image, digests) for image in case.images]
+
+
 def worker_case_key(
     runner: WorkerRunner,
     case: PreparedCase,
@@ -253,8 +259,7 @@ def worker_case_key(
     config, the hashes of its program (`programs`), the content of every file and image, and the
     question: what its request carries. None: a file cannot be read (the call reports it)."""
     try:
-        files = [digests(path) for path in case.file_paths]
-        images = [image_digest(image, digests) for image in case.images]
+        files, images = input_digests(case, digests)
     except (OSError, ValueError):
         return None
     material = {
@@ -309,8 +314,7 @@ def cli_case_key(
     files the template names (`programs`). None: no key (a file cannot be read, or the template
     cannot be rendered: the call reports it)."""
     try:
-        files = [digests(path) for path in case.file_paths]
-        images = [image_digest(image, digests) for image in case.images]
+        files, images = input_digests(case, digests)
         values = runner.case_values(
             case,
             1,

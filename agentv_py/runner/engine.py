@@ -32,6 +32,7 @@ MAX_WORKERS = 64
 class RunOptions:
     workers: int = 4
     max_retries: int = 1
+    ray_address: str | None = None  # --ray-address (`--executor ray` only; else RAY_ADDRESS or a local Ray)
 
 
 @dataclass(frozen=True)

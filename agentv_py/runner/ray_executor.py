@@ -180,7 +180,6 @@ class RayRun:
         catalog: TargetCatalog | None = None,
         on_notice: Callable[[str], None] | None = None,
         cache: CacheSettings | None = None,
-        address: str | None = None,
     ) -> None:
         check_ray(target)
         import ray
@@ -212,7 +211,7 @@ class RayRun:
             None,
         )
         self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog)
-        self._address = address or os.environ.get("RAY_ADDRESS") or None
+        self._address = self.options.ray_address or os.environ.get("RAY_ADDRESS") or None
         self._started = False
         self._signals = contextlib.ExitStack()
 
