@@ -43,7 +43,6 @@ from agentv_py.runner.targets import DRY_RUN_TARGET
 from agentv_py.session import cache_settings, log_notice
 from agentv_py.stored_rows import (
     StoredAnswers,
-    rescored,
 )
 
 
@@ -135,7 +134,7 @@ def execute_rescore(
                     eval_plan.dataset,
                     plan.cases,
                     DRY_RUN_TARGET,
-                    options=RunOptions(workers=plan.workers, max_retries=0),
+                    options=RunOptions(workers=plan.workers, max_retries=0, run_id=plan.run_id),
                     judges=eval_plan.judges,
                     default_judge=eval_plan.default_judge,
                     secrets=eval_plan.secrets,
@@ -148,7 +147,6 @@ def execute_rescore(
         summary.results_path = results.display
 
         def accept(row: ResultRow) -> None:
-            row = rescored(row, stored.taken(row.eval_id), plan.run_id)
             try:
                 results.write(row)
             except OSError as exc:
@@ -206,6 +204,7 @@ def _score_in_order(plan: RescorePlan, stored: StoredAnswers, accept: Callable[[
                         target=stored.name,
                         attempts=1,
                         duration_ms=0.0,
+                        run_id=plan.run_id,
                     )
                 )
         except KeyboardInterrupt:

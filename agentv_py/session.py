@@ -172,7 +172,9 @@ def execute(
     ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
     positions = {case_id: i for i, case_id in enumerate(case_ids(ordered))}  # ids are unique
     request = plan.request
-    options = RunOptions(workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address)
+    options = RunOptions(
+        workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address, run_id=plan.run_id
+    )
     if writer is not None:
         results = writer
     elif reuse is not None and reuse.mode == "resume":
@@ -185,7 +187,6 @@ def execute(
             summary.results_path = results.display
 
             def accept(row: ResultRow) -> None:
-                row.run_id = plan.run_id
                 try:
                     results.write(row)
                 except OSError as exc:
@@ -201,9 +202,8 @@ def execute(
             manifest = start_manifest(plan, results)
             for row in kept:  # the rows reused: in the summary (resume) and copied into the new file (re-run)
                 if reuse is not None and reuse.mode != "resume":
-                    row.run_id = plan.run_id
                     try:
-                        results.write(row)
+                        results.write(row.model_copy(update={"run_id": plan.run_id}))
                     except OSError as exc:
                         raise write_failed(results.display, exc, summary.completed) from None
                 summary.add(row, positions.get(row.eval_id))

@@ -126,8 +126,8 @@ def stored_outcome(row: ResultRow) -> TargetOutcome:
     """What the target gave for a row, as the run had it: the answer as written (already taken out
     of any envelope), the metrics it reported (`engine._trace` reads them as it did), its
     `output_messages`. A row whose target failed gives its error (never retried)."""
-    if row.status == "error":
-        return TargetOutcome(None, row.error or "target failed", retryable=False)
+    if row.status == "error":  # copied as it was (`origin`)
+        return TargetOutcome(None, row.error or "target failed", retryable=False, origin=row)
     if row.candidate_answer is None:
         return TargetOutcome(None, "its row has no candidate_answer: nothing to re-score", retryable=False)
     reported = row.trace.model_dump(include=set(_TRACE_KEYS), exclude_none=True)
@@ -136,13 +136,14 @@ def stored_outcome(row: ResultRow) -> TargetOutcome:
         output_messages=row.output_messages,
         trace=reported,
         duration_ms=row.trace.duration_ms or 0.0,
+        origin=row,  # what the run measured of its target stands: attempts, duration, batch and cache notes
     )
 
 
 class StoredAnswers:
     """A target that answers each case with its row of the results file, read as the run's
     workers ask: rows come in the order the run takes cases (the order of `lines`), so at most one
-    row per worker waits here. The row each answer came from is kept until `taken` claims it."""
+    row per worker waits here. Each outcome carries the row it came from (`TargetOutcome.origin`)."""
 
     vision = True
 
@@ -152,7 +153,6 @@ class StoredAnswers:
         self._lines = lines
         self._rows = self._read()
         self._ready: dict[str, ResultRow | str] = {}
-        self._given: dict[str, ResultRow | str] = {}
         self._lock = threading.Lock()
 
     def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
@@ -170,35 +170,12 @@ class StoredAnswers:
                     break
                 self._ready[found[0]] = found[1]
             stored = self._ready.pop(case_id, None)
-            if stored is not None:
-                self._given[case_id] = stored
         if stored is None:
             return TargetOutcome(None, f"its row is no longer in {self._path} (the file changed)", retryable=False)
         if isinstance(stored, str):
             return TargetOutcome(None, f"its row in {self._path} cannot be read: {stored}", retryable=False)
         return stored_outcome(stored)
 
-    def taken(self, case_id: str) -> ResultRow | str | None:
-        """The row the answer for `case_id` came from (once)."""
-        with self._lock:
-            return self._given.pop(case_id, None)
-
     def complete(self, messages: list[Any]) -> Any:
         """Never called: stored answers are no judge (the run's judges are targets of their own)."""
         raise TargetError("stored answers cannot judge")
-
-
-def rescored(row: ResultRow, original: ResultRow | str | None, run_id: str) -> ResultRow:
-    """The row to write: a target error copied as it was; a re-scored row keeps what the run
-    measured of its target (attempts, duration, batch and cache notes, the target's name)."""
-    if isinstance(original, ResultRow):
-        if original.status == "error":
-            row = original
-        elif row.status == "ok":
-            row.target = original.target
-            row.attempts = original.attempts
-            row.duration_ms = original.duration_ms
-            row.trace.batch = original.trace.batch
-            row.trace.cache = original.trace.cache
-    row.run_id = run_id
-    return row

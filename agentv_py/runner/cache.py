@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
@@ -49,9 +49,6 @@ class CacheSettings:
     judges: frozenset[str] = frozenset()
     project: tuple[Path, ...] = ()
     busy_timeout: float = BUSY_TIMEOUT_SECONDS
-
-
-CacheStatus = Literal["hit", "miss"]
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -160,7 +157,7 @@ class Cache:
 
 class CachedTarget:
     """A target runner whose answers go through the cache: a stored answer for the case's key, else
-    the call, whose answer (never an error) is stored. `status(case_id)` says which it was."""
+    the call, whose answer (never an error) is stored. The outcome's `cache` says which it was."""
 
     def __init__(self, runner: TargetRunner, config: TargetConfig, cache: Cache) -> None:
         self.runner = runner
@@ -168,7 +165,6 @@ class CachedTarget:
         self.cache = cache
         self.name = runner.name
         self.vision = runner.vision
-        self._status: dict[str, CacheStatus] = {}
 
     def key(self, case: PreparedCase) -> str | None:
         if isinstance(self.runner, CliRunner):
@@ -190,20 +186,16 @@ class CachedTarget:
         stored = self.cache.store.get("target", key)
         outcome = decode_outcome(stored) if stored is not None else None
         if outcome is not None:
-            self._status[case.case.id] = "hit"
+            outcome.cache = "hit"
             return outcome
         outcome = self.runner.invoke(case, attempt)
-        self._status[case.case.id] = "miss"
+        outcome.cache = "miss"
         if outcome.answer is not None and outcome.error is None:
             self.cache.keep("target", key, encode_outcome(outcome))
         return outcome
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         return self.runner.complete(messages)
-
-    def status(self, case_id: str) -> CacheStatus | None:
-        """Whether the case's answer came from the cache (None: not looked up)."""
-        return self._status.pop(case_id, None)
 
 
 class CachedChat:

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
 from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError
@@ -33,6 +33,7 @@ class RunOptions:
     workers: int = 4
     max_retries: int = 1
     ray_address: str | None = None  # --ray-address (`--executor ray` only; else RAY_ADDRESS or a local Ray)
+    run_id: str | None = None  # written into every row of the run (its manifest's id)
 
 
 @dataclass(frozen=True)
@@ -125,10 +126,22 @@ def score_case(
     duration_ms: float,
     judging: Judging = NO_JUDGES,
     processes: ProcessRegistry | None = None,
+    run_id: str | None = None,
+    batch: str | None = None,
 ) -> ResultRow:
-    """Build the row for one case from the target's outcome (pure apart from the evaluators)."""
+    """Build the row for one case from the target's outcome (pure apart from the evaluators): the
+    row is complete when it is returned (its run, how its answer came: `batch`, the outcome's
+    cache note or the earlier row it replays); only redaction follows."""
     case = prepared.case
-    trace = _trace(outcome)
+    origin = outcome.origin
+    if origin is not None and origin.status == "error":  # a replayed row whose target failed: as it was
+        return origin.model_copy(update={"run_id": run_id})
+    if origin is not None:  # a replayed answer: what the earlier run measured of its target stands
+        target, attempts, duration_ms = origin.target, origin.attempts, origin.duration_ms
+        batch, cache = origin.trace.batch, origin.trace.cache
+    else:
+        cache = outcome.cache
+    trace = _trace(outcome, batch, cache)
 
     def row(
         status: CaseStatus,
@@ -162,6 +175,7 @@ def score_case(
             attempts=attempts,
             duration_ms=round(duration_ms, 3),
             trace=trace,
+            run_id=run_id,
         )
 
     if outcome.answer is None:
@@ -219,9 +233,9 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _trace(outcome: TargetOutcome) -> Trace:
+def _trace(outcome: TargetOutcome, batch: str | None, cache: Literal["hit", "miss"] | None) -> Trace:
     """Target-reported metrics when they have the right types (a negative duration or cost is
-    dropped, as AgentV dropped it); else our own measurement."""
+    dropped, as AgentV dropped it); else our own measurement. With how the answer came."""
     reported = outcome.trace
     duration = reported.get("duration_ms")
     cost = reported.get("cost_usd")
@@ -233,6 +247,8 @@ def _trace(outcome: TargetOutcome) -> Trace:
         token_usage=usage if isinstance(usage, dict) else None,
         model=model if isinstance(model, str) else None,
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,
+        batch=batch,
+        cache=cache,
     )
 
 
@@ -255,12 +271,14 @@ def run_case(
     processes: ProcessRegistry | None = None,
     stopped: Callable[[], bool] = lambda: False,
     answered: TargetOutcome | None = None,
+    batch: str | None = None,
 ) -> ResultRow:
     """The row of one case: the target (retried up to `options.max_retries` times, not once
     the run is stopping, and not when it cannot start at all), then its evaluators. The row's
     `attempts` counts the calls made. `answered`: the case's outcome from a batch call
     (`runner/batch.py`), used as its one attempt (its duration is the case's share of the batch);
-    the target is not called. Never raises: an internal error is an error row."""
+    the target is not called; `batch`: what the row says of the batch (`batch.batch_note`). Never
+    raises: an internal error is an error row."""
     started = time.monotonic()
     try:
         attempts = 0
@@ -283,9 +301,18 @@ def run_case(
             duration_ms=(time.monotonic() - started) * 1000,
             judging=judging,
             processes=processes,
+            run_id=options.run_id,
+            batch=batch,
         )
     except Exception as exc:  # noqa: BLE001 - every case must produce a row
         message = f"internal error while running the case: {type(exc).__name__}: {exc}"
         return score_case(
-            prepared, [], TargetOutcome(None, message), dataset=dataset, target=runner.name, attempts=1, duration_ms=0.0
+            prepared,
+            [],
+            TargetOutcome(None, message),
+            dataset=dataset,
+            target=runner.name,
+            attempts=1,
+            duration_ms=0.0,
+            run_id=options.run_id,
         )

@@ -4,9 +4,10 @@ AgentV's envelope, and how a failed command is described."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from agentv_py.chat import ChatMessage, ChatReply
+from agentv_py.models.results import ResultRow
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcResult
@@ -29,6 +30,11 @@ class TargetOutcome:
     trace: dict[str, Any] = field(default_factory=dict)
     duration_ms: float = 0.0
     retryable: bool = True  # False: trying again cannot help (the program is missing, not executable)
+    # where the answer came from, for the row (`engine.score_case`): the cache (a stored answer, or
+    # one stored now), or a row of an earlier run replayed (`agentv rescore`: its target, attempts,
+    # duration and notes stand; a row whose target failed is that row again)
+    cache: Literal["hit", "miss"] | None = None
+    origin: ResultRow | None = None
 
 
 @dataclass

@@ -12,6 +12,7 @@ for (`pip install 'agentv-py[ray]'`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -84,7 +85,7 @@ def _run_one(spec: _Spec, prepared: PreparedCase) -> tuple[ResultRow, list[str]]
         spec.dataset,
         [prepared],
         spec.target,
-        options=RunOptions(workers=1, max_retries=spec.options.max_retries),
+        options=dataclasses.replace(spec.options, workers=1),
         judges=spec.judges,
         default_judge=spec.default_judge,
         secrets=spec.secrets,
@@ -334,5 +335,6 @@ class RayRun:
             target=self.target.name,
             attempts=1,
             duration_ms=0.0,
+            run_id=self.options.run_id,
         )
         return redact_row(self.redact, row)

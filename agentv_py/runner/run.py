@@ -227,6 +227,7 @@ class Run:
                             target=self.runner.name,
                             attempts=0,
                             duration_ms=0.0,
+                            run_id=self.options.run_id,
                         )
                     else:
                         case_id = prepared.case.id
@@ -239,10 +240,8 @@ class Run:
                             processes=self.processes,
                             stopped=self._stop.is_set,
                             answered=batch.outcomes.get(case_id) if batch else None,
+                            batch=batch_note(batch, case_id) if batch else None,
                         )
-                        row.trace.batch = batch_note(batch, case_id) if batch else None
-                        if isinstance(self.runner, CachedTarget):
-                            row.trace.cache = self.runner.status(case_id)
                     hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
