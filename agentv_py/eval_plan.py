@@ -1,10 +1,11 @@
 """What an eval is asked to do (`EvalRequest`: the command line, or a `run_eval` call) and what
 planning made of it (`EvalPlan`: the dataset, the selected cases, the target and judges resolved,
-a reused results file's `Reuse`). `session.plan_eval` builds the plan; `session.execute` runs it."""
+a reused results file's `Reuse`, the `RunSpec` to run). `session.plan_eval` builds the plan;
+`pipeline.execute` runs its spec."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -24,13 +25,10 @@ from agentv_py.models.targets import (
 )
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.report.gates import Baseline
-from agentv_py.report.manifest import (
-    manifest_path,
-    new_run_id,
-)
+from agentv_py.report.manifest import manifest_path
+from agentv_py.run_spec import RunSpec
 from agentv_py.runner.cache_keys import named_files
 from agentv_py.runner.engine import Shard
-from agentv_py.runner.run import TargetCatalog
 
 ReuseMode = Literal["resume", "rerun_failed", "retry_errors"]
 
@@ -71,19 +69,22 @@ class EvalRequest:
     outputs: list[Role] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalPlan:
-    request: EvalRequest
+    """What planning made of a request: the pieces the CLI shows, and the frozen `spec` the
+    pipeline runs (`pipeline.execute`). Nothing reads the request after planning."""
+
+    spec: RunSpec
     dataset: LoadedDataset
-    cases: Sequence[PreparedCase]
+    cases: Sequence[PreparedCase]  # those that run (a re-run: those left to run)
     target: TargetConfig
-    secrets: list[str]
-    out: str
-    judges: dict[str, TargetConfig] = field(default_factory=dict)  # judge targets by name
-    default_judge: str | None = None
-    targets_file: Path | None = None  # the targets file read (None: none, in a dry run)
-    catalog: TargetCatalog | None = None  # every target, for code judges' proxies (`_proxy_catalog`)
-    run_id: str = field(default_factory=new_run_id)  # written into every row and the manifest
+    judges: Mapping[str, TargetConfig]  # judge targets by name
+    default_judge: str | None
+    targets_file: Path | None  # the targets file read (None: none, in a dry run)
+    out: str  # the results file ("-": stdout)
+    dry_run: bool
+    shard: Shard | None = None
+    baseline_path: Path | None = None  # --baseline's file
     reuse: Reuse | None = None  # --resume / --rerun-failed / --retry-errors: `cases` are those to run
     baseline: Baseline | None = None  # --baseline, read when planning (a bad one: exit 2 before anything runs)
 
@@ -99,7 +100,7 @@ class EvalPlan:
         and of the cases' input files, those one of `outputs` already is (`locate.inputs_among`).
         --resume's file is the output itself, not an input."""
         roles: list[Role] = [("the dataset", self.dataset.path), ("the targets file", self.targets_file)]
-        for role, path in (("--baseline", self.request.baseline), (self._reused_role(), self._reused())):
+        for role, path in (("--baseline", self.baseline_path), (self._reused_role(), self._reused())):
             if path is not None:
                 roles += [(f"the {role} results", path), (f"the {role} manifest", manifest_path(path))]
         target = self.target
@@ -131,7 +132,7 @@ class EvalPlan:
     def target_origin(self) -> str:
         """Where the target came from, for the run's header: `from .agentv/targets.yaml`."""
         shown = display_path(self.targets_file) if self.targets_file is not None else None
-        if not self.request.dry_run:
+        if not self.dry_run:
             return f"from {shown}" if shown else "(no targets file)"
         return f"(dry run, judge targets from {shown})" if shown else "(dry run, no targets file read)"
 

@@ -7,18 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentv_py.errors import OutputError, ResultsFileError
-from agentv_py.eval_plan import (
-    EvalPlan,
-    EvalRequest,
-)
+from agentv_py.eval_plan import EvalRequest
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
-from agentv_py.models.manifest import RunManifest, ShardInfo
+from agentv_py.models.manifest import RunManifest
 from agentv_py.report.jsonl import JsonlWriter, ResultsUnavailable, default_results_path, open_new_results
 from agentv_py.report.manifest import (
     manifest_path,
     utc_now,
     write_manifest,
 )
+from agentv_py.run_spec import ManifestSeed
 
 
 def tool_version() -> str:
@@ -52,31 +50,28 @@ def plan_options(request: EvalRequest) -> dict[str, object]:
     }
 
 
-def start_manifest(plan: EvalPlan, results: JsonlWriter) -> RunManifest | None:
+def start_manifest(run_id: str, seed: ManifestSeed, results: JsonlWriter) -> RunManifest | None:
     """Write the manifest of a run that starts (none for JSONL on stdout); a manifest that cannot be
-    written stops the run like a results file that cannot be (OutputError, exit 5). A run reusing
-    a results file records every selected case, run now or reused; a resumed run keeps its start."""
+    written stops the run like a results file that cannot be (OutputError, exit 5)."""
     if results.path is None:
         return None
-    reuse = plan.reuse
-    resumed = reuse.stored if reuse is not None and reuse.mode == "resume" else None
     manifest = build_manifest(
-        run_id=plan.run_id,
+        run_id=run_id,
         results=results.path,
-        dataset=plan.dataset,
-        dataset_sha256=dataset_sha256(plan.dataset),
-        cases=reuse.selected if reuse is not None else plan.cases,
-        target=plan.target,
-        judges=plan.judges,
-        secrets=plan.secrets,
-        options=plan_options(plan.request),
+        dataset=seed.dataset,
+        dataset_sha256=dataset_sha256(seed.dataset),
+        cases=seed.cases,
+        target=seed.target,
+        judges=dict(seed.judges),
+        secrets=seed.secrets,
+        options=dict(seed.options),
         version=tool_version(),
-        started_at=resumed.started_at if resumed is not None else utc_now(),
+        started_at=seed.started_at or utc_now(),
     )
-    if reuse is not None and reuse.derived_from is not None:
-        manifest.derived_from = reuse.derived_from
-    if plan.request.shard is not None:
-        manifest.shard = ShardInfo(index=plan.request.shard.index, count=plan.request.shard.count)
+    update: dict[str, object] = {"derived_from": seed.derived_from, "shard": seed.shard}
+    if seed.recorded_target is not None:
+        update["target"] = seed.recorded_target
+    manifest = manifest.model_copy(update=update)
     record_manifest(results, manifest)
     return manifest
 

@@ -1,10 +1,12 @@
 """Planning `agentv rescore RUN`: what it is asked (`RescoreRequest`), the results file scanned and
 its manifest trusted only for its own rows, the dataset loaded and checked as `agentv eval
 --dry-run` plans it (its judges refused when a results file, not you, chose them), and which row
-stands for each case (`RescorePlan`). `rescore.execute_rescore` runs the plan."""
+stands for each case, all resolved into the `RunSpec` of the re-score (`RescorePlan.spec`, run by
+`pipeline.execute` like any other run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,9 @@ from agentv_py.report.manifest import (
     read_manifest,
 )
 from agentv_py.report.summary import plural
+from agentv_py.run_spec import ManifestSeed, ResultsFile, RunSpec, StoredSource
+from agentv_py.runner.engine import RunOptions
+from agentv_py.runner.targets import DRY_RUN_TARGET
 from agentv_py.session import plan_eval
 from agentv_py.stored_rows import (
     listed_ids,
@@ -62,32 +67,21 @@ class RescoreRequest:
 JUDGES_SHOWN = 5  # judge commands a refusal names
 
 
-@dataclass
+@dataclass(frozen=True)
 class RescorePlan:
-    request: RescoreRequest
+    spec: RunSpec  # what `pipeline.execute` runs
     eval_plan: EvalPlan  # the dataset, its judges and their secrets, as `agentv eval --dry-run` plans them
-    manifest: RunManifest | None  # the old run's, when it could be read
-    lines: dict[int, str]  # line of RESULTS -> the case its row re-scores (each case's last row)
-    cases: Sequence[PreparedCase]  # those cases, in the order of their rows
+    cases: Sequence[PreparedCase]  # the cases re-scored, in the order of their rows
     target: TargetInfo  # the target that gave the answers (the new manifest records it)
-    derived_from: str | None
+    workers: int  # worker threads: the requested number when judges run, else 1 (`_judged`)
     warnings: list[str] = field(default_factory=list)
-    run_id: str = field(default_factory=new_run_id)
-    positions: dict[str, int] = field(default_factory=dict)  # case id -> its index in the dataset
 
-    def __post_init__(self) -> None:
-        self.positions = {case_id: i for i, case_id in enumerate(case_ids(self.eval_plan.dataset.cases))}
 
-    @property
-    def judged(self) -> bool:
-        """Does a code or LLM judge run for some case (then its rows are scored by worker threads)?"""
-        return any(_waits(config) for prepared in self.cases for config in prepared.evaluators)
-
-    @property
-    def workers(self) -> int:
-        """Worker threads: the requested number when judges run (they wait on processes and HTTP),
-        else none but the calling thread (pure scoring is bound by the interpreter)."""
-        return self.request.workers if self.judged else 1
+def _judged(cases: Sequence[PreparedCase]) -> bool:
+    """Does a code or LLM judge run for some case? Then worker threads score the rows (judges
+    wait on processes and HTTP); else the calling thread scores them inline (pure scoring is
+    bound by the interpreter)."""
+    return any(_waits(config) for prepared in cases for config in prepared.evaluators)
 
 
 def _waits(config: Any) -> bool:
@@ -264,13 +258,76 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     else:
         target = TargetInfo(name=scan.target or "unknown", provider="unknown", sha256="")
         derived_from = next(iter(scan.run_ids)) if len(scan.run_ids) == 1 else None
-    return RescorePlan(
+    cases = select(dataset.cases, (lines[number] for number in ordered))
+    judged = _judged(cases)
+    workers = request.workers if judged else 1
+    spec = _spec(
         request,
         eval_plan,
-        manifest,
-        {number: lines[number] for number in ordered},
-        select(dataset.cases, (lines[number] for number in ordered)),
+        cases,
+        StoredSource(target.name, results, {number: lines[number] for number in ordered}),
         target,
         derived_from,
-        warnings,
+        workers if judged else None,
+    )
+    return RescorePlan(spec, eval_plan, cases, target, workers, warnings)
+
+
+def _spec(
+    request: RescoreRequest,
+    eval_plan: EvalPlan,
+    cases: Sequence[PreparedCase],
+    answers: StoredSource,
+    target: TargetInfo,
+    derived_from: str | None,
+    workers: int | None,
+) -> RunSpec:
+    """The re-score as a run: the stored answers stand for the target (no program runs), its
+    judges run on `workers` threads (None: no judge runs, the rows are scored inline), judge replies may come
+    from the cache (never a target's answer), and the manifest records the old run's target."""
+    run_id = new_run_id()
+    dry = eval_plan.spec.execution
+    cache = dry.cache
+    if cache is not None:
+        cache = dataclasses.replace(cache, target=False) if cache.judges else None
+    execution = dataclasses.replace(
+        dry,
+        kind="local" if workers is not None else "inline",
+        cases=cases,
+        options=RunOptions(workers=workers or 1, max_retries=0, run_id=run_id),
+        cache=cache,
+        answers=answers,
+    )
+    options: dict[str, object] = {
+        "command": "rescore",
+        "rescored": str(request.results.resolve()),
+        "targets": str(eval_plan.targets_file) if eval_plan.targets_file is not None else None,
+        "workers": workers or 1,
+        "judge_target": eval_plan.default_judge,
+        "threshold": request.threshold,
+    }
+    if request.baseline:
+        options |= {"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0}
+        options |= {"allow_flips": request.allow_flips}
+    positions = {case_id: i for i, case_id in enumerate(case_ids(eval_plan.dataset.cases))}
+    seed = ManifestSeed(
+        dataset=eval_plan.dataset,
+        cases=sorted(cases, key=lambda prepared: positions[prepared.case.id]),  # in dataset order
+        target=DRY_RUN_TARGET,
+        judges=eval_plan.judges,
+        secrets=dry.secrets,
+        options=options,
+        derived_from=derived_from,
+        recorded_target=target,
+    )
+    return RunSpec(
+        run_id=run_id,
+        execution=execution,
+        results=ResultsFile(out=None, dataset_name=eval_plan.dataset.name),
+        manifest=seed,
+        positions=positions,
+        threshold=request.threshold,
+        gates=eval_plan.spec.gates,
+        baseline=eval_plan.baseline,
+        verbose=request.verbose,
     )

@@ -1,63 +1,44 @@
-"""One eval, start to finish, minus the printing: plan it (load, select, check), then execute
-it (a `Run` writing rows and a summary). The layer between the CLI and loader/runner/report."""
+"""One eval, start to finish, minus the printing: plan it (load, select, check, resolve into a
+frozen `RunSpec`), then execute it (`pipeline.execute`: the one run loop). The layer between the
+CLI and loader/runner/report."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from agentv_py.errors import AgentvError, ConfigError, OutputError
-from agentv_py.eval_plan import (
-    EvalPlan,
-    EvalRequest,
-)
-from agentv_py.loading import (
-    load_dataset,
-)
+from agentv_py import pipeline
+from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.eval_plan import EvalPlan, EvalRequest
+from agentv_py.loading import load_dataset
 from agentv_py.loading.fingerprint import dataset_sha256
 from agentv_py.locate import output_clash, repo_root
+from agentv_py.models.manifest import ShardInfo
 from agentv_py.models.results import ResultRow
-from agentv_py.preflight import (
-    preflight,
-    proxy_catalog,
-)
+from agentv_py.models.targets import TargetConfig
+from agentv_py.pipeline import log_notice
+from agentv_py.preflight import preflight, proxy_catalog
 from agentv_py.prepared import LoadedDataset, PreparedCase, case_ids
-from agentv_py.recorder import (
-    open_results_file,
-    open_resumed,
-    record_manifest,
-    start_manifest,
-    write_failed,
-)
+from agentv_py.recorder import plan_options
 from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, default_results_path
-from agentv_py.report.manifest import (
-    ManifestError,
-    finish_manifest,
-    read_manifest,
-)
-from agentv_py.report.render import visible
-from agentv_py.report.summary import RunSummary, gate
-from agentv_py.reuse_plan import (
-    plan_reuse,
-)
+from agentv_py.report.manifest import ManifestError, new_run_id, read_manifest
+from agentv_py.report.summary import RunSummary
+from agentv_py.reuse_plan import plan_reuse
+from agentv_py.run_spec import Execution, ManifestSeed, ResultsFile, RunSpec
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, select_cases, shard_cases
-from agentv_py.runner.run import Interrupted, Run
 from agentv_py.runner.target_checks import run_healthcheck
 
-if TYPE_CHECKING:
-    from agentv_py.runner.ray_executor import RayRun
+__all__ = ["EvalResult", "cache_settings", "execute", "log_notice", "merge_dataset", "plan_eval", "run_eval"]
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
-    """Load and check everything; raise (exit 2) before anything runs."""
+    """Load and check everything; raise (exit 2) before anything runs. The plan's `spec` is all
+    the run reads."""
     dataset = load_dataset(request.dataset)
     cases = shard_cases(select_cases(dataset.cases, request.eval_ids), request.shard)
     checked = preflight(request, dataset, cases)
@@ -74,17 +55,61 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
     loaded = checked.loaded
+    run_id = reuse.run_id if reuse is not None and reuse.run_id is not None else new_run_id()
+    resumed = reuse is not None and reuse.mode == "resume"
+    ordered = dataset.cases if reuse is not None else to_run  # reused rows: in dataset order too
+    execution = Execution(
+        kind=request.executor,
+        dataset=dataset,
+        cases=to_run,
+        target=checked.target,
+        options=RunOptions(
+            workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address, run_id=run_id
+        ),
+        judges=checked.judges,
+        default_judge=checked.default_judge,
+        secrets=checked.secrets,
+        catalog=proxy_catalog(dataset, loaded),
+        cache=cache_settings(request, dataset, checked.target, checked.judges),
+    )
+    seed = ManifestSeed(
+        dataset=dataset,
+        cases=reuse.selected if reuse is not None else to_run,
+        target=checked.target,
+        judges=checked.judges,
+        secrets=checked.secrets,
+        options=plan_options(request),
+        started_at=reuse.stored.started_at if resumed and reuse is not None and reuse.stored is not None else None,
+        derived_from=reuse.derived_from if reuse is not None else None,
+        shard=ShardInfo(index=request.shard.index, count=request.shard.count) if request.shard is not None else None,
+    )
+    spec = RunSpec(
+        run_id=run_id,
+        execution=execution,
+        results=ResultsFile(
+            out=request.out, dataset_name=dataset.name, resume=reuse.source if resumed and reuse is not None else None
+        ),
+        manifest=seed,
+        kept=reuse.kept if reuse is not None else (),
+        copy_kept=reuse is not None and not resumed,
+        positions={case_id: i for i, case_id in enumerate(case_ids(ordered))},  # ids are unique
+        threshold=request.threshold,
+        gates=dataset.model.gates,
+        baseline=baseline,
+        verbose=request.verbose,
+    )
     plan = EvalPlan(
-        request,
+        spec,
         dataset,
         to_run,
         checked.target,
-        checked.secrets,
-        out,
         checked.judges,
         checked.default_judge,
         loaded.path if loaded else None,
-        catalog=proxy_catalog(dataset, loaded),
+        out,
+        request.dry_run,
+        shard=request.shard,
+        baseline_path=request.baseline,
         reuse=reuse,
         baseline=baseline,
     )
@@ -94,8 +119,6 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
         slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
         run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
-    if reuse is not None and reuse.run_id is not None:
-        plan.run_id = reuse.run_id
     return plan
 
 
@@ -122,29 +145,24 @@ def _load_baseline(
         raise AgentvError(exc.message, exc.hint) from None
 
 
-def log_notice(message: str) -> None:
-    """A run's notice (`Run.notice`: a failed batch call) as a terminal-safe `warning: ...` line
-    of the `agentv` logger: on stderr when logging is not configured (`agentv eval`), where an
-    application that configures logging wants it otherwise."""
-    logging.getLogger("agentv").warning("warning: %s", visible(message))
-
-
-def cache_settings(plan: EvalPlan) -> CacheSettings | None:
+def cache_settings(
+    request: EvalRequest, dataset: LoadedDataset, target: TargetConfig, judges: Mapping[str, TargetConfig]
+) -> CacheSettings | None:
     """What the run caches (docs/incremental.md): with --cache everything, with --no-cache nothing,
     else what the dataset's `execution.cache` or each target's own `cache:` turns on. None: nothing."""
-    wanted = plan.request.cache
+    wanted = request.cache
     if wanted is False:
         return None
-    everything = wanted is True or plan.dataset.model.execution.cache
+    everything = wanted is True or dataset.model.execution.cache
     settings = CacheSettings(
-        directory=Path(os.path.abspath(plan.request.cache_dir or default_cache_dir(plan.dataset.directory))),
-        target=everything or getattr(plan.target, "cache", False) is True,
+        directory=Path(os.path.abspath(request.cache_dir or default_cache_dir(dataset.directory))),
+        target=everything or getattr(target, "cache", False) is True,
         judges=frozenset(
-            name for name, config in plan.judges.items() if everything or getattr(config, "cache", False) is True
+            name for name, config in judges.items() if everything or getattr(config, "cache", False) is True
         ),
         # the directories whose files a command's key hashes: the dataset's repository (or the
         # current directory outside one), and the dataset's own directory
-        project=(repo_root(plan.dataset.directory.resolve()) or Path.cwd().resolve(), plan.dataset.directory.resolve()),
+        project=(repo_root(dataset.directory.resolve()) or Path.cwd().resolve(), dataset.directory.resolve()),
     )
     return settings if settings.target or settings.judges else None
 
@@ -155,77 +173,14 @@ def execute(
     writer: JsonlWriter | None = None,
     on_notice: Callable[[str], None] = log_notice,
 ) -> RunSummary:
-    """Run the plan: rows are written (and flushed) as cases finish; returns the summary.
-
-    `writer`: the results file, already opened and locked by `open_results` (the CLI does that
-    before planning, so a file it cannot write stops it before the healthcheck); else it is opened
-    here, before any target runs (ResultsFileError, exit 2). The writer is closed either way.
+    """Run the plan's spec (`pipeline.execute`): rows are written (and flushed) as cases finish;
+    returns the summary. `writer`: the results file, already opened and locked by `open_results`
+    (the CLI does that before planning, so a file it cannot write stops it before the
+    healthcheck); else it is opened here, before any target runs (ResultsFileError, exit 2).
     Ctrl-C or SIGTERM stops the run: finished rows stay on disk, the summary says `interrupted`.
     Any other exception (a failed write: OutputError; a closed stdout) stops the run — every
-    process it started is killed — and propagates. What the run says while it runs (a failed
-    batch call) goes to `on_notice`.
-    """
-    reuse = plan.reuse
-    kept = reuse.kept if reuse is not None else []
-    summary = RunSummary(total_selected=len(plan.cases) + len(kept), keep_all_lines=plan.request.verbose)
-    summary.baseline_passed = plan.baseline.passed if plan.baseline is not None else None
-    ordered = plan.dataset.cases if reuse is not None else plan.cases  # reused rows: in dataset order too
-    positions = {case_id: i for i, case_id in enumerate(case_ids(ordered))}  # ids are unique
-    request = plan.request
-    options = RunOptions(
-        workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address, run_id=plan.run_id
-    )
-    if writer is not None:
-        results = writer
-    elif reuse is not None and reuse.mode == "resume":
-        results = open_resumed(reuse.source)
-    else:
-        results = open_results_file(plan.out, None if plan.request.out is not None else plan.dataset.name)
-    with results:
-        run = _executor(plan, options, on_notice)
-        with run:
-            summary.results_path = results.display
-
-            def accept(row: ResultRow) -> None:
-                try:
-                    results.write(row)
-                except OSError as exc:
-                    raise write_failed(results.display, exc, summary.completed) from None
-                summary.add(row, positions.get(row.eval_id))
-                if on_row is not None:
-                    on_row(row)
-
-            try:
-                results.start()  # an existing file is emptied only now
-            except OSError as exc:
-                raise write_failed(results.display, exc, 0) from None
-            manifest = start_manifest(plan, results)
-            for row in kept:  # the rows reused: in the summary (resume) and copied into the new file (re-run)
-                if reuse is not None and reuse.mode != "resume":
-                    try:
-                        results.write(row.model_copy(update={"run_id": plan.run_id}))
-                    except OSError as exc:
-                        raise write_failed(results.display, exc, summary.completed) from None
-                summary.add(row, positions.get(row.eval_id))
-            try:
-                if plan.cases:
-                    run.execute(accept)
-            except Interrupted:
-                summary.interrupted = True
-            except BaseException:
-                if manifest is not None:  # best effort: the run's own failure is what is reported
-                    failed = finish_manifest(manifest, summary, None).model_copy(update={"status": "failed"})
-                    with contextlib.suppress(OutputError):
-                        record_manifest(results, failed)
-                raise
-            if manifest is not None:
-                record_manifest(
-                    results,
-                    finish_manifest(
-                        manifest, summary, gate(summary, plan.request.threshold, plan.gates, plan.baseline)
-                    ),
-                )
-    return summary
+    process it started is killed — and propagates."""
+    return pipeline.execute(plan.spec, on_row, writer, on_notice)
 
 
 def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset | None:
@@ -244,28 +199,6 @@ def merge_dataset(runs: Sequence[Path], dataset: Path | None) -> LoadedDataset |
     except ConfigError:
         return None
     return loaded if dataset_sha256(loaded) == manifest.dataset.sha256 else None
-
-
-def _executor(plan: EvalPlan, options: RunOptions, on_notice: Callable[[str], None] | None) -> Run | RayRun:
-    """The run of `--executor`: the local thread pool (`Run`), or Ray tasks (`RayRun`, imported
-    only then); both take the plan's pieces by name."""
-    executor: type[Run] | type[RayRun] = Run
-    if plan.request.executor == "ray":
-        from agentv_py.runner.ray_executor import RayRun
-
-        executor = RayRun
-    return executor(
-        plan.dataset,
-        plan.cases,
-        plan.target,
-        options=options,
-        judges=plan.judges,
-        default_judge=plan.default_judge,
-        secrets=plan.secrets,
-        catalog=plan.catalog,
-        on_notice=on_notice,
-        cache=cache_settings(plan),
-    )
 
 
 @dataclass

@@ -45,6 +45,8 @@ LAYER_OF = {
     "agentv_py.preflight": "session",  # the checks before a run (eval and validate)
     "agentv_py.recorder": "session",  # a run's results file and manifest
     "agentv_py.reuse_plan": "session",  # --resume, --rerun-failed, --retry-errors
+    "agentv_py.run_spec": "session",  # the frozen spec a plan ends in
+    "agentv_py.pipeline": "session",  # the one run loop: a spec executed
     "agentv_py.schema": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.judge_input": "judge-sdk",
@@ -256,3 +258,39 @@ def test_the_reader_sees_lazy_relative_and_type_checking_imports():
 
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _row_writes(source: str) -> list[str]:
+    """Assignments to an attribute of a result row (`row.x = ...`, `row.trace.cache = ...`, for any
+    name `row`, `*_row`, `kept`...): a row is complete when `score_case` returns it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in targets:
+            base = target
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if base is not target and isinstance(base, ast.Name) and (base.id == "row" or base.id.endswith("_row")):
+                found.append(f"{ast.unparse(target)} (line {node.lineno})")
+    return found
+
+
+def test_no_module_changes_a_finished_row():
+    """A row is born complete (`runner.engine.score_case` takes its run id and provenance) and
+    redaction makes a new one: nothing assigns to a row's fields afterwards."""
+    writes = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        found = _row_writes(path.read_text(encoding="utf-8"))
+        if found:
+            writes[path.relative_to(ROOT.parent).as_posix()] = found
+    assert writes == {}
+
+
+def test_the_row_rule_sees_nested_and_augmented_writes():
+    assert _row_writes("row.run_id = 'x'\nrow.trace.cache = 'hit'\nold_row.attempts += 1\nrows = []\nx.row = 1") == [
+        "row.run_id (line 1)",
+        "row.trace.cache (line 2)",
+        "old_row.attempts (line 3)",
+    ]

@@ -243,8 +243,8 @@ def _header(plan: EvalPlan, workers: int) -> str:
     from agentv_py.report.summary import plural
 
     against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
-    if plan.request.shard is not None:
-        against = f"(shard {plan.request.shard}) {against}"
+    if plan.shard is not None:
+        against = f"(shard {plan.shard}) {against}"
     reuse = plan.reuse
     if reuse is None:
         return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"

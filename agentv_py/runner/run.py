@@ -89,7 +89,10 @@ class Run:
         catalog: TargetCatalog | None = None,
         on_notice: Callable[[str], None] | None = None,
         cache: CacheSettings | None = None,
+        answers: TargetRunner | None = None,
     ) -> None:
+        """`answers`: what answers the cases instead of a runner built from `target` (rescore's
+        stored answers: no program is run); `target` still says which keys the run sends."""
         self.notices: list[str] = []  # what the run had to say while running (a failed batch)
         self._on_notice = on_notice
         self.cache: Cache | None = None  # the answer cache, when on and usable (runner/cache.py)
@@ -108,7 +111,7 @@ class Run:
             # $OPENAI_API_KEY included): masked in every row and message
             all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *case_url_secrets(self.cases)]
             self.redact = Redactor(all_secrets)
-            runner = self._make_runner(target, all_secrets)
+            runner = answers if answers is not None else self._make_runner(target, all_secrets)
             self.runner: TargetRunner = runner
             clients: dict[str, ChatClient] = {
                 name: runner if config is target else self._make_runner(config, all_secrets)
