@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from agentv_py.prepared import LoadedDataset, PreparedCase
     from agentv_py.report.jsonl import read_rows
     from agentv_py.runner.engine import RunOptions
-    from agentv_py.runner.run import Interrupted, Run
+    from agentv_py.runner.executor import Interrupted
+    from agentv_py.runner.run import Run
     from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict, verdict_for
     from agentv_py.scoring.dates import match_date
     from agentv_py.scoring.match import MatchResult, match_exact, match_fuzzy, match_numeric, similarity
@@ -61,7 +62,7 @@ _EXPORTS = {
     "read_rows": "agentv_py.report.jsonl",
     "Run": "agentv_py.runner.run",
     "RunOptions": "agentv_py.runner.engine",
-    "Interrupted": "agentv_py.runner.run",
+    "Interrupted": "agentv_py.runner.executor",
     "PASS_THRESHOLD": "agentv_py.scoring.case",
     "case_verdict": "agentv_py.scoring.case",
     "verdict_for": "agentv_py.scoring.case",

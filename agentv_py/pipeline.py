@@ -29,8 +29,8 @@ from agentv_py.report.manifest import finish_manifest
 from agentv_py.report.render import visible
 from agentv_py.report.summary import RunSummary, gate
 from agentv_py.run_spec import Execution, ResultsFile, RunSpec
-from agentv_py.runner.executor import Executor, InlineRun
-from agentv_py.runner.run import Interrupted, Run
+from agentv_py.runner.executor import Executor, InlineRun, Interrupted
+from agentv_py.runner.run import Run
 from agentv_py.stored_rows import StoredAnswers
 
 
@@ -146,4 +146,5 @@ def make_executor(execution: Execution, on_notice: Callable[[str], None] | None 
         on_notice=on_notice,
         cache=execution.cache,
         answers=answers,
+        warm=execution.warm,
     )

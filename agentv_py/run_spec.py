@@ -23,6 +23,7 @@ from agentv_py.report.gates import Baseline
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions
 from agentv_py.runner.run import TargetCatalog
+from agentv_py.runner.worker_target import WarmWorkers
 
 # local: worker threads here (`runner.run.Run`); ray: a Ray task per case (`runner.ray_executor`);
 # inline: each case scored in turn on the calling thread (`runner.executor.InlineRun`: re-scoring
@@ -56,6 +57,7 @@ class Execution:
     catalog: TargetCatalog | None
     cache: CacheSettings | None
     answers: StoredSource | None = None  # rescore: no target is called, these rows answer
+    warm: WarmWorkers | None = None  # a worker target's workers, started by its start check: the run adopts them
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ CLI and loader/runner/report."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -118,7 +119,10 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         raise AgentvError(clash, hint="see agentv eval --help")
     if not request.dry_run and to_run:  # nothing left to run: no target is called, not even to check it
         slots = min(request.workers, len(to_run))  # worker targets start this many workers at once
-        run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
+        warm = run_healthcheck(checked.target, dataset.directory, checked.secrets, slots=slots)
+        if warm is not None:  # the workers it started: the run adopts them
+            spec = dataclasses.replace(spec, execution=dataclasses.replace(execution, warm=warm))
+            plan = dataclasses.replace(plan, spec=spec)
     return plan
 
 

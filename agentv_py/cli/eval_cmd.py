@@ -152,7 +152,7 @@ def eval_command(
     from agentv_py.recorder import open_results, open_resumed
     from agentv_py.run_reports import baseline_options, output_roles, report_options
     from agentv_py.runner.engine import parse_shard
-    from agentv_py.runner.run import sigterm_interrupts
+    from agentv_py.runner.executor import sigterm_interrupts
     from agentv_py.session import plan_eval
 
     reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)

@@ -75,30 +75,29 @@ PERSISTENT_ENV = "AGENTV_JUDGE_PERSISTENT"  # set for persistent judges: the SDK
 
 def _judge_pool(config: CodeJudgeConfig, context: EvalContext, cwd: str, env: dict[str, str]) -> Any:
     """The run's worker pool for this judge (one per script and cwd), made on first use and
-    closed with the run (`ProcessRegistry.at_close`)."""
+    closed with the run (`ProcessRegistry.at_close`). Outside a run (no registry: an evaluator
+    called on its own) a pool of its own, which the caller closes after the one request."""
     from agentv_py.process.worker import Worker, WorkerPool
 
     registry = context.processes
     argv = script_argv(config.script)
+
+    def make() -> Worker:
+        return Worker(argv, cwd=cwd, env={**env, PERSISTENT_ENV: "1"}, registry=registry, line_cap=DEFAULT_OUTPUT_CAP)
+
+    if registry is None:
+        return WorkerPool(make, start_timeout=config.timeout_seconds)
     key = ("code_judge", cwd, *argv)
-    shared = registry.shared if registry is not None else _LOCAL_POOLS
     with _POOLS_LOCK:
-        pool = shared.get(key)
+        pool = registry.shared.get(key)
         if pool is None:
-
-            def make() -> Worker:
-                return Worker(
-                    argv, cwd=cwd, env={**env, PERSISTENT_ENV: "1"}, registry=registry, line_cap=DEFAULT_OUTPUT_CAP
-                )
-
-            pool = shared[key] = WorkerPool(make, start_timeout=config.timeout_seconds)
-            if registry is not None and not registry.at_close(pool.close):
+            pool = registry.shared[key] = WorkerPool(make, start_timeout=config.timeout_seconds)
+            if not registry.at_close(pool.close):
                 pool.close()
     return pool
 
 
-_POOLS_LOCK = threading.Lock()
-_LOCAL_POOLS: dict[Any, Any] = {}  # judges run outside a run (tests, the API): one pool per process
+_POOLS_LOCK = threading.Lock()  # one pool per judge and run, however many cases ask at once
 
 
 def _persistent_judge(
@@ -108,6 +107,14 @@ def _persistent_judge(
     the result back in the reply; every failure is this evaluation's error, and a lost judge
     process is replaced for the next one."""
     pool = _judge_pool(config, context, cwd, env)
+    try:
+        return _ask_judge(config, context, pool, payload)
+    finally:
+        if context.processes is None:  # outside a run: the pool was this evaluation's alone
+            pool.close()
+
+
+def _ask_judge(config: CodeJudgeConfig, context: EvalContext, pool: Any, payload: bytes) -> EvaluatorResult:
     worker, error = pool.acquire()
     if worker is None:
         return _error(config, f"persistent judge could not start: {error}")

@@ -4,12 +4,16 @@
 `InlineRun` scores each case in turn on the calling thread: for a target that answers at once and
 evaluators that wait on nothing (re-scoring stored answers with no code or LLM judge), threads
 would only contend for the interpreter (measured). Its rows are made and masked as `Run` makes
-them (`engine.run_case`, `redaction.redact_row`)."""
+them (`engine.run_case`, `redaction.redact_row`). Every executor stops the same way: Ctrl-C, or
+SIGTERM taken as Ctrl-C (`sigterm_interrupts`), is `Interrupted` with the rows handed over kept."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from types import TracebackType
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType, TracebackType
 from typing import Protocol
 
 from agentv_py.models.results import ResultRow
@@ -18,7 +22,11 @@ from agentv_py.process.redact import Redactor
 from agentv_py.runner.engine import RunOptions, run_case
 from agentv_py.runner.outcome import TargetRunner
 from agentv_py.runner.redaction import redact_row
-from agentv_py.runner.run import Interrupted, sigterm_interrupts
+
+
+class Interrupted(Exception):
+    """The run was stopped (Ctrl-C, SIGTERM, or `Run.stop()` from elsewhere) before every case
+    had its row; the rows handed over are on disk."""
 
 
 class Executor(Protocol):
@@ -71,3 +79,22 @@ class InlineRun:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         return None
+
+
+def _sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM stops the work like Ctrl-C (KeyboardInterrupt), so the same
+    clean-up runs for both; the previous handler comes back afterwards. Only on the main thread:
+    elsewhere signals are left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        yield
+    finally:  # None: the old handler was not installed from Python; the default is restored
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)

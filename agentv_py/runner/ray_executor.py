@@ -28,9 +28,10 @@ from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
+from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.outcome import TargetOutcome
 from agentv_py.runner.redaction import redact_row, sent_keys
-from agentv_py.runner.run import Interrupted, Run, TargetCatalog, sigterm_interrupts
+from agentv_py.runner.run import Run, TargetCatalog
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1

@@ -13,17 +13,15 @@ downstream can leak one.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import queue
 import shutil
-import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 
 from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError, ConfigError
@@ -38,6 +36,7 @@ from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_
 from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
 from agentv_py.runner.cache_store import CacheStore
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
+from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.redaction import (
     case_url_secrets,
@@ -45,14 +44,10 @@ from agentv_py.runner.redaction import (
     sent_keys,
 )
 from agentv_py.runner.targets import CliRunner, make_runner
+from agentv_py.runner.worker_target import WarmWorkers
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
 _POLL_SECONDS = 0.1
-
-
-class Interrupted(Exception):
-    """The run was stopped (Ctrl-C, SIGTERM, or `Run.stop()` from elsewhere) before every case
-    had its row; the rows handed over are on disk."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,9 +85,12 @@ class Run:
         on_notice: Callable[[str], None] | None = None,
         cache: CacheSettings | None = None,
         answers: TargetRunner | None = None,
+        warm: WarmWorkers | None = None,
     ) -> None:
         """`answers`: what answers the cases instead of a runner built from `target` (rescore's
-        stored answers: no program is run); `target` still says which keys the run sends."""
+        stored answers: no program is run); `target` still says which keys the run sends.
+        `warm`: the workers the target's start check started, adopted by the run's pool (those
+        it does not adopt are stopped when the run closes)."""
         self.notices: list[str] = []  # what the run had to say while running (a failed batch)
         self._on_notice = on_notice
         self.cache: Cache | None = None  # the answer cache, when on and usable (runner/cache.py)
@@ -111,7 +109,8 @@ class Run:
             # $OPENAI_API_KEY included): masked in every row and message
             all_secrets = [*secrets, *sent_keys([target, *(judges or {}).values()]), *case_url_secrets(self.cases)]
             self.redact = Redactor(all_secrets)
-            runner = answers if answers is not None else self._make_runner(target, all_secrets)
+            self._warm = warm
+            runner = answers if answers is not None else self._make_runner(target, all_secrets, warm)
             self.runner: TargetRunner = runner
             clients: dict[str, ChatClient] = {
                 name: runner if config is target else self._make_runner(config, all_secrets)
@@ -139,6 +138,8 @@ class Run:
         except BaseException:
             if self.cache is not None:
                 self.cache.store.close()
+            if warm is not None:
+                warm.close()
             shutil.rmtree(self.work_dir, ignore_errors=True)
             raise
         self._secrets = all_secrets
@@ -178,13 +179,14 @@ class Run:
         except AgentvError as exc:
             return exc.message
 
-    def _make_runner(self, config: TargetConfig, secrets: list[str]) -> TargetRunner:
+    def _make_runner(self, config: TargetConfig, secrets: list[str], warm: WarmWorkers | None = None) -> TargetRunner:
         runner = make_runner(
             config,
             dataset_dir=self.dataset.directory,
             work_dir=self.work_dir,
             secrets=secrets,
             processes=self.processes,
+            warm=warm,
         )
         self._runners.append(runner)
         return runner
@@ -363,6 +365,8 @@ class Run:
                 closing()  # worker-mode targets: every worker stopped and reaped
         if self.cache is not None:
             self.cache.store.close()
+        if self._warm is not None:
+            self._warm.close()  # workers the start check started that no pool adopted
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def __enter__(self) -> Run:
@@ -370,22 +374,3 @@ class Run:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
-
-
-def _sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """Within the block, SIGTERM stops the work like Ctrl-C (KeyboardInterrupt), so the same
-    clean-up runs for both; the previous handler comes back afterwards. Only on the main thread:
-    elsewhere signals are left alone."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _sigterm)
-    try:
-        yield
-    finally:  # None: the old handler was not installed from Python; the default is restored
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)

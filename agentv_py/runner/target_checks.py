@@ -23,7 +23,7 @@ from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, run_process
 from agentv_py.runner.local_target import target_env
 from agentv_py.runner.outcome import describe_failure
-from agentv_py.runner.worker_target import worker_start_problem
+from agentv_py.runner.worker_target import WarmWorkers, start_workers
 
 
 def target_problem(config: TargetConfig, dataset_dir: Path) -> str | None:
@@ -63,13 +63,24 @@ def check_targets(configs: Iterable[TargetConfig], dataset_dir: Path, secrets: I
     raise TargetError(redact("\n".join(problem for _, problem in problems)), hint=hint)
 
 
-def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1) -> None:
+def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1) -> WarmWorkers | None:
     """Run the target's healthcheck once, with the target's `env:`; raise TargetError (nothing is
     run) when it fails. The message and hint (its output, command and cwd) have `secrets` masked.
-    A worker target first starts its `slots` workers (`worker_start_problem`)."""
-    problem = worker_start_problem(config, dataset_dir, secrets, slots)
-    if problem is not None:
-        raise TargetError(problem, hint="docs/workers.md: a worker first writes its handshake line")
+    A worker target first starts its `slots` workers (`start_workers`): returned for the run to
+    adopt (stopped again when the healthcheck fails)."""
+    started = start_workers(config, dataset_dir, secrets, slots)
+    if isinstance(started, str):
+        raise TargetError(started, hint="docs/workers.md: a worker first writes its handshake line")
+    try:
+        _healthcheck(config, dataset_dir, secrets)
+    except BaseException:
+        if started is not None:
+            started.close()
+        raise
+    return started
+
+
+def _healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) -> None:
     if not isinstance(config, CliTarget) or config.healthcheck is None:
         return
     check = config.healthcheck

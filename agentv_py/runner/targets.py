@@ -43,7 +43,7 @@ from agentv_py.runner.outcome import (
     describe_failure,
     unwrap_answer,
 )
-from agentv_py.runner.worker_target import WorkerRunner
+from agentv_py.runner.worker_target import WarmWorkers, WorkerRunner
 from agentv_py.scoring.jsontext import dumps
 
 
@@ -270,11 +270,15 @@ def make_runner(
     work_dir: Path,
     secrets: list[str],
     processes: ProcessRegistry | None = None,
+    warm: WarmWorkers | None = None,
 ) -> TargetRunner:
     """The runner for a target; every runner also answers chat messages, so any target can judge.
-    Commands it starts are tracked in `processes` (the run's registry)."""
+    Commands it starts are tracked in `processes` (the run's registry); a worker target adopts
+    the workers its start check started (`warm`)."""
     if isinstance(config, PythonTarget) or (isinstance(config, CliTarget) and config.mode == "worker"):
-        return WorkerRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
+        return WorkerRunner(
+            config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes, warm=warm
+        )
     if isinstance(config, CliTarget):
         return CliRunner(config, dataset_dir=dataset_dir, work_dir=work_dir, secrets=secrets, processes=processes)
     if isinstance(config, MockTarget):

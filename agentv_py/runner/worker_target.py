@@ -3,13 +3,13 @@ case over JSON lines (docs/workers.md)."""
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import os
 import re
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -46,28 +46,44 @@ def worker_argv(config: CliTarget | PythonTarget, dataset_dir: Path) -> list[str
     ]
 
 
-# Workers started by the start check (`worker_start_problem`), kept for the run's pool to adopt
-# so their start (a model's import) is not paid twice; stopped at exit if no run adopts them.
-_WARM: dict[tuple[str, ...], list[Any]] = {}
-_WARM_LOCK = threading.Lock()
-
-
-def _stop_warm() -> None:
-    with _WARM_LOCK:
-        workers = [worker for started in _WARM.values() for worker in started]
-        _WARM.clear()
-    for worker in workers:
+def _stop_all(workers: list[Any]) -> None:
+    stopping = list(workers)
+    workers.clear()  # none left to take
+    for worker in stopping:
         worker.stop()
 
 
-atexit.register(_stop_warm)
+class WarmWorkers:
+    """The workers the start check started (`start_workers`), handed to the run so its pool adopts
+    them (`take`) and their start (a model's import) is not paid twice. Those no pool takes are
+    stopped when the handle is closed, collected, or at exit: no module keeps them."""
+
+    def __init__(self, key: tuple[str, ...], workers: list[Any]) -> None:
+        self._key = key
+        self._workers = workers
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _stop_all, workers)
+
+    def take(self, key: tuple[str, ...]) -> list[Any]:
+        """The workers started for the target of `key` (name, cwd, argv), once."""
+        with self._lock:
+            if key != self._key:
+                return []
+            taken = list(self._workers)
+            self._workers.clear()
+        return taken
+
+    def close(self) -> None:
+        with self._lock:
+            self._finalizer()
 
 
-def worker_start_problem(config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1) -> str | None:
+def start_workers(
+    config: TargetConfig, dataset_dir: Path, secrets: list[str], slots: int = 1
+) -> WarmWorkers | str | None:
     """Start `slots` workers of a worker target at once and wait for their handshakes (their
     imports done): why one cannot start (a missing callable, an import that raises), said before
-    any case runs; None when they started (they are kept for the run's pool, so no import is paid
-    twice) or the target has no workers."""
+    any case runs; else the started workers, for the run to adopt (None: the target has none)."""
     if not (isinstance(config, PythonTarget) or (isinstance(config, CliTarget) and config.mode == "worker")):
         return None
     from concurrent.futures import ThreadPoolExecutor
@@ -87,12 +103,7 @@ def worker_start_problem(config: TargetConfig, dataset_dir: Path, secrets: list[
         for worker in workers:
             worker.stop()
         return Redactor(secrets)(f"target '{config.name}' worker could not start: {failed}")
-    with _WARM_LOCK:
-        previous = _WARM.pop((config.name, cwd, *argv), [])
-        _WARM[(config.name, cwd, *argv)] = workers
-    for worker in previous:
-        worker.stop()
-    return None
+    return WarmWorkers((config.name, cwd, *argv), workers)
 
 
 class WorkerRunner(LocalTarget):
@@ -110,6 +121,7 @@ class WorkerRunner(LocalTarget):
         output_cap: int = DEFAULT_OUTPUT_CAP,
         processes: ProcessRegistry | None = None,
         argv: list[str] | None = None,
+        warm: WarmWorkers | None = None,
     ) -> None:
         from agentv_py.process.worker import Worker, WorkerPool
 
@@ -123,9 +135,8 @@ class WorkerRunner(LocalTarget):
             return Worker(self._argv, cwd=self.cwd, env=self.env, registry=processes, line_cap=output_cap)
 
         self.pool = WorkerPool(make, start_timeout=config.timeout_seconds)
-        with _WARM_LOCK:  # the workers the start check started, if any: adopted, not started again
-            warm = _WARM.pop((config.name, self.cwd, *self._argv), [])
-        for worker in warm:
+        # the workers the start check started, if any: adopted, not started again
+        for worker in warm.take((config.name, self.cwd, *self._argv)) if warm is not None else []:
             self.pool.adopt(worker, processes)
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:

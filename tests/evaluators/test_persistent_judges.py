@@ -137,3 +137,20 @@ def test_persistent_and_target_do_not_go_together(ws):
     result = invoke("validate", "dataset.yaml")
     assert result.exit_code == 2
     assert "a persistent code_judge cannot use 'target'" in result.stderr
+
+
+def test_a_persistent_judge_outside_a_run_leaves_no_process(tmp_path):
+    """An evaluator called on its own (no run, no process registry): the judge process serves the
+    one request and is stopped with it; no pool outlives the call in the module."""
+    from agentv_py.evaluators import EvalContext, code_judge, run_evaluator
+    from agentv_py.models.evaluators import CodeJudgeConfig
+
+    (tmp_path / "judge_raw.py").write_text(RAW_JUDGE)
+    config = CodeJudgeConfig.model_validate(
+        {"type": "code_judge", "name": "j", "persistent": True, "script": ["python3", "judge_raw.py", "ok"]}
+    )
+    context = EvalContext(eval_id="c1", dataset="d", dataset_dir=tmp_path, answer='{"a": 1}', expected={"a": 1})
+    result = run_evaluator(config, context)
+    assert result.status == "processed" and result.score == 0.5
+    assert not alive(result.details["pid"])
+    assert not any(isinstance(value, dict) for name, value in vars(code_judge).items() if name.endswith("POOLS"))

@@ -12,8 +12,9 @@ import pytest
 from agentv_py.loading import load_dataset
 from agentv_py.models.targets import CliTarget
 from agentv_py.runner.engine import RunOptions
+from agentv_py.runner.executor import Interrupted
 from agentv_py.runner.outcome import TargetOutcome
-from agentv_py.runner.run import Interrupted, Run
+from agentv_py.runner.run import Run
 from tests.conftest import wait_dead
 
 

@@ -296,3 +296,23 @@ def test_a_python_callables_own_output_never_reaches_the_protocol_and_nan_is_kep
     found = rows()
     assert sorted(found) == ["c1", "c2"] and all(row["status"] == "ok" for row in found.values()), result.output
     assert all(row["candidate_answer"] == '{"a":NaN,"b":2}' for row in found.values())
+
+
+def test_workers_the_start_check_started_belong_to_the_run(ws):
+    """The start check's workers are handed to the run (no module keeps them): a run adopts them,
+    and closing the handle stops those no run took."""
+    from agentv_py.models.targets import PythonTarget
+    from agentv_py.runner.target_checks import run_healthcheck
+
+    ws.file("src/extractor/__init__.py", PACKAGE)
+    config = PythonTarget.model_validate(
+        {"name": "t", "provider": "python", "callable": "extractor:extract", "path": ["src"]}
+    )
+    warm = run_healthcheck(config, ws.root, [], slots=2)
+    assert warm is not None
+    started = list(warm._workers)
+    assert len(started) == 2 and all(worker.alive for worker in started)
+    assert warm.take(("other",)) == []  # another target's key takes nothing
+    warm.close()
+    assert not any(worker.alive for worker in started)
+    assert warm.take(warm._key) == []
