@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.models.field_results import (
+    FieldAccuracyDetails,
+    FieldOutcome,
+    FieldStatus,
+    ItemAlignment,
+    ItemCounts,
+    ItemPair,
+    to_details,
+)
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
@@ -58,8 +67,9 @@ def _json_safe(value: Any) -> Any:
 
 
 def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> dict[str, Any]:
-    """Per-field outcomes and the aggregate, as plain data (no I/O, no evaluator framing)."""
-    fields: list[dict[str, Any]] = []
+    """Per-field outcomes (`FieldOutcome`) and the aggregate, as plain data (no I/O, no evaluator
+    framing)."""
+    fields: list[FieldOutcome] = []
     hits: list[str] = []
     misses: list[str] = []
     unscorable: list[tuple[str, str]] = []  # (path, reason): the ground truth is unusable
@@ -69,17 +79,13 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     for spec in config.fields:
         want = resolve(expected, spec.path)
         got = resolve(candidate, spec.path)
-        # no `actual` key: the answer has nothing at the path (`got nothing` where it is shown)
-        row: dict[str, Any] = {"path": spec.path, "match": spec.match, "expected": _json_safe(want)}
-        if got is not MISSING:
-            row["actual"] = got
         weight = _weight(spec, want)
-        row["weight"] = weight
-        if spec.critical:
-            row["critical"] = True
-        fields.append(row)
+
+        def outcome(status: FieldStatus, score: float | None, reason: str | None, **notes: Any) -> FieldOutcome:
+            return _outcome(spec, want, got, weight, status, score, reason, notes)  # noqa: B023 - called at once
+
         if want is MISSING:
-            row.update(status="not scored", reason="no expected value", score=None)
+            fields.append(outcome("not scored", None, "no expected value"))
             continue
         if is_empty(got) and is_empty(want):  # both nothing, in whatever forms (null, "", [], {})
             result = MatchResult(True, 1.0, None)
@@ -88,7 +94,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             # matched below, for its counts)
             absent = "missing" if got is MISSING else "null value" if got is None else "empty value"
             if not spec.required:
-                row.update(status="not scored", reason=f"optional, {absent}", score=None)
+                fields.append(outcome("not scored", None, f"optional, {absent}"))
                 continue
             result = MatchResult(False, 0.0, "required, missing" if got is MISSING else absent)
         elif is_empty(want):  # an empty expectation asks for nothing, whatever the matcher
@@ -96,20 +102,19 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         else:
             result = match_field(spec, got, want)
             if result.bad_expected:
-                row.update(status="could not score", reason=result.reason, score=None)
+                fields.append(outcome("could not score", None, result.reason))
                 unscorable.append((spec.path, result.reason or "invalid expected value"))
                 continue
         scored += 1
         total_weight += weight
         weighted += result.score * weight
-        row.update(result.info)
-        row.update(status="hit" if result.passed else "miss", score=result.score)
         if result.passed:
+            fields.append(outcome("hit", result.score, None, **result.info))
             passed += 1
             hits.append(spec.path)
         else:
-            row["reason"] = result.reason
-            # SPEC's text exactly; the values are in `row` (report.misses shows them beside it)
+            fields.append(outcome("miss", result.score, result.reason, **result.info))
+            # SPEC's text exactly; the values are in the outcome (report.misses shows them beside it)
             misses.append(f"{spec.path} ({result.reason})")
             if spec.critical:
                 critical.append(spec.path)
@@ -127,6 +132,37 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "unscorable": unscorable,
         "critical_misses": critical,
     }
+
+
+def _outcome(
+    spec: FieldSpec,
+    want: Any,
+    got: Any,
+    weight: float,
+    status: FieldStatus,
+    score: float | None,
+    reason: str | None,
+    notes: dict[str, Any],
+) -> FieldOutcome:
+    """One field's outcome; a key with nothing to say is not set (so not written): `actual` when
+    the answer has nothing at the path (`got nothing` where it is shown), `critical` unless true,
+    `reason` on a hit."""
+    optional: dict[str, Any] = dict(notes)  # the matcher's own (`MatchResult.info`)
+    if got is not MISSING:
+        optional["actual"] = got
+    if spec.critical:
+        optional["critical"] = True
+    if reason is not None:
+        optional["reason"] = reason
+    return FieldOutcome(
+        path=spec.path,
+        match=spec.match,
+        expected=_json_safe(want),
+        weight=weight,
+        status=status,
+        score=score,
+        **optional,
+    )
 
 
 def _weight(spec: FieldSpec, expected: Any) -> float:
@@ -166,10 +202,9 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return MatchResult(False, 0.0, "; ".join(f"{path}: {reason}" for path, reason in problems), bad_expected=True)
     n_expected = len(expected)
     if not isinstance(candidate, list):
-        counts = {"expected": n_expected, "actual": 0, "matched": 0, "correct": 0, "wrong": 0}
-        counts.update(missing=n_expected, extra=0)
+        none = ItemCounts(expected=n_expected, actual=0, matched=0, correct=0, wrong=0, missing=n_expected, extra=0)
         reason = f"answer is {json_type(candidate)}, not a list; " + items_summary(0, n_expected, n_expected, 0, 0)
-        return MatchResult(False, 0.0, reason, info={"items": counts})
+        return MatchResult(False, 0.0, reason, info={"items": none})
     sub = _item_config(spec)
     algorithm: Assignment = "greedy" if spec.algorithm == "greedy" else "optimal"
 
@@ -178,7 +213,7 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return float(outcome["score"]) if outcome["scored"] else 1.0
 
     alignment = align(expected, candidate, spec.key or ["description"], spec.threshold, algorithm, agreement)
-    pair_rows: list[dict[str, Any]] = []
+    pair_rows: list[ItemPair] = []
     pair_scores: list[float] = []
     wrong: list[str] = []
     for i, j, similarity in alignment.pairs:
@@ -189,30 +224,37 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
             wrong.append(f"[{i}].{outcome['misses'][0]}")
         if len(pair_rows) < LISTED:
             pair_rows.append(
-                {
-                    "expected": i,
-                    "actual": j,
-                    "similarity": round(similarity, 4),
-                    "status": "hit" if correct else "miss",
-                    "score": pair_scores[-1],
-                    "fields": outcome["fields"],
-                }
+                ItemPair(
+                    expected=i,
+                    actual=j,
+                    similarity=round(similarity, 4),
+                    status="hit" if correct else "miss",
+                    score=pair_scores[-1],
+                    fields=outcome["fields"],
+                )
             )
     matched, missing, extra = len(alignment.pairs), len(alignment.missing), len(alignment.extra)
-    counts = {"expected": n_expected, "actual": len(candidate), "matched": matched, "correct": matched - len(wrong)}
-    counts.update(wrong=len(wrong), missing=missing, extra=extra)
+    counts = ItemCounts(
+        expected=n_expected,
+        actual=len(candidate),
+        matched=matched,
+        correct=matched - len(wrong),
+        wrong=len(wrong),
+        missing=missing,
+        extra=extra,
+    )
     info = {
         "items": counts,
-        "alignment": {
-            "key": list(spec.key or ["description"]),
-            "threshold": spec.threshold,
-            "algorithm": algorithm,
-            "pairs": pair_rows,
-            "missing": alignment.missing[:LISTED],
-            "extra": alignment.extra[:LISTED],
-            "junk": alignment.junk[:LISTED],
-            "truncated": max(matched, missing, extra) > LISTED,
-        },
+        "alignment": ItemAlignment(
+            key=list(spec.key or ["description"]),
+            threshold=spec.threshold,
+            algorithm=algorithm,
+            pairs=pair_rows,
+            missing=alignment.missing[:LISTED],
+            extra=alignment.extra[:LISTED],
+            junk=alignment.junk[:LISTED],
+            truncated=max(matched, missing, extra) > LISTED,
+        ),
     }
     score = items_score(pair_scores, n_expected, len(candidate))
     if not missing and not extra and not wrong:
@@ -223,18 +265,24 @@ def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     return MatchResult(False, score, reason, info=info)
 
 
-def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[dict[str, Any]]:
+def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[FieldOutcome]:
     """`details.fields` when the answer is not JSON: every field with an expected value is a miss
     with nothing extracted (so per-field metrics count it FN), the others are not scored."""
     fields = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
-        row = {"path": spec.path, "match": spec.match, "expected": _json_safe(want), "weight": _weight(spec, want)}
-        if want is MISSING:
-            row.update(status="not scored", reason="no expected value", score=None)
-        else:
-            row.update(status="miss", reason="answer is not JSON", score=0.0)
-        fields.append(row)
+        status: FieldStatus = "not scored" if want is MISSING else "miss"
+        fields.append(
+            FieldOutcome(
+                path=spec.path,
+                match=spec.match,
+                expected=_json_safe(want),
+                weight=_weight(spec, want),
+                status=status,
+                reason="no expected value" if want is MISSING else "answer is not JSON",
+                score=None if want is MISSING else 0.0,
+            )
+        )
     return fields
 
 
@@ -256,7 +304,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
     if problems:  # whatever the answer: the case cannot be scored, and that is not its fault
         fields = score_fields(config, candidate, context.expected)["fields"] if candidate is not NOT_JSON else []
         message = "; ".join(cannot_score(context.eval_id, path, reason) for path, reason in problems)
-        details = {"fields": fields, "aggregation": config.aggregation}
+        details = to_details(FieldAccuracyDetails(fields=fields, aggregation=config.aggregation))
         return error_result(name=name, type=config.type, weight=weight, message=message, details=details)
     if candidate is NOT_JSON:
         failure = parse_failure(context.answer)
@@ -267,18 +315,20 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
             weight=weight,
             misses=[failure],
             reasoning=failure,
-            details={"fields": unanswered_fields(config, context.expected), "parse_error": True},
+            details=to_details(
+                FieldAccuracyDetails(fields=unanswered_fields(config, context.expected), parse_error=True)
+            ),
         )
     outcome = score_fields(config, candidate, context.expected)
     scored, total = outcome["scored"], len(config.fields)
-    details = {"fields": outcome["fields"], "aggregation": config.aggregation}
+    typed = FieldAccuracyDetails(fields=outcome["fields"], aggregation=config.aggregation)
     if scored == 0:
         return skipped_result(
             name=name,
             type=config.type,
             weight=weight,
             reasoning=f"no field was scored (0/{total} had an expected value and an answer)",
-            details=details,
+            details=to_details(typed),
         )
     reasoning = f"{outcome['passed']}/{scored} fields matched"
     if scored < total:
@@ -289,7 +339,7 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         said = f"critical field missed: {', '.join(critical)}"
         reasoning += f"; {said}"
         misses = [said, *misses]
-        details["failed_critical"] = critical
+        typed.failed_critical = critical
     return processed_result(
         name=name,
         type=config.type,
@@ -298,6 +348,6 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         hits=outcome["hits"],
         misses=misses,
         reasoning=reasoning,
-        details=details,
+        details=to_details(typed),
         verdict="fail" if critical else None,
     )

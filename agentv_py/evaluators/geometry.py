@@ -12,6 +12,7 @@ from typing import Any
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
 from agentv_py.evaluators.field_accuracy import cannot_score
 from agentv_py.models.evaluators import CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.field_results import DetectionDetails, GeometryPair, to_details
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, parse_failure
 from agentv_py.scoring.geometry import (
@@ -73,7 +74,7 @@ def _none_found(config: Config, expected: Any) -> dict[str, Any] | None:
     if not isinstance(config, IouScoreConfig):
         return None
     wanted = 1 if is_single(expected, config.expected_format or config.format) else len(expected)
-    return {"threshold": config.threshold, **count_rates(Counts(fn=wanted))}
+    return counted(Counts(fn=wanted), threshold=config.threshold)
 
 
 def shape_noun(fmt: str) -> str:
@@ -140,15 +141,20 @@ def pair_items(
     ]
 
 
-def count_rates(counts: Counts) -> dict[str, Any]:
-    return {
-        "tp": counts.tp,
-        "fp": counts.fp,
-        "fn": counts.fn,
-        "precision": counts.precision,
-        "recall": counts.recall,
-        "f1": counts.f1,
-    }
+def counted(counts: Counts, **notes: Any) -> dict[str, Any]:
+    """Details of a result that counts detections: `tp`, `fp`, `fn` and their rates, with `notes`
+    (`DetectionDetails`)."""
+    return to_details(
+        DetectionDetails(
+            tp=counts.tp,
+            fp=counts.fp,
+            fn=counts.fn,
+            precision=counts.precision,
+            recall=counts.recall,
+            f1=counts.f1,
+            **notes,
+        )
+    )
 
 
 DRAWN = 100  # shapes or points per side kept in `details` for the HTML report to draw
@@ -218,12 +224,11 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
             hits=[line] if ok else [],
             misses=[] if ok else [line],
             reasoning=line,
-            details={
-                "distance": _finite(d),
-                "threshold": limit,
-                "metric": metric,
-                "drawn": drawn_sides([want], [got], _drawn_point),
-            },
+            details=to_details(
+                DetectionDetails(
+                    distance=_finite(d), threshold=limit, metric=metric, drawn=drawn_sides([want], [got], _drawn_point)
+                )
+            ),
         )
     wanted = [expected] if _is_point(expected) else list(expected) if isinstance(expected, list) else [expected]
     found = [candidate] if _is_point(candidate) else list(candidate) if isinstance(candidate, list) else [candidate]
@@ -275,14 +280,16 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     misses += [f"{config.label}[{j}] (extra point)" for j, _ in cand_ok if j not in paired_c]
     longest = max(len(wanted), len(found))
     score = within / longest if longest else 1.0
-    details = {
-        "pairs": [{"expected": i, "candidate": j, "distance": _finite(round(d, 6))} for i, j, d in pairs],
-        "within": within,
-        "threshold": config.threshold,
-        "metric": config.metric,
-        "matching": config.matching,
-        "drawn": drawn_sides(wanted, found, _drawn_point),
-    }
+    details = to_details(
+        DetectionDetails(
+            pairs=[GeometryPair(expected=i, candidate=j, distance=_finite(round(d, 6))) for i, j, d in pairs],
+            within=within,
+            threshold=config.threshold,
+            metric=config.metric,
+            matching=config.matching,
+            drawn=drawn_sides(wanted, found, _drawn_point),
+        )
+    )
     return processed_result(
         name=config.display_name,
         type=config.type,

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.evaluators.geometry import (
-    count_rates,
+    counted,
     drawn_shape,
     drawn_sides,
     pair_items,
@@ -17,6 +17,7 @@ from agentv_py.evaluators.geometry import (
     valid_items,
 )
 from agentv_py.models.evaluators import IouScoreConfig
+from agentv_py.models.field_results import DetectionDetails, GeometryPair, to_details
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.geometry import (
     as_bbox,
@@ -55,7 +56,7 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
                 misses=[miss],
                 reasoning=miss,
                 passed=False,
-                details={"threshold": config.threshold, **count_rates(Counts(fp=1, fn=1))},
+                details=counted(Counts(fp=1, fn=1), threshold=config.threshold),
             )
         if config.polygon_mode == "bbox":
             want, got = as_bbox(want), as_bbox(got)
@@ -71,13 +72,15 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
             hits=[line] if ok else [],
             misses=[] if ok else [line],
             reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
-            details={
-                "iou": value,
-                "threshold": config.threshold,
-                "format": cand_fmt,
-                "expected_format": exp_fmt,
-                "drawn": drawn_sides([want], [got], drawn_shape),  # both parsed already
-            },
+            details=to_details(
+                DetectionDetails(
+                    iou=value,
+                    threshold=config.threshold,
+                    format=cand_fmt,
+                    expected_format=exp_fmt,
+                    drawn=drawn_sides([want], [got], drawn_shape),  # both parsed already
+                )
+            ),
         )
     wanted = [expected] if is_single(expected, exp_fmt) else list(expected)
     found = [candidate] if is_single(candidate, cand_fmt) else list(candidate)
@@ -118,19 +121,19 @@ def _iou_lists(
     counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
     longest = max(len(wanted), len(found))
     score = sum(v for _, _, v in pairs) / longest if longest else 1.0
-    details = {
-        "pairs": [{"expected": i, "candidate": j, "iou": round(v, 6)} for i, j, v in pairs],
-        **count_rates(counts),
-        "mean_iou_matched": sum(matched_ious) / len(matched_ious) if matched_ious else None,
-        "threshold": config.threshold,
-        "matching": config.matching,
-        "drawn": drawn_sides(
+    details = counted(
+        counts,
+        pairs=[GeometryPair(expected=i, candidate=j, iou=round(v, 6)) for i, j, v in pairs],
+        mean_iou_matched=sum(matched_ious) / len(matched_ious) if matched_ious else None,
+        threshold=config.threshold,
+        matching=config.matching,
+        drawn=drawn_sides(
             wanted,
             found,
             lambda value: drawn_shape(parse(exp_fmt)(value)[0]),
             lambda value: drawn_shape(parse(cand_fmt)(value)[0]),
         ),
-    }
+    )
     reasoning = (
         f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
         if longest

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import UnusableInput, read_rows
-from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_results
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
 
 BATCH = 2000  # rows inserted at once
 
@@ -87,13 +87,8 @@ def field_statuses(row: ResultRow) -> dict[FieldKey, int]:
     """(evaluator name, field path) -> hit / miss / other, from every `field_accuracy` result's
     `details.fields`, nested ones included."""
     statuses: dict[FieldKey, int] = {}
-    for name, kind, details in walk_results(row.evaluator_results):
-        fields = details.get("fields")
-        if kind != "field_accuracy" or not isinstance(fields, list):
-            continue
-        for entry in fields:
-            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                statuses[(name, entry["path"])] = STATUS.get(str(entry.get("status")), OTHER)
+    for name, entry in walk_fields(row.evaluator_results):
+        statuses[(name, entry.path)] = STATUS.get(entry.status, OTHER)
     return statuses
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig
+from agentv_py.models.field_results import FieldOutcome, read_fields, to_details
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
@@ -90,21 +91,18 @@ def _shares(results: list[EvaluatorResult]) -> list[float]:
     return [w / total if total > 0 else 0.0 for w in weights]
 
 
-def _field_shares(entries: list[Mapping[str, Any]]) -> dict[str, float]:
+def _field_shares(entries: list[FieldOutcome]) -> dict[str, float]:
     """Each scored field's weight share of its evaluator's score."""
-    scored = [e for e in entries if isinstance(e.get("score"), (int, float)) and e.get("status") in ("hit", "miss")]
-    total = sum(float(e.get("weight", 1.0) or 0.0) for e in scored)
-    return {str(e["path"]): (float(e.get("weight", 1.0) or 0.0) / total if total > 0 else 0.0) for e in scored}
+    scored = [e for e in entries if e.score is not None and e.status in ("hit", "miss")]
+    total = sum(e.weight or 0.0 for e in scored)
+    return {e.path: ((e.weight or 0.0) / total if total > 0 else 0.0) for e in scored}
 
 
-def _entries(result: EvaluatorResult) -> list[Mapping[str, Any]]:
-    fields = result.details.get("fields")
-    if result.type != "field_accuracy" or not isinstance(fields, list):
-        return []
-    return [e for e in fields if isinstance(e, Mapping) and isinstance(e.get("path"), str)]
+def _entries(result: EvaluatorResult) -> list[FieldOutcome]:
+    return read_fields(result.details) if result.type == "field_accuracy" else []
 
 
-def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, Mapping[str, Any]]]:
+def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, FieldOutcome]]:
     """(evaluator index, result, field entry) for every field_accuracy field of the row."""
     for index, result in enumerate(row.evaluator_results):
         for entry in _entries(result):
@@ -155,17 +153,17 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
         for index, result, entry in rows:
             if index not in field_shares:
                 field_shares[index] = _field_shares(_entries(result))
-            share = shares[index] * field_shares[index].get(str(entry["path"]), 0.0)
+            share = shares[index] * field_shares[index].get(entry.path, 0.0)
             fields.add_row(
-                Text(visible(str(entry["path"]))),
+                Text(visible(entry.path)),
                 Text(visible(result.name)),
-                Text(visible(str(entry.get("match", "")))),
-                Text(visible(str(entry.get("status", "")))),
-                _num(entry.get("score") if isinstance(entry.get("score"), (int, float)) else None),
+                Text(visible(entry.match)),
+                Text(visible(entry.status)),
+                _num(entry.score),
                 f"{share:.0%}",
-                Text(shown(entry.get("expected"), full)),
-                Text(shown(entry.get("actual"), full) if "actual" in entry else "(nothing)"),
-                Text(visible(str(entry.get("reason") or ""))),
+                Text(shown(entry.expected, full)),
+                Text(shown(entry.actual, full) if entry.answered else "(nothing)"),
+                Text(visible(entry.reason or "")),
             )
         console.print(fields)
         say("agentv explain RESULTS CASE FIELD shows one field: its options and their sources, normalised values")
@@ -216,19 +214,19 @@ def _render_judge(say: Any, result: EvaluatorResult, source: EvaluatorSource | N
 # ----------------------------------------------------------------------------- a field
 
 
-def find_field(row: ResultRow, name: str) -> tuple[int, EvaluatorResult, Mapping[str, Any]]:
+def find_field(row: ResultRow, name: str) -> tuple[int, EvaluatorResult, FieldOutcome]:
     """The field named `name` (its path); ExplainError listing the case's fields."""
-    found = [(i, r, entry) for i, r, entry in fields_of(row) if entry["path"] == name]
+    found = [(i, r, entry) for i, r, entry in fields_of(row) if entry.path == name]
     if found:
         return found[0]
-    paths = list(dict.fromkeys(str(entry["path"]) for _, _, entry in fields_of(row)))
+    paths = list(dict.fromkeys(entry.path for _, _, entry in fields_of(row)))
     listed = ", ".join(paths) if paths else "none (no field_accuracy result)"
     raise ExplainError(f"case '{row.eval_id}' has no field '{name}'", hint=f"its fields: {listed}")
 
 
-def normalised(entry: Mapping[str, Any], value: Any, options: Mapping[str, tuple[Any, str]]) -> str:
+def normalised(entry: FieldOutcome, value: Any, options: Mapping[str, tuple[Any, str]]) -> str:
     """The value as the field's matcher compares it."""
-    match = entry.get("match", "exact")
+    match = entry.match
     if match == "fuzzy" and isinstance(value, str):
         case_sensitive = bool(options.get("case_sensitive", (False, ""))[0])
         return json.dumps(normalize_text(value, case_sensitive), ensure_ascii=False) + (
@@ -267,7 +265,7 @@ def render_field(console: Any, explained: Explained, name: str, full: bool = Fal
     options = source.fields.get(name, {}) if source is not None else {}
     say(f"case {row.eval_id}, field {name} ({result.name}, {result.type})")
     _say_sources(say, explained)
-    say(f"match: {entry.get('match', 'exact')}")
+    say(f"match: {entry.match}")
     if options:
         table = Table(title="Options", title_justify="left")
         for column in ("option", "value", "from"):
@@ -276,43 +274,43 @@ def render_field(console: Any, explained: Explained, name: str, full: bool = Fal
             table.add_row(option, Text(shown(value, True)), Text(visible(where)))
         console.print(table)
     else:
-        recorded = {
-            k: v for k, v in entry.items() if k not in ("path", "expected", "actual", "status", "score", "reason")
-        }
+        recorded = to_details(entry)
+        for key in ("path", "expected", "actual", "status", "score", "reason"):
+            recorded.pop(key, None)
         say(f"options as the row recorded them: {shown(recorded, full)}")
-    say(f"expected: {shown(entry.get('expected'), full)}")
-    say(f"got:      {shown(entry.get('actual'), full) if 'actual' in entry else '(nothing)'}")
-    if entry.get("match") != "items":
-        say(f"expected, normalised: {cut_text(normalised(entry, entry.get('expected'), options), full)}")
-        if "actual" in entry:
-            say(f"got, normalised:      {cut_text(normalised(entry, entry.get('actual'), options), full)}")
-    status, score = entry.get("status"), entry.get("score")
-    say(f"status: {status}, score {_num(score if isinstance(score, (int, float)) else None)}")
-    if entry.get("reason"):
-        say(f"reason: {visible(str(entry['reason']))}")
+    say(f"expected: {shown(entry.expected, full)}")
+    say(f"got:      {shown(entry.actual, full) if entry.answered else '(nothing)'}")
+    if entry.match != "items":
+        say(f"expected, normalised: {cut_text(normalised(entry, entry.expected, options), full)}")
+        if entry.answered:
+            say(f"got, normalised:      {cut_text(normalised(entry, entry.actual, options), full)}")
+    score = entry.score
+    say(f"status: {entry.status}, score {_num(score)}")
+    if entry.reason:
+        say(f"reason: {visible(entry.reason)}")
     shares = _shares(list(row.evaluator_results))
     field_share = _field_shares(_entries(result)).get(name, 0.0)
-    weight = entry.get("weight", 1.0)
+    weight = entry.weight
     case_share = shares[index] * field_share
-    lost = case_share * (1 - float(score)) if isinstance(score, (int, float)) else 0.0
+    lost = case_share * (1 - score) if score is not None else 0.0
     say(
         f"weight {weight}: {field_share:.0%} of {result.name}'s score, which is {shares[index]:.0%} of the case "
         f"score; this field is {case_share:.1%} of the case score and cost it {lost:.3f}"
     )
-    if entry.get("match") == "items":
+    if entry.match == "items":
         _render_items(console, say, entry, full)
 
 
-def _render_items(console: Any, say: Any, entry: Mapping[str, Any], full: bool) -> None:
+def _render_items(console: Any, say: Any, entry: FieldOutcome, full: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    alignment = entry.get("alignment")
-    expected, actual = entry.get("expected"), entry.get("actual")
-    if not isinstance(alignment, Mapping) or not isinstance(expected, list):
+    alignment = entry.alignment
+    expected, actual = entry.expected, entry.actual
+    if alignment is None or not isinstance(expected, list):
         return
-    key = [str(k) for k in alignment.get("key") or ["description"]]
-    say(f"items: paired by {', '.join(key)} (threshold {alignment.get('threshold')}, {alignment.get('algorithm')})")
+    key = alignment.key or ["description"]
+    say(f"items: paired by {', '.join(key)} (threshold {alignment.threshold}, {alignment.algorithm})")
     answer = actual if isinstance(actual, list) else []
     objects = [j for j, item in enumerate(answer) if isinstance(item, dict)]
     if expected and objects:
@@ -329,26 +327,19 @@ def _render_items(console: Any, say: Any, entry: Mapping[str, Any], full: bool) 
         left = max(len(expected) - MATRIX, 0), max(len(objects) - MATRIX, 0)
         if any(left):
             say(f"({left[0]} expected and {left[1]} answer items not shown)")
-    pairs = alignment.get("pairs")
     say("assignment:")
-    for pair in pairs if isinstance(pairs, list) else []:
-        if not isinstance(pair, Mapping):
-            continue
+    for pair in alignment.pairs:
         say(
-            f"  expected[{pair.get('expected')}] ~ answer[{pair.get('actual')}]: similarity {pair.get('similarity')}, "
-            f"{pair.get('status')}, score {pair.get('score')}"
+            f"  expected[{pair.expected}] ~ answer[{pair.actual}]: similarity {pair.similarity}, "
+            f"{pair.status}, score {pair.score}"
         )
-        for sub in pair.get("fields") or []:
-            if isinstance(sub, Mapping):
-                line = f"    {sub.get('path')}: {sub.get('status')}, expected {shown(sub.get('expected'), full)}"
-                line += f", got {shown(sub.get('actual'), full)}" if sub.get("status") != "hit" else ""
-                say(line + (f" ({sub.get('reason')})" if sub.get("reason") else ""))
-    for label, ids, items in (
-        ("missing", alignment.get("missing"), expected),
-        ("extra", alignment.get("extra"), answer),
-    ):
-        for i in ids if isinstance(ids, list) else []:
-            value = items[i] if isinstance(i, int) and 0 <= i < len(items) else None
+        for sub in pair.fields:
+            line = f"    {sub.path}: {sub.status}, expected {shown(sub.expected, full)}"
+            line += f", got {shown(sub.actual, full)}" if sub.status != "hit" else ""
+            say(line + (f" ({sub.reason})" if sub.reason else ""))
+    for label, ids, items in (("missing", alignment.missing, expected), ("extra", alignment.extra, answer)):
+        for i in ids:
+            value = items[i] if 0 <= i < len(items) else None
             console.print(Text(visible(f"  {label} [{i}]: ") + shown(value, full)))
-    if alignment.get("truncated"):
+    if alignment.truncated:
         say("  (the row lists the first pairs only)")

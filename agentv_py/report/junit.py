@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 from xml.sax.saxutils import quoteattr
 
+from agentv_py.models.field_results import read_fields
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
 
@@ -65,7 +66,7 @@ def _seconds(duration_ms: float) -> str:
 
 
 @dataclass
-class FieldOutcome:
+class FieldVerdict:
     """One field of one case, as `field_accuracy` scored it (several evaluators: the worst)."""
 
     status: str  # hit | miss | error | skipped
@@ -83,30 +84,26 @@ def _field_results(results: Iterable[EvaluatorResult]) -> Iterator[EvaluatorResu
         yield from _field_results(result.evaluator_results)
 
 
-def field_outcomes(row: ResultRow) -> dict[str, FieldOutcome]:
+def field_outcomes(row: ResultRow) -> dict[str, FieldVerdict]:
     """Each field path `field_accuracy` reports for the row, and how it went."""
-    outcomes: dict[str, FieldOutcome] = {}
+    outcomes: dict[str, FieldVerdict] = {}
     for result in _field_results(row.evaluator_results):
-        fields = result.details.get("fields")
-        for field in fields if isinstance(fields, list) else []:
-            if not isinstance(field, dict) or not isinstance(field.get("path"), str):
-                continue
-            status = str(field.get("status", ""))
-            reason = str(field.get("reason") or "")
-            if status == "hit":
-                outcome = FieldOutcome("hit", "")
-            elif status == "miss":
-                expected, actual = _short(field.get("expected")), _short(field.get("actual"))
-                outcome = FieldOutcome(
+        for field in read_fields(result.details):
+            reason = field.reason or ""
+            if field.status == "hit":
+                outcome = FieldVerdict("hit", "")
+            elif field.status == "miss":
+                expected, actual = _short(field.expected), _short(field.actual)
+                outcome = FieldVerdict(
                     "miss", f"expected {expected}, got {actual}" + (f" ({reason})" if reason else "")
                 )
-            elif status == "could not score" or result.status == "error":
-                outcome = FieldOutcome("error", reason or result.reasoning or "could not score")
+            elif field.status == "could not score" or result.status == "error":
+                outcome = FieldVerdict("error", reason or result.reasoning or "could not score")
             else:
-                outcome = FieldOutcome("skipped", reason or status)
-            known = outcomes.get(field["path"])
+                outcome = FieldVerdict("skipped", reason or field.status)
+            known = outcomes.get(field.path)
             if known is None or _RANK[outcome.status] > _RANK[known.status]:
-                outcomes[field["path"]] = outcome
+                outcomes[field.path] = outcome
     return outcomes
 
 
@@ -183,7 +180,7 @@ def _suite_open(name: str, suite_id: int, counts: _Counts, timestamp: str, hostn
 _SUITE_CLOSE = "<system-out />\n<system-err />\n</testsuite>\n"
 
 
-def _field_problem(row: ResultRow, outcome: FieldOutcome | None) -> tuple[str, str, str, str] | None:
+def _field_problem(row: ResultRow, outcome: FieldVerdict | None) -> tuple[str, str, str, str] | None:
     if outcome is None:
         if row.status == "error":
             message = row.error or "the target call failed"

@@ -8,31 +8,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agentv_py.models.field_results import FieldOutcome
 from agentv_py.scoring.match import shown
-from agentv_py.scoring.metrics import walk_results
+from agentv_py.scoring.metrics import walk_fields
 
 __all__ = ["field_values", "misses_with_values"]
 
 
-def field_values(entry: Mapping[str, Any]) -> str:
-    """`expected 'INV-1', got nothing` for a field entry (no `actual` key: the answer had none).
-    Values are data: shortened and escaped, one line whatever they hold."""
-    got = shown(entry["actual"]) if "actual" in entry else "nothing"
-    return f"expected {shown(entry.get('expected'))}, got {got}"
+def field_values(entry: FieldOutcome) -> str:
+    """`expected 'INV-1', got nothing` for a field (no `actual`: the answer had none). Values
+    are data: shortened and escaped, one line whatever they hold."""
+    got = shown(entry.actual) if entry.answered else "nothing"
+    return f"expected {shown(entry.expected)}, got {got}"
 
 
 def _values_by_miss(results: Iterable[Any]) -> dict[str, str]:
     """Miss text -> its values, for every field_accuracy miss of a row (composites' members too).
     An items field's miss states counts, and its lists would drown them: it has no values here."""
     out: dict[str, str] = {}
-    for _, kind, details in walk_results(results):
-        entries = details.get("fields") if kind == "field_accuracy" else None
-        for entry in entries if isinstance(entries, list) else []:
-            if not isinstance(entry, Mapping) or entry.get("status") != "miss" or entry.get("match") == "items":
-                continue
-            path, reason = entry.get("path"), entry.get("reason")
-            if isinstance(path, str) and isinstance(reason, str):
-                out.setdefault(f"{path} ({reason})", field_values(entry))
+    for _, entry in walk_fields(results):
+        if entry.status == "miss" and entry.match != "items" and entry.reason is not None:
+            out.setdefault(f"{entry.path} ({entry.reason})", field_values(entry))
     return out
 
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import orjson
 
+from agentv_py.models.field_results import read_detection, read_fields, to_details
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
-from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_results
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
 from agentv_py.scoring.taxonomy import add_taxonomy, row_taxonomy
 
 VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
@@ -186,9 +187,12 @@ def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
         "misses": cut(misses_with_values(result.misses, [result])),
     }
     if result.type == "field_accuracy" and isinstance(details.get("fields"), list):
-        out["fields"] = cut(details.pop("fields"))
-    if result.type in GEOMETRY and isinstance(details.get("drawn"), dict):
-        out["drawn"] = cut(details.pop("drawn"))
+        out["fields"] = cut([to_details(entry) for entry in read_fields(details)])  # those that fit the model
+        details.pop("fields")
+    detection = read_detection(details) if result.type in GEOMETRY else None
+    if detection is not None and detection.drawn is not None:
+        out["drawn"] = cut(detection.drawn)
+        details.pop("drawn")
     nested = details.pop("evaluator_results", None)
     if details:
         out["details"] = cut(details)
@@ -215,21 +219,14 @@ def _valid_result(data: dict[str, Any]) -> bool:
 def _missed_fields(results: Iterable[Any]) -> list[str]:
     """Field paths a field_accuracy result (nested ones included) scored as a miss."""
     missed: dict[str, None] = {}
-    for _, kind, details in walk_results(results):
-        entries = details.get("fields")
-        if kind == "field_accuracy" and isinstance(entries, list):
-            for entry in entries:
-                if isinstance(entry, dict) and entry.get("status") == "miss" and isinstance(entry.get("path"), str):
-                    missed.setdefault(entry["path"], None)
+    for _, entry in walk_fields(results):
+        if entry.status == "miss":
+            missed.setdefault(entry.path, None)
     return list(missed)
 
 
 def _scored_fields(results: Iterable[Any]) -> list[str]:
     found: dict[str, None] = {}
-    for _, kind, details in walk_results(results):
-        entries = details.get("fields")
-        if kind == "field_accuracy" and isinstance(entries, list):
-            for entry in entries:
-                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    found.setdefault(entry["path"], None)
+    for _, entry in walk_fields(results):
+        found.setdefault(entry.path, None)
     return list(found)

@@ -233,7 +233,7 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _trace(outcome: TargetOutcome, batch: str | None, cache: Literal["hit", "miss"] | None) -> Trace:
+def _trace(outcome: TargetOutcome, batch: str | None = None, cache: Literal["hit", "miss"] | None = None) -> Trace:
     """Target-reported metrics when they have the right types (a negative duration or cost is
     dropped, as AgentV dropped it); else our own measurement. With how the answer came."""
     reported = outcome.trace

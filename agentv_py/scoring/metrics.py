@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentv_py.scoring.alignment import Alignment
 from agentv_py.scoring.paths import is_empty, resolve
 from agentv_py.scoring.thresholds import at_least
+
+if TYPE_CHECKING:  # imported where used: judges import this module without pydantic
+    from agentv_py.models.field_results import FieldOutcome
 
 COUNT_KEYS = ("tp", "tn", "fp", "fn")
 
@@ -174,67 +177,69 @@ def field_accuracy_counts(details: Mapping[str, Any]) -> dict[str, Counts]:
     """Per-field counts from one `field_accuracy` result's `details.fields` (SPEC §5): both empty
     TN; only the answer empty FN; only the expectation empty FP; both non-empty: a hit TP (the
     field's matcher decided, so a value within tolerance counts as equal), a miss FP and FN.
-    A field whose ground truth could not be used counts nothing; malformed entries are ignored.
-    A `match: items` field counts per item (`_items_counts`)."""
+    A field whose ground truth could not be used counts nothing; malformed entries are ignored
+    (`read_fields`). A `match: items` field counts per item (`_items_counts`)."""
+    from agentv_py.models.field_results import read_fields
+
     per_field: dict[str, Counts] = {}
-    fields = details.get("fields")
-    for entry in fields if isinstance(fields, list) else []:
-        if not isinstance(entry, dict) or not isinstance(path := entry.get("path"), str):
-            continue
-        status = entry.get("status")
-        if status not in SCORED:
-            continue
-        expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
-        counts = Counts(tn=1) if expected_empty and actual_empty else _items_counts(entry)
+    for entry in read_fields(details):
+        counts = field_counts_of(entry)
         if counts is None:
-            if expected_empty or actual_empty:
-                counts = classify(None if expected_empty else 1, None if actual_empty else 1)
-            elif status == "hit":
-                counts = Counts(tp=1)
-            elif status == "miss":
-                counts = Counts(fp=1, fn=1)
-            else:  # both non-empty yet not scored: nothing was decided
-                continue
-        if path in per_field:
-            per_field[path] += counts
+            continue
+        if entry.path in per_field:
+            per_field[entry.path] += counts
         else:
-            per_field[path] = counts  # fresh: kept, not copied
+            per_field[entry.path] = counts  # fresh: kept, not copied
     return per_field
 
 
-def _items_counts(entry: Mapping[str, Any]) -> Counts | None:
+def field_counts_of(entry: FieldOutcome) -> Counts | None:
+    """One field's counts (`field_accuracy_counts`); None when it counts nothing."""
+    if entry.status not in SCORED:
+        return None
+    expected_empty, actual_empty = is_empty(entry.expected), is_empty(entry.actual)
+    if expected_empty and actual_empty:
+        return Counts(tn=1)
+    counts = _items_counts(entry)
+    if counts is not None:
+        return counts
+    if expected_empty or actual_empty:
+        return classify(None if expected_empty else 1, None if actual_empty else 1)
+    if entry.status == "hit":
+        return Counts(tp=1)
+    if entry.status == "miss":
+        return Counts(fp=1, fn=1)
+    return None  # both non-empty yet not scored: nothing was decided
+
+
+def _items_counts(entry: FieldOutcome) -> Counts | None:
     """A `match: items` field counted per item: TP per matched item whose sub-fields all hit, FP
     per extra item, FN per missing item, FP and FN per matched item with a wrong sub-field; two
     empty lists TN. An answer missing or null misses every expected item. None: not an items
     field with a list of expected items (counted as a plain field)."""
-    if entry.get("match") != "items" or not isinstance(entry.get("expected"), list):
+    if not entry.is_items:
         return None
-    items = entry.get("items")
-    if isinstance(items, dict):
-        correct, wrong, missing, extra = (_count(items, key) for key in ("correct", "wrong", "missing", "extra"))
-        if correct is None or wrong is None or missing is None or extra is None:
-            return None
-        counts = Counts(tp=correct, fp=extra + wrong, fn=missing + wrong)
+    items = entry.items
+    if items is not None:
+        counts = Counts(tp=items.correct, fp=items.extra + items.wrong, fn=items.missing + items.wrong)
     else:  # the answer had no list here (missing, null): every expected item is missed
-        counts = Counts(fn=sum(1 for item in entry["expected"] if not is_empty(item)))
+        counts = Counts(fn=sum(1 for item in entry.expected if not is_empty(item)))
     return counts if counts.tp or counts.fp or counts.fn else Counts(tn=1)
-
-
-def _count(details: Mapping[str, Any], key: str) -> int | None:
-    value = details.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def iou_counts(details: Mapping[str, Any]) -> Counts | None:
     """Detection counts from one `iou_score` result: lists carry `tp`/`fp`/`fn` (pairs at or over
     the threshold are TP, unmatched or under-threshold boxes FP/FN); a single box is TP at or over
     the threshold, else FP and FN (a box in the wrong place). None when the details say neither."""
-    tp, fp, fn = _count(details, "tp"), _count(details, "fp"), _count(details, "fn")
-    if tp is not None and fp is not None and fn is not None:
-        return Counts(tp=tp, fp=fp, fn=fn)
-    iou, threshold = details.get("iou"), details.get("threshold")
-    if isinstance(iou, (int, float)) and isinstance(threshold, (int, float)) and not isinstance(iou, bool):
-        return Counts(tp=1) if at_least(iou, threshold) else Counts(fp=1, fn=1)
+    from agentv_py.models.field_results import read_detection
+
+    found = read_detection(details)
+    if found is None:
+        return None
+    if found.tp is not None and found.fp is not None and found.fn is not None:
+        return Counts(tp=found.tp, fp=found.fp, fn=found.fn)
+    if found.iou is not None and found.threshold is not None:
+        return Counts(tp=1) if at_least(found.iou, found.threshold) else Counts(fp=1, fn=1)
     return None
 
 
@@ -256,6 +261,18 @@ def walk_results(results: Iterable[Any]) -> Iterable[tuple[str, str, dict[str, A
         nested = details.get("evaluator_results")
         if isinstance(nested, list):
             yield from walk_results(nested)
+
+
+def walk_fields(results: Iterable[Any]) -> Iterable[tuple[str, FieldOutcome]]:
+    """(evaluator name, field outcome) for every field of every `field_accuracy` result, nested
+    ones included: the one reader of fields that metrics, the taxonomy, the reports, explain and
+    compare share (`models.field_results.read_fields`)."""
+    from agentv_py.models.field_results import read_fields
+
+    for name, kind, details in walk_results(results):
+        if kind == "field_accuracy":
+            for entry in read_fields(details):
+                yield name, entry
 
 
 def row_field_counts(results: Iterable[Any], problems: list[str] | None = None) -> dict[FieldKey, Counts]:

@@ -39,10 +39,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentv_py.models.field_results import FieldOutcome
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.scoring.dates import parse_date
 from agentv_py.scoring.match import normalize_text, similarity, to_number
-from agentv_py.scoring.metrics import SCORED, FieldKey, walk_results
+from agentv_py.scoring.metrics import SCORED, FieldKey, walk_fields
 from agentv_py.scoring.paths import is_empty
 
 CATEGORIES: tuple[str, ...] = ("missing", "hallucinated", "wrong_value", "format_only", "near_miss")
@@ -163,18 +164,12 @@ def classify_values(expected: Any, actual: Any) -> str:
     return "wrong_value"
 
 
-def classify_miss(entry: Any) -> str | None:
-    """The kind of miss of one entry of a `field_accuracy` result's `details.fields`; None unless
-    its status is "miss" (an absent `actual` is no answer). A `match: items` entry has one kind
-    per item: `classify_items`."""
-    if not isinstance(entry, Mapping) or entry.get("status") != "miss":
+def classify_miss(entry: FieldOutcome) -> str | None:
+    """The kind of miss of one `field_accuracy` field; None unless its status is "miss" (an
+    absent `actual` is no answer). A `match: items` field has one kind per item: `classify_items`."""
+    if entry.status != "miss":
         return None
-    return classify_values(entry.get("expected"), entry.get("actual"))
-
-
-def _count(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return classify_values(entry.expected, entry.actual)
 
 
 def _added(into: dict[str, int], kind: str, count: int = 1) -> None:
@@ -182,56 +177,54 @@ def _added(into: dict[str, int], kind: str, count: int = 1) -> None:
         into[kind] = into.get(kind, 0) + count
 
 
-def _both_empty(entry: Mapping[str, Any]) -> bool:
+def _both_empty(entry: FieldOutcome) -> bool:
     """Nothing expected and nothing answered, in whatever forms: not an error (a hit, TN)."""
-    return is_empty(entry.get("expected")) and is_empty(entry.get("actual"))
+    return is_empty(entry.expected) and is_empty(entry.actual)
 
 
-def classify_items(entry: Any) -> dict[str, int]:
-    """Kinds of miss in one `match: items` entry (status hit, miss or not scored; {} otherwise):
+def classify_items(entry: FieldOutcome) -> dict[str, int]:
+    """Kinds of miss in one `match: items` field (status hit, miss or not scored; {} otherwise):
     `items.missing` missing, `items.extra` hallucinated, and for the wrong matched items listed
     in `alignment.pairs`, each wrong sub-field by `classify_miss` (a wrong pair with no sub-field
     listed: one wrong value); the `items.wrong` not listed count one wrong value each. With no
     `items` counts (the answer had no list), each non-empty expected item is missing. A miss
     nothing else explains is one wrong value."""
-    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED or _both_empty(entry):
+    if entry.status not in SCORED or _both_empty(entry):
         return {}
     kinds: dict[str, int] = {}
-    counts, expected = entry.get("items"), entry.get("expected")
-    if isinstance(counts, Mapping):
-        _added(kinds, "missing", _count(counts, "missing"))
-        _added(kinds, "hallucinated", _count(counts, "extra"))
-        alignment = entry.get("alignment")
-        pairs = alignment.get("pairs") if isinstance(alignment, Mapping) else None
+    counts, expected = entry.items, entry.expected
+    if counts is not None:
+        _added(kinds, "missing", counts.missing)
+        _added(kinds, "hallucinated", counts.extra)
+        pairs = entry.alignment.pairs if entry.alignment is not None else []
         listed_wrong = 0
-        for pair in pairs if isinstance(pairs, list) else []:
-            if not isinstance(pair, Mapping) or pair.get("status") != "miss":
+        for pair in pairs:
+            if pair.status != "miss":
                 continue
             listed_wrong += 1
-            subs = pair.get("fields")
-            found = [kind for sub in subs if (kind := classify_miss(sub))] if isinstance(subs, list) else []
+            found = [kind for sub in pair.fields if (kind := classify_miss(sub))]
             for kind in found or ["wrong_value"]:
                 _added(kinds, kind)
-        _added(kinds, "wrong_value", _count(counts, "wrong") - listed_wrong)
+        _added(kinds, "wrong_value", counts.wrong - listed_wrong)
     elif isinstance(expected, list):  # as `agentv metrics` counts it: every expected item missed
         _added(kinds, "missing", sum(1 for item in expected if not is_empty(item)))
-    if not kinds and entry.get("status") == "miss":
+    if not kinds and entry.status == "miss":
         kinds[classify_miss(entry) or "wrong_value"] = 1
     return kinds
 
 
-def classify_entry(entry: Any) -> dict[str, int]:
-    """Kinds of error in one entry of `details.fields`: a miss by `classify_miss` (an items field
-    by `classify_items`); a hit or "not scored" field only when one side is empty, as `agentv
+def classify_entry(entry: FieldOutcome) -> dict[str, int]:
+    """Kinds of error in one field: a miss by `classify_miss` (an items field by
+    `classify_items`); a hit or "not scored" field only when one side is empty, as `agentv
     metrics` counts it (answer empty: FN, missing; ground truth empty: FP, hallucinated)."""
-    if not isinstance(entry, Mapping) or entry.get("status") not in SCORED or _both_empty(entry):
+    if entry.status not in SCORED or _both_empty(entry):
         return {}
-    if entry.get("match") == "items" and isinstance(entry.get("expected"), list):
+    if entry.is_items:
         return classify_items(entry)
     kind = classify_miss(entry)
     if kind is not None:
         return {kind: 1}
-    expected_empty, actual_empty = is_empty(entry.get("expected")), is_empty(entry.get("actual"))
+    expected_empty, actual_empty = is_empty(entry.expected), is_empty(entry.actual)
     if expected_empty == actual_empty:
         return {}
     return {"missing" if actual_empty else "hallucinated": 1}
@@ -239,19 +232,13 @@ def classify_entry(entry: Any) -> dict[str, int]:
 
 def row_taxonomy(results: Iterable[Any]) -> dict[FieldKey, dict[str, int]]:
     """(evaluator name, field path) -> {kind: count} over one row's evaluator results (results
-    objects or their JSON dicts; composites' members included, `scoring.metrics.walk_results`).
+    objects or their JSON dicts; composites' members included, `scoring.metrics.walk_fields`).
     Fields without an error are left out."""
     out: dict[FieldKey, dict[str, int]] = {}
-    for name, kind, details in walk_results(results):
-        entries = details.get("fields")
-        if kind != "field_accuracy" or not isinstance(entries, list):
-            continue
-        for entry in entries:
-            if not isinstance(entry, Mapping) or not isinstance(path := entry.get("path"), str):
-                continue
-            found = classify_entry(entry)
-            if found:
-                add_kinds(out.setdefault((name, path), {}), found)
+    for name, entry in walk_fields(results):
+        found = classify_entry(entry)
+        if found:
+            add_kinds(out.setdefault((name, entry.path), {}), found)
     return out
 
 

@@ -62,10 +62,10 @@ def test_one_definition_of_empty_through_score_metrics_and_taxonomy(want, got, r
     )
     doc = lambda v: {} if v is MISSING else {"f": v}  # noqa: E731
     (entry,) = score_fields(config, doc(got), doc(want))["fields"]
-    assert entry["status"] == status
+    assert entry.status == status
     if reason != "*":
-        assert entry.get("reason") == reason
-    assert entry["score"] == {"hit": 1.0, "miss": 0.0}.get(status)
+        assert entry.reason == reason
+    assert entry.score == {"hit": 1.0, "miss": 0.0}.get(status)
     (tallied,) = field_accuracy_counts({"fields": [entry]}).values() or [None]
     assert (tallied.tp, tallied.tn, tallied.fp, tallied.fn) == counts
     assert classify_entry(entry) == kinds
@@ -93,12 +93,12 @@ def test_an_items_field_empty_on_both_sides_is_a_hit_and_an_empty_answer_misses_
     spec = {"path": "items", "match": "items", "key": ["d"], "fields": [{"path": "d"}]}
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": [spec]})
     (both,) = score_fields(config, {"items": None}, {"items": []})["fields"]
-    assert (both["status"], both["score"]) == ("hit", 1.0)
+    assert (both.status, both.score) == ("hit", 1.0)
     assert [
         vars(c) if False else (c.tp, c.tn, c.fp, c.fn) for c in field_accuracy_counts({"fields": [both]}).values()
     ] == [(0, 1, 0, 0)]
     (lost,) = score_fields(config, {"items": []}, {"items": [{"d": "a"}, {"d": "b"}]})["fields"]
-    assert (lost["status"], lost["reason"]) == ("miss", "0 of 2 items matched; 2 missing, 0 extra")
+    assert (lost.status, lost.reason) == ("miss", "0 of 2 items matched; 2 missing, 0 extra")
     assert [(c.tp, c.tn, c.fp, c.fn) for c in field_accuracy_counts({"fields": [lost]}).values()] == [(0, 0, 0, 2)]
     assert classify_entry(lost) == {"missing": 2}
 
@@ -109,7 +109,7 @@ def test_an_empty_expected_value_is_never_bad_ground_truth():
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": fields})
     outcome = score_fields(config, {"n": None, "d": 5}, {"n": "", "d": " "})
     assert outcome["unscorable"] == []
-    assert [(f["status"], f.get("reason")) for f in outcome["fields"]] == [
+    assert [(f.status, f.reason) for f in outcome["fields"]] == [
         ("hit", None),
         ("miss", "type mismatch: got number, expected string"),
     ]

@@ -13,6 +13,7 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import processed_result
 from agentv_py.evaluators.field_accuracy import score_fields
 from agentv_py.models.evaluators import CompositeConfig, IouScoreConfig
+from agentv_py.models.field_results import to_details
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.metrics import Counts, field_accuracy_counts, field_labels, iou_counts, row_field_counts
 from agentv_py.scoring.paths import MISSING
@@ -51,14 +52,15 @@ def as_doc(value: Any) -> dict[str, Any]:
 )
 def test_field_accuracy_counts_follow_the_confusion_rules(options, expected, answer, counts):
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": [{"path": "f", **options}]})
-    details = {"fields": json.loads(json.dumps(score_fields(config, as_doc(answer), as_doc(expected))["fields"]))}
+    scored = score_fields(config, as_doc(answer), as_doc(expected))["fields"]
+    details = {"fields": json.loads(json.dumps([to_details(field) for field in scored]))}  # as a row holds them
     assert field_accuracy_counts(details) == {"f": Counts(*counts)}
 
 
 def test_a_field_whose_truth_is_unusable_counts_nothing():
     config = FieldAccuracyConfig.model_validate({"type": "field_accuracy", "fields": [{"path": "d", **DATE}]})
     details = {"fields": score_fields(config, {"d": "2025-01-01"}, {"d": "soon"})["fields"]}
-    assert details["fields"][0]["status"] == "could not score" and field_accuracy_counts(details) == {}
+    assert details["fields"][0].status == "could not score" and field_accuracy_counts(details) == {}
 
 
 @pytest.mark.parametrize(
