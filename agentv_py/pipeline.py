@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agentv_py.errors import OutputError
 from agentv_py.models.results import ResultRow
@@ -32,6 +33,9 @@ from agentv_py.run_spec import Execution, ResultsFile, RunSpec
 from agentv_py.runner.executor import Executor, InlineRun, Interrupted
 from agentv_py.runner.run import Run
 from agentv_py.stored_rows import StoredAnswers
+
+if TYPE_CHECKING:
+    from agentv_py.runner.ray_executor import RayRun
 
 
 def log_notice(message: str) -> None:
@@ -119,22 +123,12 @@ def make_executor(execution: Execution, on_notice: Callable[[str], None] | None 
         return InlineRun(
             execution.dataset, execution.cases, answers, options=execution.options, secrets=execution.secrets
         )
+    executor: type[Run] | type[RayRun] = Run
     if execution.kind == "ray":
         from agentv_py.runner.ray_executor import RayRun
 
-        return RayRun(
-            execution.dataset,
-            execution.cases,
-            execution.target,
-            options=execution.options,
-            judges=execution.judges,
-            default_judge=execution.default_judge,
-            secrets=execution.secrets,
-            catalog=execution.catalog,
-            on_notice=on_notice,
-            cache=execution.cache,
-        )
-    return Run(
+        executor = RayRun
+    return executor(
         execution.dataset,
         execution.cases,
         execution.target,

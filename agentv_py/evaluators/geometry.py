@@ -31,6 +31,30 @@ from agentv_py.scoring.thresholds import at_most
 Config = IouScoreConfig | CoordinateDistanceConfig
 
 
+def scored(
+    config: Config,
+    score: float,
+    reasoning: str,
+    *,
+    hits: list[str] | None = None,
+    misses: list[str] | None = None,
+    details: dict[str, Any] | None = None,
+    passed: bool | None = None,
+) -> EvaluatorResult:
+    """A geometry evaluator's processed result, under its own name, type and weight."""
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=score,
+        hits=hits,
+        misses=misses,
+        reasoning=reasoning,
+        details=details,
+        passed=passed,
+    )
+
+
 def pick_values(config: Config, context: EvalContext) -> tuple[Any, Any, EvaluatorResult | None]:
     """(candidate value, expected value, early result when there is nothing to compare)."""
     name, kind, weight = config.display_name, config.type, config.weight
@@ -202,7 +226,7 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
     candidate, expected, early = pick_values(config, context)
     if early is not None:
         return early
-    name, weight, metric, limit = config.display_name, config.weight, config.metric, config.threshold
+    metric, limit = config.metric, config.threshold
     if _is_point(expected) and _is_point(candidate):
         want, _ = parse_point(expected)
         assert want is not None  # the ground truth was checked by pick_values
@@ -210,20 +234,16 @@ def evaluate_distance(config: CoordinateDistanceConfig, context: EvalContext) ->
         if got is None or len(got) != len(want):
             reason = problem or f"dimension mismatch: {len(got)} vs {len(want)}"  # type: ignore[arg-type]
             miss = f"{config.label} ({reason})"
-            return processed_result(
-                name=name, type=config.type, weight=weight, score=0.0, misses=[miss], reasoning=miss
-            )
+            return scored(config, 0.0, miss, misses=[miss])
         d = distance(got, want, metric)
         ok = at_most(d, limit)
         line = f"{config.label} ({metric} distance {_show_distance(d)} {'<=' if ok else '>'} {limit:g})"
-        return processed_result(
-            name=name,
-            type=config.type,
-            weight=weight,
-            score=1.0 if ok else 0.0,
+        return scored(
+            config,
+            1.0 if ok else 0.0,
+            line,
             hits=[line] if ok else [],
             misses=[] if ok else [line],
-            reasoning=line,
             details=to_details(
                 DetectionDetails(
                     distance=_finite(d), threshold=limit, metric=metric, drawn=drawn_sides([want], [got], _drawn_point)
@@ -246,14 +266,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
     if len(dims_e) > 1 or len(dims_c) > 1 or (dims_e and dims_c and dims_e != dims_c):
         reason = f"dimension mismatch: {', '.join(map(str, sorted(dims_c)))} vs {', '.join(map(str, sorted(dims_e)))}"
         miss = f"{config.label} ({reason})"
-        return processed_result(
-            name=config.display_name,
-            type=config.type,
-            weight=config.weight,
-            score=0.0,
-            misses=[*misses, miss],
-            reasoning=miss,
-        )
+        return scored(config, 0.0, miss, misses=[*misses, miss])
     if exp_ok and cand_ok:
         matrix = distance_matrix([p for _, p in exp_ok], [p for _, p in cand_ok], config.metric)
         # Paired on distances clipped so that no sum of them overflows (an inf distance is
@@ -290,18 +303,12 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
             drawn=drawn_sides(wanted, found, _drawn_point),
         )
     )
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=score,
-        hits=hits,
-        misses=misses,
-        reasoning=f"{within}/{longest} points within {config.threshold:g} ({config.metric})"
+    reasoning = (
+        f"{within}/{longest} points within {config.threshold:g} ({config.metric})"
         if longest
-        else "no points expected and none found",
-        details=details,
+        else "no points expected and none found"
     )
+    return scored(config, score, reasoning, hits=hits, misses=misses, details=details)
 
 
 def _show_distance(d: float) -> str:

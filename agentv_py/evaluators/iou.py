@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentv_py.evaluators.base import EvalContext, processed_result
+from agentv_py.evaluators.base import EvalContext
 from agentv_py.evaluators.geometry import (
     counted,
     drawn_shape,
     drawn_sides,
     pair_items,
     pick_values,
+    scored,
     shape_noun,
     valid_items,
 )
@@ -40,7 +41,6 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
     candidate, expected, early = pick_values(config, context)
     if early is not None:
         return early
-    name, weight = config.display_name, config.weight
     cand_fmt, exp_fmt = config.format, config.expected_format or config.format
     if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
         want, _ = parse_shape(expected, exp_fmt)
@@ -48,30 +48,20 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
         got, problem = parse_shape(candidate, cand_fmt)
         if got is None:  # a shape given but unusable: a wrong answer (FP and FN), as one in the wrong place
             miss = f"{config.label} (invalid {shape_noun(cand_fmt)}: {problem})"
-            return processed_result(
-                name=name,
-                type=config.type,
-                weight=weight,
-                score=0.0,
-                misses=[miss],
-                reasoning=miss,
-                passed=False,
-                details=counted(Counts(fp=1, fn=1), threshold=config.threshold),
-            )
+            details = counted(Counts(fp=1, fn=1), threshold=config.threshold)
+            return scored(config, 0.0, miss, misses=[miss], passed=False, details=details)
         if config.polygon_mode == "bbox":
             want, got = as_bbox(want), as_bbox(got)
         value = iou(want, got)
         ok = at_least(value, config.threshold)
         line = f"{config.label} (IoU {value:.2f}{'' if ok else f' < {config.threshold:.2f}'})"
-        return processed_result(
-            name=name,
-            type=config.type,
-            weight=weight,
-            score=value,
+        return scored(
+            config,
+            value,
+            f"IoU {value:.3f} (threshold {config.threshold:g})",
             passed=ok,
             hits=[line] if ok else [],
             misses=[] if ok else [line],
-            reasoning=f"IoU {value:.3f} (threshold {config.threshold:g})",
             details=to_details(
                 DetectionDetails(
                     iou=value,
@@ -139,13 +129,4 @@ def _iou_lists(
         if longest
         else "no boxes expected and none found"
     )
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=score,
-        hits=hits,
-        misses=misses,
-        reasoning=reasoning,
-        details=details,
-    )
+    return scored(config, score, reasoning, hits=hits, misses=misses, details=details)

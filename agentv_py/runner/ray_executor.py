@@ -29,9 +29,10 @@ from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
-from agentv_py.runner.outcome import TargetOutcome
+from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.redaction import redact_row, sent_keys
 from agentv_py.runner.run import Run, TargetCatalog
+from agentv_py.runner.worker_target import WarmWorkers
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1
@@ -182,7 +183,13 @@ class RayRun:
         catalog: TargetCatalog | None = None,
         on_notice: Callable[[str], None] | None = None,
         cache: CacheSettings | None = None,
+        answers: TargetRunner | None = None,
+        warm: WarmWorkers | None = None,
     ) -> None:
+        """As `Run`'s. `answers` and `warm` are what a task cannot carry (stored answers read from
+        a local file, live worker processes): planning never gives them to Ray."""
+        if answers is not None or warm is not None:
+            raise AgentvError("--executor ray: stored answers and started workers stay on this machine")
         check_ray(target)
         import ray
 
