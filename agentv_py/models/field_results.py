@@ -21,8 +21,9 @@ FieldStatus = Literal["hit", "miss", "not scored", "could not score"]
 
 
 class _Outcome(BaseModel):
-    # Notes of other versions (or a matcher's own) are kept as they were written.
-    model_config = ConfigDict(extra="allow")
+    # A key the model does not name (another version's note) is not read: what every reader sees
+    # is the model's (and ignoring costs half of keeping: `agentv metrics` reads every field).
+    model_config = ConfigDict(extra="ignore")
 
 
 class ItemCounts(BaseModel):

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentv_py.models.field_results import FieldOutcome, read_fields
+
 Verdict = Literal["pass", "partial", "fail"]
 EvaluatorStatus = Literal["processed", "error", "skipped"]
 CaseStatus = Literal["ok", "error"]
@@ -36,6 +38,7 @@ class EvaluatorResult(_Result):
     # fail): it fails its case whatever the scores (`scoring.case.is_hard_failure`). Not written:
     # a row's verdict already says what it did.
     _failed_hard: bool = PrivateAttr(default=False)
+    _fields: list[FieldOutcome] | None = PrivateAttr(default=None)  # `field_outcomes`, read once
 
     @property
     def failed_hard(self) -> bool:
@@ -43,6 +46,16 @@ class EvaluatorResult(_Result):
 
     def mark_failed_hard(self) -> None:
         self._failed_hard = True
+
+    def field_outcomes(self) -> list[FieldOutcome]:
+        """A `field_accuracy` result's fields as typed outcomes (`field_results.read_fields`),
+        read once: metrics, the taxonomy and the reports each ask ([] for any other type)."""
+        private = self.__pydantic_private__  # the cache, without pydantic's attribute lookup (a hot path)
+        assert private is not None
+        fields: list[FieldOutcome] | None = private["_fields"]
+        if fields is None:
+            fields = private["_fields"] = read_fields(self.details) if self.type == "field_accuracy" else []
+        return fields
 
 
 def _without_empty_children(result: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig
-from agentv_py.models.field_results import FieldOutcome, read_fields, to_details
+from agentv_py.models.field_results import FieldOutcome, to_details
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
@@ -99,7 +99,7 @@ def _field_shares(entries: list[FieldOutcome]) -> dict[str, float]:
 
 
 def _entries(result: EvaluatorResult) -> list[FieldOutcome]:
-    return read_fields(result.details) if result.type == "field_accuracy" else []
+    return result.field_outcomes()
 
 
 def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, FieldOutcome]]:

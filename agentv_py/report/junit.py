@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 from xml.sax.saxutils import quoteattr
 
-from agentv_py.models.field_results import read_fields
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
 
@@ -88,7 +87,7 @@ def field_outcomes(row: ResultRow) -> dict[str, FieldVerdict]:
     """Each field path `field_accuracy` reports for the row, and how it went."""
     outcomes: dict[str, FieldVerdict] = {}
     for result in _field_results(row.evaluator_results):
-        for field in read_fields(result.details):
+        for field in result.field_outcomes():
             reason = field.reason or ""
             if field.status == "hit":
                 outcome = FieldVerdict("hit", "")

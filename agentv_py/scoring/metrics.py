@@ -246,6 +246,12 @@ def iou_counts(details: Mapping[str, Any]) -> Counts | None:
 def walk_results(results: Iterable[Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(name, type, details) for every evaluator result, nested ones included: a composite's
     members (`evaluator_results`), and dicts a code judge nests in `details.evaluator_results`."""
+    for name, kind, details, _ in _walk(results):
+        yield name, kind, details
+
+
+def _walk(results: Iterable[Any]) -> Iterable[tuple[str, str, dict[str, Any], Any]]:
+    """`walk_results`, with each result as it came (a model or a dict)."""
     from agentv_py.models.results import EvaluatorResult  # here: judges import this module without pydantic
 
     for result in results:
@@ -255,23 +261,32 @@ def walk_results(results: Iterable[Any]) -> Iterable[tuple[str, str, dict[str, A
             name, kind, details = str(result.get("name", "")), str(result.get("type", "")), result["details"]
         else:
             continue
-        yield name, kind, details
+        yield name, kind, details, result
         if isinstance(result, EvaluatorResult):
-            yield from walk_results(result.evaluator_results)
+            yield from _walk(result.evaluator_results)
         nested = details.get("evaluator_results")
         if isinstance(nested, list):
-            yield from walk_results(nested)
+            yield from _walk(nested)
+
+
+def _fields(result: Any, details: dict[str, Any]) -> list[FieldOutcome]:
+    """A `field_accuracy` result's fields: read once per result model (`field_outcomes`), or
+    from a result a judge nested as a dict."""
+    if isinstance(result, dict):
+        from agentv_py.models.field_results import read_fields
+
+        return read_fields(details)
+    fields: list[FieldOutcome] = result.field_outcomes()
+    return fields
 
 
 def walk_fields(results: Iterable[Any]) -> Iterable[tuple[str, FieldOutcome]]:
     """(evaluator name, field outcome) for every field of every `field_accuracy` result, nested
     ones included: the one reader of fields that metrics, the taxonomy, the reports, explain and
     compare share (`models.field_results.read_fields`)."""
-    from agentv_py.models.field_results import read_fields
-
-    for name, kind, details in walk_results(results):
+    for name, kind, details, result in _walk(results):
         if kind == "field_accuracy":
-            for entry in read_fields(details):
+            for entry in _fields(result, details):
                 yield name, entry
 
 
@@ -288,7 +303,7 @@ def row_field_counts(results: Iterable[Any], problems: list[str] | None = None) 
         else:
             per_field[key] = counts
 
-    for name, kind, details in walk_results(results):
+    for name, kind, details, result in _walk(results):
         metrics = details.get("metrics")
         if isinstance(metrics, dict):
             for field_name, raw in metrics.items():
@@ -300,8 +315,10 @@ def row_field_counts(results: Iterable[Any], problems: list[str] | None = None) 
                     if problems is not None:
                         problems.append(f"{name}: details.metrics.{field_name}: {exc}")
         elif kind == "field_accuracy":
-            for path, counts in field_accuracy_counts(details).items():
-                add((name, path), counts)
+            for entry in _fields(result, details):
+                counts = field_counts_of(entry)
+                if counts is not None:
+                    add((name, entry.path), counts)
         elif kind == "iou_score":
             found = iou_counts(details)
             if found is not None:
