@@ -38,6 +38,19 @@ def refuse_clash(outputs: list[Role], inputs: list[Role], hint: str) -> None:
         raise AgentvError(problem, hint=hint)
 
 
+RESULTS_HINT = "pass a JSONL file `agentv eval` wrote (--out)"
+
+
+def refuse_directory(path: Path, role: str = "results file", hint: str = RESULTS_HINT) -> None:
+    """A results file (or an output) given as a directory — `.`, an empty argument, any folder —
+    is a usage error (exit 2) before any path is derived from it."""
+    from agentv_py.errors import AgentvError
+
+    if path.is_dir() or not path.name:
+        shown = f"{path} (the current directory)" if str(path) == "." else str(path)
+        raise AgentvError(f"{role} is a directory, not a file: {shown}", hint=hint)
+
+
 @dataclass(frozen=True)
 class Reports:
     """The report files a run writes at its end, besides the results (`--junit`, `--summary-md`,
@@ -212,7 +225,7 @@ def write_html(
     try:
         return build_report(results, target, manifest=manifest, images=load_images, generated_at=utc_now())
     except ReportError as exc:
-        raise AgentvError(str(exc), hint="pass a JSONL file `agentv eval` wrote (--out)") from None
+        raise AgentvError(str(exc), hint=RESULTS_HINT) from None
     except OSError as exc:
         raise OutputError(f"cannot write the HTML report {target}: {exc.strerror or exc}") from None
 

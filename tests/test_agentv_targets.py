@@ -147,7 +147,7 @@ def test_dataset_schema_key_is_ignored(project):
 def test_validate_passes_a_targets_file_with_agentv_providers(project):
     result = invoke("validate", ".agentv/targets.yaml", "dataset.yaml")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (4 targets)", "ok: dataset.yaml (1 cases)"]
+    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (4 targets)", "ok: dataset.yaml (1 case)"]
 
 
 def test_eval_of_the_cli_target_runs(project):

@@ -190,7 +190,7 @@ def test_validate_and_eval_accept_jsonl(ws) -> None:
     ws.file("data.jsonl", line + "\n")
     checked = invoke("validate", "data.jsonl")
     assert checked.exit_code == 0, checked.output
-    assert "ok: data.jsonl (1 cases)" in checked.output
+    assert "ok: data.jsonl (1 case)" in checked.output
     result = invoke("eval", "data.jsonl", "--out", "out.jsonl")
     assert result.exit_code == 0, result.output
     row = json.loads(Path("out.jsonl").read_text())
@@ -205,5 +205,5 @@ def test_validate_checks_a_sidecar_with_its_dataset(ws) -> None:
     ws.file("data.jsonl", case("a", expected_messages=[{"role": "assistant", "content": {"a": 1}}]) + "\n")
     checked = invoke("validate", "data.yaml")
     assert checked.exit_code == 0, checked.output
-    assert "ok: data.yaml (1 cases)" in checked.output
+    assert "ok: data.yaml (1 case)" in checked.output
     assert "note: data.yaml: the sidecar of data.jsonl: checked as part of that dataset" in checked.output

@@ -93,7 +93,7 @@ def test_an_unset_variable_is_a_warning_for_validate_and_an_error_for_eval(ws, m
     checked = run("validate", "dataset.yaml")
     assert checked.exit_code == 0, checked.output
     assert checked.stderr.splitlines() == [f"warning: {target_key}", f"warning: {judge_key}"]
-    assert checked.stdout == "ok: dataset.yaml (1 cases)\n"
+    assert checked.stdout == "ok: dataset.yaml (1 case)\n"
     evaluated = run("eval", "dataset.yaml")
     assert evaluated.exit_code == 2
     assert evaluated.stderr.splitlines() == ["error: 1 problem found:", f"  {target_key}"]
@@ -130,7 +130,7 @@ def test_no_targets_file_is_a_note_not_a_problem(ws):
     checked = run("validate", "dataset.yaml")
     assert checked.exit_code == 0, checked.output
     assert checked.stderr.splitlines() == ["note: dataset.yaml: target not checked: no targets file found"]
-    assert checked.stdout == "ok: dataset.yaml (1 cases)\n"
+    assert checked.stdout == "ok: dataset.yaml (1 case)\n"
     evaluated = run("eval", "dataset.yaml")
     assert evaluated.exit_code == 2
     assert evaluated.stderr.splitlines()[0].startswith("error: no targets file found (looked for ")

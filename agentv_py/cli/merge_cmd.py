@@ -48,10 +48,13 @@ def merge(
     from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
     from agentv_py.report.render import render_summary, stdout_console, visible
     from agentv_py.report.summary import gate
-    from agentv_py.run_reports import refuse_clash
+    from agentv_py.run_reports import refuse_clash, refuse_directory
     from agentv_py.runner.engine import shard_of
     from agentv_py.session import merge_dataset
 
+    for given in runs:
+        refuse_directory(given, "the run")
+    refuse_directory(out, "--out", "pass the merged results file to write")
     loaded = merge_dataset(runs, dataset)
     read: list[tuple[str, Path | None]] = [("--dataset", loaded.path if loaded is not None else dataset)]
     for given in runs:

@@ -32,8 +32,11 @@ def report(
     line items, judge replies, boxes over the image)."""
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import visible
-    from agentv_py.run_reports import named_dataset, refuse_clash, write_html
+    from agentv_py.run_reports import named_dataset, refuse_clash, refuse_directory, write_html
 
+    refuse_directory(results)
+    if out is not None:
+        refuse_directory(out, "--out", "pass the HTML file to write")
     target = out if out is not None else results.with_suffix(".html")
     read = [
         ("the results file", results),

@@ -1,4 +1,5 @@
-"""`agentv validate PATH...`: run exactly the loading code and report every problem."""
+"""`agentv validate PATH...`: run exactly the loading code on each file (a directory: every dataset
+below it, `loading.discover`) and report every problem."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def validate(
     paths: list[Path] = typer.Argument(
         ...,
         metavar="PATH",
-        help="Dataset files: YAML, or JSONL with its .yaml sidecar (a file named targets.yaml is checked as targets).",
+        help="Dataset files (YAML, or JSONL with its .yaml sidecar; a file named targets.yaml is checked as "
+        "targets), directories (every dataset below them) or quoted globs.",
         show_default=False,
     ),
     target: str | None = typer.Option(
@@ -41,11 +43,16 @@ def validate(
     # Every line is shown through `visible`: file names, field paths, keys and values quoted in
     # a problem are data, and their control characters are written as escapes, never obeyed.
     from agentv_py.eval_plan import EvalRequest
+    from agentv_py.loading.discover import expand_paths
     from agentv_py.preflight import check_file
     from agentv_py.report.render import visible
+    from agentv_py.report.summary import plural
 
-    problems = 0
-    for path in paths:
+    expanded = expand_paths(paths)
+    problems = len(expanded.empty)
+    for argument, why in expanded.empty:
+        print(visible(f"{argument or repr(argument)}: {why}"), file=sys.stderr)
+    for path in expanded.files:
         check = check_file(path, EvalRequest(path, target=target, targets=targets))
         for warning in check.warnings:
             print(visible(f"warning: {warning}"), file=sys.stderr)
@@ -58,7 +65,7 @@ def validate(
                     print(visible(f"  hint: {line}"), file=sys.stderr)
         problems += len(check.problems)
         if not check.problems:
-            print(visible(f"ok: {path} ({check.count} {check.noun})"))
+            print(visible(f"ok: {path} ({plural(check.count, check.noun.removesuffix('s'))})"))
     if problems:
         print(f"{problems} problem{'s' if problems != 1 else ''} found", file=sys.stderr)
         return EXIT_CONFIG

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from agentv_py.models.field_results import read_detection, read_fields, to_details
+from agentv_py.models.field_results import read_detection, to_details
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
@@ -186,9 +186,9 @@ def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
         "hits": cut(result.hits),
         "misses": cut(misses_with_values(result.misses, [result])),
     }
-    if result.type == "field_accuracy" and isinstance(details.get("fields"), list):
-        out["fields"] = cut([to_details(entry) for entry in read_fields(details)])  # those that fit the model
-        details.pop("fields")
+    if result.type == "field_accuracy" and "fields" in details:
+        out["fields"] = cut([to_details(entry) for entry in result.field_outcomes()])  # those that fit the model
+        del details["fields"]
     detection = read_detection(details) if result.type in GEOMETRY else None
     if detection is not None and detection.drawn is not None:
         out["drawn"] = cut(detection.drawn)

@@ -50,7 +50,7 @@ def test_validate_refuses_hostile_yaml_and_goes_on_to_the_next_file(ws):
     ws.dataset(suite + "evalcases:\n  - id: c1\n    expected_output: {a: 1}\n", "fine.yaml")
     result = CliRunner().invoke(app, ["validate", "recursive.yaml", "duplicate.yaml", "fine.yaml"])
     assert result.exit_code == 2
-    assert result.stdout == "ok: fine.yaml (1 cases)\n"
+    assert result.stdout == "ok: fine.yaml (1 case)\n"
     assert result.stderr.splitlines() == [
         "recursive.yaml:6: evalcases[0].expected_output.again: alias *r refers to a node that contains it "
         "(a recursive structure); datasets cannot hold recursive data",
@@ -89,7 +89,7 @@ def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_esc
         f"note: ok{SHOWN}.yaml: target not checked: no targets file found",
         "2 problems found",
     ]
-    assert result.stdout.splitlines() == ["ok: warn.yaml (1 cases)", f"ok: ok{SHOWN}.yaml (1 cases)"]
+    assert result.stdout.splitlines() == ["ok: warn.yaml (1 case)", f"ok: ok{SHOWN}.yaml (1 case)"]
 
 
 def test_validate_shows_control_characters_in_a_note_as_escapes(ws):
@@ -103,4 +103,4 @@ def test_validate_shows_control_characters_in_a_note_as_escapes(ws):
     assert result.stderr.splitlines() == [
         f"note: j{SHOWN}.yaml: target and judge targets not checked: no targets file found"
     ]
-    assert result.stdout.splitlines() == [f"ok: j{SHOWN}.yaml (1 cases)"]
+    assert result.stdout.splitlines() == [f"ok: j{SHOWN}.yaml (1 case)"]

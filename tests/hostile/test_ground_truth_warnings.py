@@ -170,7 +170,7 @@ def test_validate_prints_the_warnings_and_still_passes(ws):
     )
     result = invoke("validate", "dataset.yaml")
     assert result.exit_code == 0
-    assert result.stdout == "ok: dataset.yaml (1 cases)\n"
+    assert result.stdout == "ok: dataset.yaml (1 case)\n"
     assert result.stderr.splitlines() == [
         "warning: dataset.yaml:3: execution.evaluators[0].fields[0].path: field 'totl' is in no case's ground "
         'truth (a typo in the path?); it will be "not scored" in the one case that uses it',

@@ -163,7 +163,7 @@ def test_dry_run_does_not_check_the_program_and_validate_does(ws):
     assert invoke("eval", "dataset.yaml", "--dry-run", "--out", "o.jsonl").exit_code == 0
     result = invoke("validate", "dataset.yaml", ".agentv/targets.yaml")
     assert result.exit_code == 2, result.output
-    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (1 targets)"]
+    assert result.stdout.splitlines() == ["ok: .agentv/targets.yaml (1 target)"]
     assert result.stderr.splitlines()[0] == (
         "dataset.yaml: target 't' cannot start: command not found: no-such-extractor (not on PATH)"
     )

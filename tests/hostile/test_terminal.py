@@ -215,7 +215,7 @@ def test_agentv_validate_and_metrics_csv_write_no_raw_control_characters(ws):
     for output in (validate.stdout, validate.stderr, csv_out.stdout, csv_out.stderr):
         text = output.decode("utf-8")
         assert not RAW.search(text) and "\u202e" not in text, text
-    assert validate.stdout.decode() == "ok: w.yaml (1 cases)\nok: ok\\x1b]0;PWN\\x07\\u202e.yaml (1 cases)\n"
+    assert validate.stdout.decode() == "ok: w.yaml (1 case)\nok: ok\\x1b]0;PWN\\x07\\u202e.yaml (1 case)\n"
     assert csv_out.stdout.decode().splitlines()[1] == (
         '"\'=HYPERLINK(""http://evil"")\\x1b]0;PWN\\x07",1,0,0,0,1.000000,1.000000,1.000000,1'
     )
