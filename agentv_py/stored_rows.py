@@ -136,6 +136,7 @@ def stored_outcome(row: ResultRow) -> TargetOutcome:
         output_messages=row.output_messages,
         trace=reported,
         duration_ms=row.trace.duration_ms or 0.0,
+        stderr=row.trace.stderr,
         origin=row,  # what the run measured of its target stands: attempts, duration, batch and cache notes
     )
 

@@ -93,6 +93,9 @@ class Trace(_Result):
     # cli targets with `provider_batching: true`: how the case got its answer (runner/batch.py)
     batch: str | None = None
     cache: Literal["hit", "miss"] | None = None  # with the cache on: the answer came from it, or was stored
+    # the last of what the target wrote on stderr (cli targets; at most STDERR_KEPT characters,
+    # secrets masked), whether it answered or failed: the extractor's own words
+    stderr: str | None = None
 
 
 class ResultRow(_Result):

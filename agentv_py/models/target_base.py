@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import (
@@ -55,11 +56,24 @@ def model_name(value: str) -> str:
     return not_blank(value, "model")
 
 
+def check_output_suffix(value: str) -> str:
+    """`output_suffix`: how the {OUTPUT_FILE} name ends, for tools that insist on one (`.json`)."""
+    if not OUTPUT_SUFFIX_RE.fullmatch(value):
+        raise ValueError(
+            f"output_suffix must be a dot and 1 to 20 letters, digits, '_', '-' or '.' (like .json), got {value!r}"
+        )
+    return value
+
+
+OUTPUT_SUFFIX_RE = re.compile(r"\.[A-Za-z0-9_.-]{1,20}")
+DEFAULT_OUTPUT_SUFFIX = ".out"
+
 # Field types whose check is the same wherever they appear (the model providers' shared keys).
 ModelName = Annotated[str, AfterValidator(model_name)]
 BaseUrl = Annotated[str | None, AfterValidator(check_base_url)]
 Retries = Annotated[int, AfterValidator(check_retries)]
 Workers = Annotated[int | None, AfterValidator(check_workers)]
+OutputSuffix = Annotated[str, AfterValidator(check_output_suffix)]
 
 
 class TargetBase(StrictModel):

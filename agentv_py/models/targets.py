@@ -31,7 +31,14 @@ from agentv_py.models.model_targets import (
     GeminiTarget,
     OpenAITarget,
 )
-from agentv_py.models.target_base import DEFAULT_TIMEOUT_SECONDS, TargetBase, Workers, check_workers
+from agentv_py.models.target_base import (
+    DEFAULT_OUTPUT_SUFFIX,
+    DEFAULT_TIMEOUT_SECONDS,
+    OutputSuffix,
+    TargetBase,
+    Workers,
+    check_workers,
+)
 
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
@@ -126,6 +133,7 @@ class CliTarget(TargetBase):
     # worker: the command starts a long-lived worker per slot, asked once per case over JSON
     # Lines (docs/workers.md); process: the command runs once per case
     mode: Literal["process", "worker"] = "process"
+    output_suffix: OutputSuffix = DEFAULT_OUTPUT_SUFFIX  # how the {OUTPUT_FILE} name ends (a tool may want .json)
     # AgentV keys accepted without effect: agentv has no per-target verbose output; its
     # {OUTPUT_FILE} lives in the run's temporary directory, removed when the run ends; and
     # `agentv eval --workers` sets the parallelism.
@@ -308,6 +316,7 @@ class PythonTarget(TargetBase):
     env: dict[str, str] = Field(default_factory=dict)
     cache_env_ignore: list[str] = Field(default_factory=list)  # as a cli target's
     workers: Workers = None
+    output_suffix: OutputSuffix = DEFAULT_OUTPUT_SUFFIX  # as a cli target's: the request's output_file
 
     @field_validator("callable")
     @classmethod

@@ -40,6 +40,7 @@ KILL_GRACE_SECONDS = 1.0
 ORPHAN_PIPE_GRACE_SECONDS = 0.2
 _IDLE_POLL_SECONDS = 0.05
 _STDERR_TAIL_BYTES = 64 * 1024
+STDERR_KEPT = 2000  # characters of a target's stderr a row keeps (`ProcResult.stderr_text`)
 _CHUNK = 65536
 _PERMANENT_SPAWN_ERRORS = frozenset(
     {errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR}
@@ -82,6 +83,13 @@ class ProcResult:
         """`killed by signal N` when a signal ended the command, else None."""
         code = self.returncode
         return f"killed by signal {-code}" if code is not None and code < 0 else None
+
+    def stderr_text(self, limit: int = STDERR_KEPT) -> str | None:
+        """The last `limit` characters of stderr, lines kept (None: it wrote nothing but space)."""
+        text = self.stderr.decode("utf-8", errors="replace").strip()
+        if not text:
+            return None
+        return text if len(text) <= limit else "..." + text[-(limit - 3) :]
 
     def stderr_tail(self, limit: int = 300) -> str:
         """The last non-empty stderr lines, on one line, at most `limit` characters."""

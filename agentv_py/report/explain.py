@@ -72,6 +72,9 @@ def shown(value: Any, full: bool) -> str:
     return cut_text(_text(value), full)
 
 
+STDERR_LINES = 10  # lines of a target's stderr a case view shows (all with --full)
+
+
 def cut_text(text: str, full: bool) -> str:
     """Text made safe for a terminal, cut to SHORT characters unless `full`."""
     text = visible(text)
@@ -125,6 +128,13 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
     say(f"target {row.target}, {row.duration_ms:.0f} ms, {row.attempts} attempt{'s' if row.attempts != 1 else ''}")
     if row.error:
         say(f"error: {shown(row.error, full)}")
+    if row.trace.stderr:
+        lines = row.trace.stderr.splitlines()
+        kept = lines if full else lines[-STDERR_LINES:]
+        left = f"; {len(lines) - len(kept)} earlier lines with --full" if len(kept) < len(lines) else ""
+        say(f"the target's stderr (its last {len(kept)} line{'s' if len(kept) != 1 else ''}{left}):")
+        for line in kept:
+            say(f"  | {line}")  # each line made terminal-safe by `say`
     _say_sources(say, explained)
     results = list(row.evaluator_results)
     shares = _shares(results)

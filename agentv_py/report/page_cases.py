@@ -67,6 +67,7 @@ def case_parts(row: ResultRow, interned: Interned) -> CaseParts:
         "attempts": row.attempts,
         "error": cut(row.error),
         "answer": cut(row.candidate_answer),
+        "stderr": cut(row.trace.stderr),
         "evaluators": [_evaluator_details(result) for result in results],
         "geometry": geometry,
     }

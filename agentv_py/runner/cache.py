@@ -59,6 +59,8 @@ def encode_outcome(outcome: TargetOutcome) -> str:
     data: dict[str, Any] = {"format": VALUE_FORMAT, "answer": outcome.answer, "trace": outcome.trace}
     if outcome.output_messages is not None:
         data["output_messages"] = outcome.output_messages
+    if outcome.stderr is not None:
+        data["stderr"] = outcome.stderr  # masked already: the row of a hit shows what the call said
     return dumps(data)
 
 
@@ -73,7 +75,9 @@ def decode_outcome(value: str) -> TargetOutcome | None:
     if messages is not None and not isinstance(messages, list):
         return None
     # the stored text is parsed again, never a stored parse: a hit is scored from the text the row shows
-    return TargetOutcome(answer, parsed=NOT_JSON, output_messages=messages, trace=trace)
+    said = data.get("stderr")
+    stderr = said if isinstance(said, str) else None
+    return TargetOutcome(answer, parsed=NOT_JSON, output_messages=messages, trace=trace, stderr=stderr)
 
 
 def encode_reply(reply: ChatReply) -> str:

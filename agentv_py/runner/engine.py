@@ -249,6 +249,7 @@ def _trace(outcome: TargetOutcome, batch: str | None = None, cache: Literal["hit
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,
         batch=batch,
         cache=cache,
+        stderr=outcome.stderr,
     )
 
 

@@ -41,6 +41,31 @@ class LocalTarget:
 
 
 MISSING_OUTPUT = "did not write {OUTPUT_FILE}"
+STRAYS_SHOWN = 3  # files written beside a missing {OUTPUT_FILE} that its error names
+
+
+def written_beside(output_path: str, suffix: str) -> list[str]:
+    """Files a call wrote beside its {OUTPUT_FILE} under another ending (`c1.1.0.out.json`,
+    `c1.1.0.json`: a tool that chose its own suffix), oldest name first."""
+    path = Path(output_path)
+    stem = path.name[: -len(suffix)] if suffix and path.name.endswith(suffix) else path.stem
+    try:
+        names = sorted(entry.name for entry in os.scandir(path.parent) if entry.name.startswith(stem + "."))
+    except OSError:
+        return []
+    return [str(path.parent / name) for name in names if name != path.name]
+
+
+def missing_output_hint(output_path: str, strays: list[str]) -> str:
+    """What a missing-output error adds when the call wrote files beside it: where it was
+    expected, what was written instead, and the `output_suffix` that would match."""
+    shown = ", ".join(Path(stray).name for stray in strays[:STRAYS_SHOWN])
+    more = f" and {len(strays) - STRAYS_SHOWN} more" if len(strays) > STRAYS_SHOWN else ""
+    ending = Path(strays[0]).suffix
+    return (
+        f" ({output_path}); it wrote {shown}{more} beside it instead: "
+        f"the tool chooses its own ending, so set output_suffix: {ending} on the target"
+    )
 
 
 def read_output_file(path: str, cap: int) -> tuple[bytes | None, str | None]:

@@ -35,6 +35,7 @@ class TargetOutcome:
     # duration and notes stand; a row whose target failed is that row again)
     cache: Literal["hit", "miss"] | None = None
     origin: ResultRow | None = None
+    stderr: str | None = None  # what the target said on stderr (cli targets): kept in the row's trace
 
 
 @dataclass
@@ -45,6 +46,7 @@ class CliCall:
     error: str | None = None
     retryable: bool = True  # False: the program cannot start; trying again cannot help
     duration_ms: float = 0.0
+    stderr: str | None = None  # the last of its stderr (`ProcResult.stderr_text`), secrets masked
 
 
 class TargetRunner(Protocol):

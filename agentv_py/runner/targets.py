@@ -4,6 +4,7 @@ their outcome in `outcome`, the checks before a run in `target_checks`."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -34,7 +35,14 @@ from agentv_py.runner.azure import AzureClient
 from agentv_py.runner.chat_messages import case_messages
 from agentv_py.runner.gemini import GeminiClient
 from agentv_py.runner.llm import ModelClient, OpenAIClient
-from agentv_py.runner.local_target import MISSING_OUTPUT, LocalTarget, command_line_problem, read_output_file
+from agentv_py.runner.local_target import (
+    MISSING_OUTPUT,
+    LocalTarget,
+    command_line_problem,
+    missing_output_hint,
+    read_output_file,
+    written_beside,
+)
 from agentv_py.runner.outcome import (
     CliCall,
     TargetOutcome,
@@ -66,7 +74,7 @@ class CliRunner(LocalTarget):
         self._uses_output_file = "{OUTPUT_FILE}" in config.command_template
         self._counter = itertools.count()
 
-    def _output_path(self, label: str, attempt: int, suffix: str = ".out") -> str:
+    def _output_path(self, label: str, attempt: int, suffix: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:80]
         return str(self.work_dir / f"{safe}.{attempt}.{next(self._counter)}{suffix}")
 
@@ -115,6 +123,7 @@ class CliRunner(LocalTarget):
         outcome = unwrap_answer(call.text) if call.text is not None else TargetOutcome(None, call.error)
         outcome.retryable = call.retryable
         outcome.duration_ms = call.duration_ms
+        outcome.stderr = call.stderr
         return outcome
 
     def call(
@@ -124,13 +133,15 @@ class CliRunner(LocalTarget):
         attempt: int,
         *,
         output_cap: int | None = None,
-        suffix: str = ".out",
+        suffix: str | None = None,
     ) -> CliCall:
         """Run the command once with these placeholder values: the answer's text ({OUTPUT_FILE}, or
         stdout when the template has none), or a one-line error. `output_cap` (default: the
-        runner's) bounds what is read; `suffix` ends the {OUTPUT_FILE} name (`.jsonl` for a batch)."""
+        runner's) bounds what is read; `suffix` ends the {OUTPUT_FILE} name (default the target's
+        `output_suffix`; `.jsonl` for a batch)."""
         cap = self.output_cap if output_cap is None else output_cap
-        output_path = self._output_path(label, attempt, suffix) if self._uses_output_file else None
+        ending = self.config.output_suffix if suffix is None else suffix
+        output_path = self._output_path(label, attempt, ending) if self._uses_output_file else None
         if output_path:
             values["OUTPUT_FILE"] = [output_path]
         try:
@@ -150,24 +161,26 @@ class CliRunner(LocalTarget):
             capture_stdout=output_path is None,  # with {OUTPUT_FILE} the answer is the file
             registry=self.processes,
         )
-        text, error = self._answer_text(result, output_path, timeout, cap)
+        strays = written_beside(output_path, ending) if output_path else []
+        text, error = self._answer_text(result, output_path, timeout, cap, strays)
         if output_path:
-            try:
-                os.unlink(output_path)
-            except OSError:
-                pass
+            for path in [output_path, *strays]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
         return CliCall(
             text,
             error,
             # A program that cannot start, or a shell reporting one it cannot find or run (127, 126).
             retryable=not (result.cannot_start or (command.shell and result.returncode in (126, 127))),
             duration_ms=result.duration * 1000,
+            stderr=self.redact(said) if (said := result.stderr_text()) is not None else None,
         )
 
     def _answer_text(
-        self, result: ProcResult, output_path: str | None, timeout: float, cap: int
+        self, result: ProcResult, output_path: str | None, timeout: float, cap: int, strays: list[str]
     ) -> tuple[str | None, str | None]:
-        """The answer's text, or (None, why not)."""
+        """The answer's text, or (None, why not; a missing {OUTPUT_FILE} names what the call wrote
+        beside it, `strays`)."""
         failure = describe_failure(result, timeout, cap, self.redact)
         if failure:
             return None, f"target '{self.name}' failed: {failure}"
@@ -176,7 +189,8 @@ class CliRunner(LocalTarget):
             if raw_file is None:
                 if problem == MISSING_OUTPUT:
                     tail = result.stderr_tail()
-                    return None, f"target '{self.name}' exited 0 but {problem}" + (
+                    beside = missing_output_hint(output_path, strays) if strays else ""
+                    return None, f"target '{self.name}' exited 0 but {problem}{beside}" + (
                         f": {self.redact(tail)}" if tail else ""
                     )
                 return None, f"target '{self.name}' {problem}"

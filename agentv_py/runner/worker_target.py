@@ -146,7 +146,7 @@ class WorkerRunner(LocalTarget):
             return TargetOutcome(None, f"target '{self.name}' failed: {exc}", retryable=False)
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", case.case.id)[:80]
         number = next(self._counter)
-        output_file = str(self.work_dir / f"{safe}.{attempt}.{number}.out")
+        output_file = str(self.work_dir / f"{safe}.{attempt}.{number}{self.config.output_suffix}")
         request = {
             "v": 1,
             "id": f"{number}",
@@ -170,7 +170,7 @@ class WorkerRunner(LocalTarget):
             "files": [],
             "images": [image.path() for message in messages for image in message.images],
             "attempt": 0,
-            "output_file": str(self.work_dir / f"judge.{number}.out"),
+            "output_file": str(self.work_dir / f"judge.{number}{self.config.output_suffix}"),
         }
         outcome = self._ask(request, str(request["output_file"]))
         return ChatReply(outcome.answer, outcome.error, duration_ms=outcome.duration_ms)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,45 @@ def test_http_healthcheck_url_from_the_environment_is_masked(ws, health_server, 
         "targets.yaml:5: targets[0].healthcheck.url: url must start with http:// or https://, got '***' "
         "(after substituting ${{ HEALTH_URL }})"
     ]
+
+
+APPENDS_JSON = "import json, sys; open(sys.argv[1] + '.json', 'w').write(json.dumps({'a': 1}))"
+REPLACES = "import json, os, sys; open(os.path.splitext(sys.argv[1])[0] + '.json', 'w').write('{}')"
+
+
+@pytest.mark.parametrize("program, written", [(APPENDS_JSON, "case_1_x.1.0.out.json"), (REPLACES, "case_1_x.1.0.json")])
+def test_a_tool_that_chooses_its_own_ending_is_named_with_the_fix(tmp_path, program, written):
+    """A tool that writes {OUTPUT_FILE} under another ending (appends .json, or replaces .out):
+    the error names the path expected, the file written instead and the `output_suffix` to set;
+    what it wrote is removed with the call."""
+    (tmp_path / "tool.py").write_text(program)
+    config = CliTarget(name="t", provider="cli", command_template=f"{sys.executable} tool.py {{OUTPUT_FILE}}")
+    (tmp_path / "work").mkdir()
+    runner = CliRunner(config, dataset_dir=tmp_path, work_dir=tmp_path / "work")
+    outcome = runner.invoke(case(), 1)
+    expected = runner.work_dir / "case_1_x.1.0.out"
+    assert outcome.error == (
+        f"target 't' exited 0 but did not write {{OUTPUT_FILE}} ({expected}); it wrote {written} beside it "
+        "instead: the tool chooses its own ending, so set output_suffix: .json on the target"
+    )
+    assert list(runner.work_dir.iterdir()) == []
+
+
+def test_output_suffix_ends_the_output_file_name(tmp_path):
+    (tmp_path / "tool.py").write_text(
+        "import json, sys\n"
+        "assert sys.argv[1].endswith('.json'), sys.argv[1]\n"
+        "open(sys.argv[1], 'w').write(json.dumps({'a': 1}))\n"
+    )
+    runner = cli(tmp_path, f"{sys.executable} tool.py {{OUTPUT_FILE}}", output_suffix=".json")
+    assert runner.invoke(case(), 1).answer == '{"a": 1}'
+
+
+@pytest.mark.parametrize("suffix", ["json", ".", "../x", ".a/b", "." + "x" * 21, ".j son"])
+def test_a_bad_output_suffix_is_refused(suffix):
+    from pydantic import ValidationError
+
+    from agentv_py.models.targets import CliTarget
+
+    with pytest.raises(ValidationError, match="output_suffix must be a dot and 1 to 20 letters"):
+        CliTarget.model_validate({"name": "t", "provider": "cli", "command_template": "x", "output_suffix": suffix})

@@ -185,6 +185,11 @@
     const answer = el("details", {}, el("summary", { text: "the answer" }));
     answer.append(el("pre", { class: "block" }, d.answer === null ? "(none)" : valueText(d.answer)));
     box.append(answer);
+    if (d.stderr) {
+      const said = el("details", {}, el("summary", { text: "what the target said on stderr" }));
+      said.append(el("pre", { class: "block" }, valueText(d.stderr)));
+      box.append(said);
+    }
     return box;
   }
 
