@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.chat import ChatMessage, ChatReply
+from agentv_py.evaluators.judge_payload import judge_env
 from agentv_py.locate import working_dir
 from agentv_py.models.targets import (
     CliTarget,
@@ -26,7 +27,7 @@ from agentv_py.process.command import (
 )
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcessRegistry
-from agentv_py.runner.local_target import LocalTarget, read_output_file, target_env
+from agentv_py.runner.local_target import LocalTarget, read_output_file
 from agentv_py.runner.outcome import TargetOutcome, decode_output, unwrap_answer
 
 
@@ -44,6 +45,14 @@ def worker_argv(config: CliTarget | PythonTarget, dataset_dir: Path) -> list[str
         config.callable,
         *(arg for path in paths for arg in ("--path", path)),
     ]
+
+
+def worker_env(config: CliTarget | PythonTarget) -> dict[str, str]:
+    """The environment workers start in: agentv's own as if its virtual environment were
+    activated — its interpreter's directory first on PATH (so `python3 worker.py` is agentv's
+    Python) and `agentv_py` on PYTHONPATH (so `agentv_py.worker` imports under any Python), as for
+    code judges (`judge_payload.judge_env`) — plus the target's `env:`."""
+    return {**judge_env(), **config.env}
 
 
 def _stop_all(workers: list[Any]) -> None:
@@ -93,7 +102,7 @@ def start_workers(
     cwd = str(working_dir(dataset_dir, config.cwd))
     argv = worker_argv(config, dataset_dir)
     workers = [
-        Worker(argv, cwd=cwd, env=target_env(config), registry=None, line_cap=DEFAULT_OUTPUT_CAP)
+        Worker(argv, cwd=cwd, env=worker_env(config), registry=None, line_cap=DEFAULT_OUTPUT_CAP)
         for _ in range(max(1, slots))
     ]
     with ThreadPoolExecutor(len(workers)) as starting:
@@ -127,6 +136,7 @@ class WorkerRunner(LocalTarget):
 
         super().__init__(config, dataset_dir, work_dir, secrets, output_cap)
         self.config = config
+        self.env = worker_env(config)
         self._argv = argv if argv is not None else worker_argv(config, dataset_dir)
         self.argv = self._argv  # what starts a worker (its program, a callable's --path): for cache keys
         self._counter = itertools.count()

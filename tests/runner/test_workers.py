@@ -316,3 +316,33 @@ def test_workers_the_start_check_started_belong_to_the_run(ws):
     warm.close()
     assert not any(worker.alive for worker in started)
     assert warm.take(warm._key) == []
+
+
+SERVE = """
+import json, os, sys
+from agentv_py.worker import serve
+
+def extract(request):
+    with open(request["files"][0]) as handle:
+        return {**json.load(handle), "python": sys.executable}
+
+serve(extract)
+"""
+
+
+@pytest.mark.parametrize("python", ["python3", "base"], ids=["python3-on-path", "a-python-without-agentv"])
+def test_a_worker_command_imports_agentv_py_whatever_python_runs_it(ws, python):
+    """`mode: worker` starts like a code judge: agentv's interpreter first on PATH (`python3` is
+    agentv's Python) and `agentv_py` on PYTHONPATH (so even another Python imports the helper)."""
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    program = base if python == "base" else "python3"
+    ws.file("w.py", SERVE)
+    ws.cli_target(f"{program} w.py", extra="mode: worker")
+    ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
+    result = invoke("eval", "dataset.yaml", "--out", "run.jsonl")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(rows()["c1"]["candidate_answer"])
+    if python == "python3":
+        assert os.path.dirname(answer["python"]) == os.path.dirname(sys.executable)
+    else:
+        assert answer["python"] != sys.executable
