@@ -242,7 +242,7 @@ def test_relative_files_resolve_against_ancestors(ws):
     ws.dataset(
         SUITE
         + (
-            "evalcases:\n  - id: c1\n"
+            "evalcases:\n  - id: c1\n    expected_output: {a: 1}\n"
             "    input_messages: [{role: user, content: [{type: file, value: ../fixtures/a.json}]}]\n"
         ),
         "evals/ds/dataset.yaml",
@@ -291,13 +291,14 @@ def test_ground_truth_is_last_assistant_message(ws, content, expected):
 
 
 def test_dataset_name_defaults_to_file_stem(ws):
-    ws.dataset(SUITE + "evalcases:\n  - id: c1\n", "invoices.yaml")
+    ws.dataset(SUITE + "evalcases:\n  - {id: c1, expected_output: {a: 1}}\n", "invoices.yaml")
     assert load_dataset("invoices.yaml").name == "invoices"
 
 
 def test_malformed_field_path_is_a_warning(ws):
     ws.dataset(
-        "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: 'a..b'}]}\nevalcases:\n  - id: c1\n"
+        "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: 'a..b'}]}\n"
+        "evalcases:\n  - {id: c1, expected_output: {a: 1}}\n"
     )
     warnings = [str(w) for w in load_dataset("dataset.yaml").warnings]
     assert warnings == [
@@ -339,7 +340,8 @@ TARGET_ERRORS = [
             "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, verbose, cli_verbose, "
+            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, output_suffix, "
+            "verbose, cli_verbose, "
             "keep_temp_files, "
             "keep_output_files, workers"
         ],
@@ -365,7 +367,8 @@ TARGET_ERRORS = [
             "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
-            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, verbose, cli_verbose, "
+            "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, output_suffix, "
+            "verbose, cli_verbose, "
             "keep_temp_files, "
             "keep_output_files, workers"
         ],
@@ -478,7 +481,7 @@ def test_target_selection_lists_available_names(ws):
         "targets.yaml",
         "targets:\n  - {name: a, provider: mock, response: x}\n  - {name: b, provider: mock, response: y}\n",
     )
-    ws.dataset(SUITE + "evalcases:\n  - id: c1\n")
+    ws.dataset(SUITE + "evalcases:\n  - {id: c1, expected_output: {a: 1}}\n")
     targets, dataset = load_targets("targets.yaml"), load_dataset("dataset.yaml").model
     assert select_target_name(targets, "b", dataset) == "b"
     with pytest.raises(TargetError) as caught:
@@ -607,7 +610,8 @@ def test_code_judge_extra_keys_are_config_not_typos(ws):
 
 def _image_case(*items: str) -> str:
     content = ", ".join(items)
-    return SUITE + f"evalcases:\n  - id: c1\n    input_messages: [{{role: user, content: [{content}]}}]\n"
+    case = f"  - id: c1\n    input_messages: [{{role: user, content: [{content}]}}]\n    expected_output: {{a: 1}}\n"
+    return SUITE + "evalcases:\n" + case
 
 
 def test_images_are_checked_and_resolved(ws):

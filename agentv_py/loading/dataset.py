@@ -16,7 +16,13 @@ from typing import Any
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
-from agentv_py.loading.evaluator_lists import DEFAULT_JUDGE, added_evaluators, evaluator_lists, walk_evaluators
+from agentv_py.loading.evaluator_lists import (
+    DEFAULT_JUDGE,
+    added_evaluators,
+    evaluator_lists,
+    nothing_to_compare,
+    walk_evaluators,
+)
 from agentv_py.loading.ground_truth import (
     GroundTruthError,
     GroundTruthFields,
@@ -110,6 +116,10 @@ class _Loading:
         for case in model.evalcases:
             _scored_fields(case.case_evaluators, self.scored_fields)
         truths, truth_problems = _ground_truths(source, raw, model)
+        suite = self.model.execution.evaluators if self.model is not None else []
+        truth_problems += [
+            source.problem(["evalcases", i], message) for i, message in nothing_to_compare(model, truths, suite)
+        ]
         if truth_problems or self.stages[1]:
             self.stages[1].extend(truth_problems)
             return

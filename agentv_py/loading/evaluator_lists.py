@@ -63,3 +63,38 @@ def walk_config(where: list[str | int], config: EvaluatorConfig) -> Iterable[tup
     if isinstance(config, CompositeConfig):
         for m, member in enumerate(config.evaluators):
             yield from walk_config([*where, "evaluators", m], member)
+
+
+COMPARES_TO_TRUTH = frozenset({"field_accuracy", "iou_score", "coordinate_distance"})
+"""Evaluator types that compare the answer with the case's expected value and do nothing else."""
+
+
+def truth_only(config: EvaluatorConfig) -> bool:
+    """Whether an evaluator can only compare with the ground truth (a composite: all its members)."""
+    if isinstance(config, CompositeConfig):
+        return all(truth_only(member) for member in config.evaluators)
+    return config.type in COMPARES_TO_TRUTH
+
+
+def nothing_to_compare(
+    model: Dataset, truths: Sequence[object], suite: Sequence[EvaluatorConfig]
+) -> list[tuple[int, str]]:
+    """(case index, its load error) for each case with no expected value whose evaluators all
+    compare with one (and that has no rubrics): it could never be scored."""
+    found = []
+    for i, case in enumerate(model.evalcases):
+        if truths[i] is not None or case.expected_value is not None or case.rubrics:
+            continue  # an expected value that could not be read has its own error
+        own = case.case_evaluators
+        evaluators = own if own is not None else suite
+        if evaluators and all(truth_only(config) for config in evaluators):
+            types = ", ".join(dict.fromkeys(config.type for config in evaluators))
+            found.append(
+                (
+                    i,
+                    f"case '{case.id}' has nothing to compare: no expected_messages or expected_output, and its "
+                    f"evaluators ({types}) compare the answer with one; give the case its expected answer, or an "
+                    "evaluator that works without one (a code_judge, an llm_judge)",
+                )
+            )
+    return found

@@ -104,3 +104,33 @@ def test_validate_shows_control_characters_in_a_note_as_escapes(ws):
         f"note: j{SHOWN}.yaml: target and judge targets not checked: no targets file found"
     ]
     assert result.stdout.splitlines() == [f"ok: j{SHOWN}.yaml (1 case)"]
+
+
+NOTHING = (
+    "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
+    "evalcases:\n"
+    "  - {id: kept, expected_output: {a: 1}}\n"
+    "  - id: deleted\n    input: the ground truth of this case was deleted\n"
+    "  - {id: judged, evaluators: [{type: code_judge, script: [python3, j.py]}]}\n"
+    "  - {id: rubric, rubrics: [mentions the total]}\n"
+    "  - {id: composite, evaluators: [{type: composite, aggregator: {type: weighted_average},\n"
+    "      evaluators: [{type: iou_score, threshold: 0.5}]}]}\n"
+)
+
+
+def test_a_case_with_nothing_to_compare_is_a_load_error_at_its_line(ws):
+    """No ground truth and only evaluators that compare with one: the case could never be
+    scored (it scored 0 with no reason, or 1.0 with a judge that did not look): exit 2, its line.
+    A case whose evaluator works without ground truth (a code judge, rubrics) is left alone."""
+    ws.file("j.py", "print('{\"score\": 1}')\n")
+    ws.dataset(NOTHING)
+    result = CliRunner().invoke(app, ["validate", "dataset.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [
+        "dataset.yaml:6: evalcases[1]: case 'deleted' has nothing to compare: no expected_messages or "
+        "expected_output, and its evaluators (field_accuracy) compare the answer with one; give the case its "
+        "expected answer, or an evaluator that works without one (a code_judge, an llm_judge)",
+        "dataset.yaml:10: evalcases[4]: case 'composite' has nothing to compare: no expected_messages or "
+        "expected_output, and its evaluators (composite) compare the answer with one; give the case its "
+        "expected answer, or an evaluator that works without one (a code_judge, an llm_judge)",
+    ]

@@ -159,7 +159,7 @@ def test_the_same_field_in_every_case_own_evaluators_is_one_warning(ws):
 def test_cases_without_structured_ground_truth_do_not_make_typo_warnings(ws):
     ws.dataset(
         "execution:\n  evaluators:\n    - {type: field_accuracy, fields: [{path: a}]}\n"
-        "evalcases:\n  - id: c1\n    expected_output: plain text\n  - id: c2\n"
+        "evalcases:\n  - id: c1\n    expected_output: plain text\n  - id: c2\n    expected_output: more text\n"
     )
     assert warnings_of() == []
 
