@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.loading import load_dataset
@@ -120,16 +120,18 @@ def write_reports(
     gates: Gates | None = None,
     baseline: Baseline | None = None,
     images: dict[str, list[str]] | None = None,
-) -> None:
+) -> list[tuple[str, Path]]:
     """Write the reports once the results are safe on disk; a file that cannot be written is
     OutputError (exit 5). The rows are read back from the results file, one pass per need, so
     memory does not grow with the run; with the results on stdout, the Markdown has no field table.
-    `images`: the case images the HTML report draws shapes over."""
+    `images`: the case images the HTML report draws shapes over. Returns what was written, and
+    where (for the command to say)."""
     from agentv_py.errors import OutputError
     from agentv_py.models.results import ResultRow
     from agentv_py.report.jsonl import read_rows
 
     source = summary.results_path if summary.results_path and summary.results_path != "<stdout>" else None
+    written: list[tuple[str, Path]] = []
 
     def rows() -> Iterator[ResultRow]:
         if source is not None:
@@ -140,6 +142,7 @@ def write_reports(
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a" if append else "w", encoding="utf-8", newline="\n") as handle:
                 fill(handle)
+            written.append((what, path))
         except OSError as exc:
             kept = f"; the results are kept in {source}" if source is not None else ""
             raise OutputError(f"cannot write the {what} {path}: {exc.strerror or exc}{kept}") from None
@@ -168,8 +171,21 @@ def write_reports(
             except OSError as exc:
                 raise OutputError(f"cannot write the HTML report {reports.html}: {exc.strerror or exc}") from None
             write_html(Path(source), reports.html, None, images=images or {})
+            written.append(("HTML report", reports.html))
         else:
             print("note: no HTML report: no case finished", file=sys.stderr)
+    return written
+
+
+def say_written(console: Any, written: list[tuple[str, Path]]) -> None:
+    """`Reports written to: junit.xml (JUnit report), ...` after a run's summary (nothing silent)."""
+    from rich.text import Text
+
+    from agentv_py.report.render import visible
+
+    if written:
+        listed = ", ".join(f"{visible(str(path))} ({what})" for what, path in written)
+        console.print(Text(f"Reports written to: {listed}"), soft_wrap=True)
 
 
 def _refuse_image_clash(target: Path, images: dict[str, list[str]]) -> None:

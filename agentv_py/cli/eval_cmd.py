@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -242,7 +243,8 @@ def _header(plan: EvalPlan, workers: int) -> str:
     """The run's first line: what runs, against what; with a reused results file, what it reuses."""
     from agentv_py.report.summary import plural
 
-    against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')})"
+    executor = ", Ray executor" if plan.spec.execution.kind == "ray" else ""
+    against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')}{executor})"
     if plan.shard is not None:
         against = f"(shard {plan.shard}) {against}"
     reuse = plan.reuse
@@ -278,10 +280,11 @@ def _run(
 ) -> int:
     """Execute a planned eval, print the summary, and gate."""
     from rich.console import Console
+    from rich.text import Text
 
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
     from agentv_py.report.summary import plural
-    from agentv_py.run_reports import case_images, write_reports
+    from agentv_py.run_reports import case_images, say_written, write_reports
     from agentv_py.session import execute
 
     err = Console(stderr=True, highlight=False)
@@ -305,7 +308,7 @@ def _run(
         human.print(f"{plural(len(plan.warnings), 'warning')} about the dataset:", markup=False)
         for warning in plan.warnings:
             human.print(f"  warning: {visible(str(warning))}", markup=False, soft_wrap=True)
-    write_reports(
+    written = write_reports(
         reports,
         summary,
         threshold,
@@ -315,4 +318,10 @@ def _run(
         baseline=plan.baseline,
         images=case_images(plan.dataset) if reports.html is not None else None,
     )
+    say_written(human, written)
+    if summary.interrupted and plan.out != "-":
+        from agentv_py.loading import display_path
+
+        resume = shlex.join(["agentv", "eval", display_path(plan.dataset.path), "--resume", summary.results_path])
+        human.print(Text(f"To finish the run: {visible(resume)} (with the run's other options)"), soft_wrap=True)
     return gate_exit(summary, threshold, plan.gates, plan.baseline)

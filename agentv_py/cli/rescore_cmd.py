@@ -142,6 +142,7 @@ def rescore(
         output_roles,
         refuse_clash,
         report_options,
+        say_written,
         write_reports,
     )
 
@@ -207,7 +208,7 @@ def rescore(
         for note in notes:
             human.print(f"  warning: {visible(note)}", markup=False, soft_wrap=True)
     gates, base = plan.eval_plan.gates, plan.eval_plan.baseline
-    write_reports(
+    written = write_reports(
         reports,
         summary,
         threshold,
@@ -217,4 +218,5 @@ def rescore(
         baseline=base,
         images=case_images(plan.eval_plan.dataset) if reports.html is not None else None,
     )
+    say_written(human, written)
     return gate_exit(summary, threshold, gates, base)

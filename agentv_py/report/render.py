@@ -304,6 +304,10 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     if means:
         items = [Text(f"{visible(name)} {mean:.3f}") for name, mean in means.items()]
         _print_items(console, Text("Evaluator means: "), items)
+    looked_up = summary.cache_hits + summary.cache_misses
+    if looked_up:
+        asked = f"; {plural(summary.cache_misses, 'target call')}" if summary.cache_misses else ""
+        console.print(f"Cache: {summary.cache_hits} of {plural(looked_up, 'answer')} from the cache{asked}")
     if summary.results_path:
         console.print(Text(f"Results written to: {visible(summary.results_path)}"), soft_wrap=True)
 

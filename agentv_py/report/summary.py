@@ -68,6 +68,8 @@ class RunSummary:
     _problem_heap: list[tuple[int, int, CaseLine]] = field(default_factory=list, init=False, repr=False)
     interrupted: bool = False
     results_path: str = ""
+    cache_hits: int = 0  # rows whose answer came from the cache (`trace.cache`)
+    cache_misses: int = 0  # rows whose target was asked with the cache on
     # (evaluator, field) -> counts over the run, for field gates (bounded: one entry per field)
     field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
     baseline_passed: frozenset[str] | None = None  # with --baseline: the cases it passed
@@ -89,6 +91,10 @@ class RunSummary:
             self.failed += 1
         if any(result.status == "error" for result in row.evaluator_results):
             self.evaluator_errors += 1
+        if row.trace.cache == "hit":
+            self.cache_hits += 1
+        elif row.trace.cache == "miss":
+            self.cache_misses += 1
         for index, result in enumerate(row.evaluator_results):
             if (position, index) < self.evaluator_order.get(result.name, (math.inf, 0)):
                 self.evaluator_order[result.name] = (position, index)
