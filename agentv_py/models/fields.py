@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import (
+    Field,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -35,7 +36,8 @@ class FieldSpec(StrictModel):
     """One field of a `field_accuracy` evaluator."""
 
     path: str
-    match: str = "exact"
+    # checked by `_match` (its error lists the types); the schema enumerates them for editors
+    match: str = Field("exact", json_schema_extra={"enum": list(MATCH_TYPES)})
     required: bool = True
     critical: bool = False  # a miss fails the case, whatever the weighted score
     weight: float | Literal["per_item"] = 1.0  # per_item (match: items): each expected item weighs one

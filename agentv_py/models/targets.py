@@ -304,13 +304,21 @@ def _opaque_target(data: dict[str, Any]) -> OpaqueTarget:
 CALLABLE_RE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
 
 
+def _one_or_more_strings(schema: dict[str, Any]) -> None:
+    """The schema of a list of strings that a single string may stand for (a before-validator wraps it)."""
+    items = schema.pop("items", {"type": "string"})
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "string"}, {"type": "array", "items": items}]
+
+
 class PythonTarget(TargetBase):
     """Call a Python function (`callable: package.module:function`, sync or async) with each
     case, in long-lived worker subprocesses, never in agentv's own process (docs/workers.md)."""
 
     provider: Literal["python"]
     callable: str
-    path: list[str] = Field(default_factory=list)  # put first on sys.path (relative: to the dataset)
+    # put first on sys.path (relative: to the dataset); one directory may be written as a string
+    path: list[str] = Field(default_factory=list, json_schema_extra=_one_or_more_strings)
     timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)

@@ -7,6 +7,7 @@ reject the obvious mistakes an editor should flag.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -348,3 +349,55 @@ def test_an_llm_judge_with_rubrics_loads_as_the_rubric_evaluation(tmp_path):
         "j",
         ["Greets", "Is polite"],
     )
+
+
+# --- the documentation's examples validate ----------------------------------------------------
+
+DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+
+
+def documented_files() -> list[tuple[str, str, Any]]:
+    """(where, kind, document) for every YAML block in README.md and docs/ that is a whole dataset
+    (a top-level `evalcases:`) or targets file (`targets:`); a block with a `...` value is an
+    outline (illustrative) and is left out."""
+    import yaml
+
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for block in re.finditer(r"```ya?ml\n(.*?)```", text, re.S):
+            body = block.group(1)
+            data = yaml.load(body, Loader=yaml.BaseLoader)  # strings only, as the loader reads dates
+            if isinstance(data, dict) and ("evalcases" in data or "targets" in data) and not outline(data):
+                line = text[: block.start()].count("\n") + 2
+                kind = "dataset" if "evalcases" in data else "targets"
+                found.append((f"{doc.relative_to(REPO_ROOT)}:{line}", kind, yaml.safe_load(body)))
+    return found
+
+
+def outline(value: Any) -> bool:
+    """Whether a value holds `...` (a documented outline, not a file)."""
+    if isinstance(value, dict):
+        return any(outline(item) for item in value.values())
+    if isinstance(value, list):
+        return any(outline(item) for item in value)
+    return value == "..."
+
+
+def test_the_documented_examples_are_found():
+    kinds = [kind for _, kind, _ in documented_files()]
+    assert kinds.count("targets") >= 4  # the documented datasets are outlines; evals/ holds whole ones
+
+
+@pytest.mark.parametrize("where, kind, document", documented_files(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_documented_example_validates(where, kind, document):
+    assert errors(kind, document) == [], where
+
+
+def test_the_schema_enumerates_match_types_and_takes_one_python_path():
+    fields = {"execution": {"evaluators": [{"type": "field_accuracy", "fields": [{"path": "a", "match": "fuzy"}]}]}}
+    assert errors("dataset", {**case(input="hi"), **fields})  # an editor flags the typo
+    assert errors("dataset", {**case(input="hi"), "execution": {"evaluators": []}}) == []
+    for path in ("src", ["src", "lib"]):
+        target = {"targets": [{"name": "x", "provider": "python", "callable": "pkg.mod:run", "path": path}]}
+        assert errors("targets", target) == []
