@@ -41,7 +41,7 @@ def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     if spec.match == "fuzzy":
         return match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive)
     if spec.match == "date":
-        return match_date(candidate, expected, spec.date_formats)
+        return match_date(candidate, expected, spec.date_formats, spec.date_unsettled)
     return match_exact(candidate, expected)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
+from agentv_py.loading.date_warnings import ambiguous_truth_dates
 from agentv_py.loading.evaluator_lists import (
     DEFAULT_JUDGE,
     added_evaluators,
@@ -85,6 +86,7 @@ class _Loading:
         self.stages: tuple[list[Problem], list[Problem], list[Problem]] = ([], [], [])
         self.first_seen: dict[str, int] = {}
         self.model: Dataset | None = None
+        self.dated: set[str] = set()  # date fields warned about for ambiguous expected dates
         self.all_valid = True  # every chunk's model validated (the gate checks need all of them)
         self.suite: list[EvaluatorConfig] = []
         self.cases: PreparedCases | None = None
@@ -134,6 +136,7 @@ class _Loading:
             self.cases = PreparedCases(shared=[*self.suite, DEFAULT_JUDGE])
         assert self.cases is not None
         self.warnings += own(_path_warnings(source, model)) + _ignored_keys(source, model)
+        self.warnings += ambiguous_truth_dates(source, model, truths, suite, self.dated)
         self.truth_fields.add(model, truths, offset)
         added: dict[int, list[EvaluatorConfig]] = {}  # the rubric evaluator first, or the default judge alone
         for i, _, config in added_evaluators(model):

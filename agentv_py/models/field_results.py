@@ -88,6 +88,7 @@ class FieldOutcome(_Outcome):
     parsed: str | None = None
     expected_date: str | None = None
     formats_tried: str | None = None  # the formats listed, as the miss says them
+    note: str | None = None  # something the score does not say (a date read one of two ways)
     # items
     items: ItemCounts | None = None
     alignment: ItemAlignment | None = None

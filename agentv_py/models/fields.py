@@ -19,6 +19,13 @@ MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
 ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
 DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
+DateOrder = Literal["dmy", "mdy", "ymd"]
+# `date_order`: how the default formats read a date whose day and month could be swapped
+DATE_FORMATS_BY_ORDER: dict[str, tuple[str, ...]] = {
+    "dmy": ("YYYY-MM-DD", "DD-MMM-YYYY", "DD/MM/YYYY", "DD.MM.YYYY", "DD-MM-YYYY", "MM/DD/YYYY"),
+    "mdy": ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "MM-DD-YYYY", "DD/MM/YYYY"),
+    "ymd": ("YYYY-MM-DD", "YYYY/MM/DD", "YYYY.MM.DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY"),
+}
 DATE_TOKENS = ("YYYY", "MMMM", "MMM", "YY", "MM", "DD", "M", "D")
 
 # Options that only make sense for one match type; giving them elsewhere is a config error
@@ -27,7 +34,7 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "exact": (),
     "numeric_tolerance": ("tolerance", "relative"),
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
-    "date": ("formats",),
+    "date": ("formats", "date_order"),
     "items": ("key", "threshold", "algorithm", "fields"),
 }
 
@@ -47,6 +54,7 @@ class FieldSpec(StrictModel):
     threshold: float = 0.85
     case_sensitive: bool = False
     formats: list[str] | None = None
+    date_order: DateOrder | None = None  # `match: date` without `formats`: day/month order (dmy, mdy, ymd)
     key: list[str] | None = None  # `match: items`: sub-paths that pair expected and actual items
     fields: list[FieldSpec] | None = None  # `match: items`: sub-fields scored in each matched pair
 
@@ -174,7 +182,16 @@ class FieldSpec(StrictModel):
 
     @property
     def date_formats(self) -> tuple[str, ...]:
-        return tuple(self.formats) if self.formats else DEFAULT_DATE_FORMATS
+        """The formats tried after ISO 8601: `formats`, else the defaults in `date_order`."""
+        if self.formats:
+            return tuple(self.formats)
+        return DATE_FORMATS_BY_ORDER[self.date_order] if self.date_order else DEFAULT_DATE_FORMATS
+
+    @property
+    def date_unsettled(self) -> bool:
+        """Neither `formats` nor `date_order`: a date whose day and month could be swapped is read
+        month first, and said to be ambiguous."""
+        return not self.formats and self.date_order is None
 
 
 class FieldAccuracyConfig(EvaluatorBase):

@@ -98,18 +98,45 @@ def parse_date(value: Any, formats: tuple[str, ...]) -> dt.date | None:
     return None
 
 
-def match_date(candidate: Any, expected: Any, formats: tuple[str, ...]) -> MatchResult:
+def match_date(candidate: Any, expected: Any, formats: tuple[str, ...], unsettled: bool = False) -> MatchResult:
     """`match: date`: the same calendar date. Option: `formats` (tried after ISO-8601, in order;
     tokens YYYY YY MMMM MMM MM M DD D, e.g. `DD-MMM-YYYY`; default YYYY-MM-DD, DD-MMM-YYYY,
-    MM/DD/YYYY, DD/MM/YYYY). An expected value that parses as no date is a failure of its own."""
+    MM/DD/YYYY, DD/MM/YYYY). An expected value that parses as no date is a failure of its own.
+    `unsettled` (no `formats`, no `date_order`): a value whose day and month could be swapped
+    gets a note saying how it was read (`ambiguous_date`)."""
     e = parse_date(expected, formats)
     if e is None:
         return MatchResult(False, 0.0, f"unparseable expected date: {describe_value(expected)}", bad_expected=True)
     c = parse_date(candidate, formats)
     if c is None:
-        info = {"expected_date": e.isoformat(), "formats_tried": formats_tried(formats)}
+        info: dict[str, Any] = {"expected_date": e.isoformat(), "formats_tried": formats_tried(formats)}
         return MatchResult(False, 0.0, "unparseable date", info)
     info = {"parsed": c.isoformat(), "expected_date": e.isoformat()}
+    if unsettled:
+        notes = [note for value in (expected, candidate) if (note := ambiguous_date(value, formats))]
+        if notes:
+            info["note"] = "; ".join(dict.fromkeys(notes))
     if c == e:
         return MatchResult(True, 1.0, info=info)
     return MatchResult(False, 0.0, f"date mismatch: got {c.isoformat()}, expected {e.isoformat()}", info)
+
+
+def ambiguous_date(value: Any, formats: tuple[str, ...]) -> str | None:
+    """How a value that two of `formats` read as different days was read (the first), and what
+    else it could be: `ambiguous date '03/08/2014': read as 2014-03-08 (MM/DD/YYYY), could be
+    2014-08-03 (DD/MM/YYYY); set date_order: dmy or mdy`. None: one reading, or none."""
+    if not isinstance(value, str) or _ISO_DATE.fullmatch(value.strip()):
+        return None
+    readings: dict[dt.date, str] = {}
+    for fmt in formats:
+        day = parse_date(value, (fmt,))
+        if day is not None:
+            readings.setdefault(day, fmt)
+    if len(readings) < 2:
+        return None
+    (first, how), *others = readings.items()
+    could = ", ".join(f"{day.isoformat()} ({fmt})" for day, fmt in others)
+    return (
+        f"ambiguous date {value!r}: read as {first.isoformat()} ({how}), could be {could}; "
+        "set date_order: dmy or mdy on the field"
+    )

@@ -169,6 +169,9 @@ def classify_miss(entry: FieldOutcome) -> str | None:
     absent `actual` is no answer). A `match: items` field has one kind per item: `classify_items`."""
     if entry.status != "miss":
         return None
+    if entry.match == "date" and entry.parsed is not None and entry.expected_date is not None:
+        # the field's own formats and order decided: the days differ (or the answer was read as none)
+        return "format_only" if entry.parsed == entry.expected_date else "wrong_value"
     return classify_values(entry.expected, entry.actual)
 
 

@@ -1,0 +1,47 @@
+"""A warning for each `match: date` field whose ground truth holds a date that reads two ways
+(`03/08/2014`: March 8 or August 3) while the field says neither `formats` nor `date_order`: at
+scoring such a date is read month first, and a right answer written day first would miss."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentv_py.errors import Problem
+from agentv_py.loading.evaluator_lists import walk_config
+from agentv_py.loading.source import Source
+from agentv_py.models.dataset import Dataset
+from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.scoring.dates import ambiguous_date
+from agentv_py.scoring.paths import resolve
+
+
+def ambiguous_truth_dates(
+    source: Source, model: Dataset, truths: Sequence[object], suite: Sequence[EvaluatorConfig], warned: set[str]
+) -> list[Problem]:
+    """One warning per unsettled date field (at the field's line) with the first ambiguous
+    expected date and how many cases have one; `warned`: fields already warned about (the suite's
+    fields, across chunks of a big dataset)."""
+    found: dict[str, tuple[list[str | int], list[str]]] = {}  # field location -> (location, notes)
+    for i, case in enumerate(model.evalcases):
+        own = case.case_evaluators
+        base: list[str | int] = ["evalcases", i, "evaluators"] if own is not None else ["execution", "evaluators"]
+        for e, config in enumerate(own if own is not None else suite):
+            for where, member in walk_config([*base, e], config):
+                if not isinstance(member, FieldAccuracyConfig):
+                    continue
+                for k, spec in enumerate(member.fields):
+                    if spec.match != "date" or not spec.date_unsettled:
+                        continue
+                    note = ambiguous_date(resolve(truths[i], spec.path), spec.date_formats)
+                    if note is not None:
+                        location = [*where, "fields", k]
+                        found.setdefault(".".join(map(str, location)), (location, []))[1].append(note)
+    warnings = []
+    for key, (location, notes) in found.items():
+        if key in warned:
+            continue
+        warned.add(key)
+        more = f" (and {len(notes) - 1} more expected dates like it)" if len(notes) > 1 else ""
+        warnings.append(source.problem(location, f"{notes[0]}{more}"))
+    return warnings
