@@ -50,7 +50,7 @@ def resolve_case_files(
     resolved: dict[tuple[int, str], list[Any]] = {}
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
-    project = _Project(base_dir)
+    project = Project(base_dir)
     for i, case in enumerate(raw_cases(raw)):
         if not isinstance(case, dict):
             continue
@@ -100,7 +100,7 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-class _Project:
+class Project:
     """Where a dataset may name files: its project (the repository holding it, else its own
     directory) or the current directory; never a system directory, never anything but a regular
     file. Paths are compared after `os.path.realpath`, so a symlink counts as what it points at."""
@@ -149,7 +149,7 @@ class _Project:
 
 
 def _image(
-    kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str, project: _Project
+    kind: str, value: str, detail: Any, base_dir: Path, dirs: list[Path], label: str, project: Project
 ) -> tuple[ImageRef | None, str | None]:
     detail = detail if isinstance(detail, str) else None
     if value.startswith("data:"):

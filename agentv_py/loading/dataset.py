@@ -33,6 +33,7 @@ from agentv_py.loading.ground_truth import (
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
+from agentv_py.loading.truth_files import TruthFiles, truth_file
 from agentv_py.loading.validation import validate
 from agentv_py.locate import search_dirs, working_dir
 from agentv_py.models.base import suggest
@@ -87,6 +88,7 @@ class _Loading:
         self.first_seen: dict[str, int] = {}
         self.model: Dataset | None = None
         self.dated: set[str] = set()  # date fields warned about for ambiguous expected dates
+        self.truth_files = TruthFiles(dataset_dir)
         self.all_valid = True  # every chunk's model validated (the gate checks need all of them)
         self.suite: list[EvaluatorConfig] = []
         self.cases: PreparedCases | None = None
@@ -117,7 +119,7 @@ class _Loading:
         _scored_fields(model.execution.evaluators if first else [], self.scored_fields)
         for case in model.evalcases:
             _scored_fields(case.case_evaluators, self.scored_fields)
-        truths, truth_problems = _ground_truths(source, raw, model)
+        truths, truth_problems = _ground_truths(source, raw, model, self.truth_files)
         suite = self.model.execution.evaluators if self.model is not None else []
         truth_problems += [
             source.problem(["evalcases", i], message) for i, message in nothing_to_compare(model, truths, suite)
@@ -248,18 +250,22 @@ def _scored_fields(evaluators: Sequence[EvaluatorConfig] | None, into: dict[str,
             _scored_fields(config.evaluators, into)
 
 
-def _ground_truths(source: Source, raw: Any, model: Dataset) -> tuple[list[Any], list[Problem]]:
-    """Each case's expected value (JSON text parsed), and the problems of values no evaluator
-    could use: NaN, infinities, JSON text that is too deep or holds an integer Python cannot."""
+def _ground_truths(source: Source, raw: Any, model: Dataset, files: TruthFiles) -> tuple[list[Any], list[Problem]]:
+    """Each case's expected value (JSON text parsed; a file it names read, `truth_files`), and the
+    problems of values no evaluator could use: NaN, infinities, JSON text that is too deep or holds
+    an integer Python cannot, a ground-truth file that is missing, outside the project or too big."""
     cases = raw_cases(raw)
     truths: list[Any] = []
     problems: list[Problem] = []
     for i, case in enumerate(model.evalcases):
+        named = truth_file(case.expected_value)
         try:
-            truths.append(read_ground_truth(case.expected_value))
+            value = files.read(named, f"case '{case.id}'") if named else case.expected_value
+            truths.append(read_ground_truth(value))
         except GroundTruthError as exc:
             truths.append(None)
-            problems.append(source.problem(ground_truth_location(cases[i] if i < len(cases) else None, i), str(exc)))
+            where = ground_truth_location(cases[i] if i < len(cases) else None, i)
+            problems.append(source.problem([*where, 0, "value"] if named else where, str(exc)))
     problems.extend(finite_problems(source, cases, truths))
     return truths, _sorted(problems)
 
