@@ -120,7 +120,8 @@ def test_model_targets_get_tool_calls_as_text(ws) -> None:
         "      - {role: user, content: Where is Paris?}\n"
         f"      - {{role: assistant, tool_calls: [{SEARCH}]}}\n"
         "      - {role: tool, content: '3 hits'}\n"
-        "      - {role: assistant, content: Searching more., tool_calls: [{tool: open}]}\n",
+        "      - {role: assistant, content: Searching more., tool_calls: [{tool: open}]}\n"
+        "    expected_output: [{tool: search}]\n",  # something to compare (a case without is refused)
     )
     sent = [(m.role, m.text) for m in case_messages(load_dataset(path).cases[0])]
     calls = [{"tool": "search", "input": {"query": "capital of France"}, "output": {"hits": 3}, "id": "call-1"}]
