@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel
-from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
+from agentv_py.models.fields import DateOrder, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.judges import RubricConfig, RubricFields, RubricItem
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -297,6 +299,26 @@ class SuiteExecution(StrictModel):
     judge_target: str | None = None
     evaluators: list[EvaluatorConfig] = Field(default_factory=list)
     cache: bool = False  # cache target answers and judge replies (docs/incremental.md); --no-cache wins
+    # the day/month order of every `match: date` field that says neither its own nor `formats`
+    date_order: DateOrder | None = None
+
+
+def settle_dates(configs: Sequence[Any], order: DateOrder) -> None:
+    """Give `order` to each date field of these evaluators (composite members and `match: items`
+    sub-fields included) that has neither `date_order` nor `formats`."""
+    for config in configs:
+        if isinstance(config, CompositeConfig):
+            settle_dates(config.evaluators, order)
+        elif isinstance(config, FieldAccuracyConfig):
+            _settle_fields(config.fields, order)
+
+
+def _settle_fields(specs: Sequence[FieldSpec], order: DateOrder) -> None:
+    for spec in specs:
+        if spec.match == "date" and spec.date_unsettled:
+            spec.date_order = order
+        if spec.fields:
+            _settle_fields(spec.fields, order)
 
 
 Fraction = Annotated[float, Field(ge=0, le=1)]
@@ -366,3 +388,13 @@ class Dataset(StrictModel):
         if not value:
             raise ValueError("evalcases must be a non-empty list of cases")
         return value
+
+    @model_validator(mode="after")
+    def _date_order(self) -> Dataset:
+        """`execution.date_order` reaches every date field of the suite's and the cases' lists."""
+        order = self.execution.date_order
+        if order is not None:
+            settle_dates(self.execution.evaluators, order)
+            for case in self.evalcases:
+                settle_dates(case.case_evaluators or [], order)
+        return self

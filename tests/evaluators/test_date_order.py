@@ -101,3 +101,26 @@ def test_date_order_on_a_field_that_is_no_date_is_a_load_error(ws):
     result = CliRunner().invoke(app, ["validate", "dataset.yaml"])
     assert result.exit_code == 2
     assert "date_order" in result.stderr.splitlines()[0]
+
+
+def test_a_dataset_level_date_order_reaches_every_date_field_without_its_own(ws):
+    from agentv_py.loading import load_dataset
+
+    ws.dataset(
+        "execution:\n  date_order: dmy\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
+        "        - {path: d, match: date}\n        - {path: e, match: date, date_order: mdy}\n"
+        "        - {path: f, match: date, formats: [YYYY.MM.DD]}\n"
+        "        - {path: lines, match: items, fields: [{path: description}, {path: day, match: date}]}\n"
+        "evalcases:\n  - {id: c1, expected_output: {d: 03/08/2014, lines: [{description: a, day: 03/08/2014}]}}\n"
+        "  - id: c2\n    expected_output: {d: 03/08/2014}\n"
+        "    evaluators: [{type: field_accuracy, fields: [{path: d, match: date}]}]\n"
+    )
+    result = CliRunner().invoke(app, ["validate", "dataset.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "ambiguous" not in result.stderr
+    first, second = load_dataset("dataset.yaml").cases
+    d, e, f, lines = first.evaluators[0].fields
+    assert (d.date_order, e.date_order, f.date_order, lines.fields[1].date_order) == ("dmy", "mdy", None, "dmy")
+    assert second.evaluators[0].fields[0].date_order == "dmy"
+    (field,) = score_fields(second.evaluators[0], {"d": "2014-08-03"}, {"d": "03/08/2014"})["fields"]
+    assert field.status == "hit" and field.note is None
