@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,8 +68,16 @@ def datasets_below(directory: Path) -> Iterator[Path]:
         dirs[:] = [name for name in dirs if not name.startswith(".") and name not in SKIPPED_DIRS]
         for name in files:
             path = Path(root) / name
-            if not path.is_symlink() and is_dataset(path):
+            if _regular(path) and is_dataset(path):  # never a FIFO (opening one would wait forever)
                 yield path
+
+
+def _regular(path: Path) -> bool:
+    """A regular file, not a link to one."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def is_dataset(path: Path) -> bool:

@@ -112,3 +112,14 @@ def test_a_dataset_whose_evalcases_come_late_is_found(ws):
     ws.targets(MOCK)
     ws.file("long.yaml", "description: |\n" + "  filler line\n" * 20_000 + CASE)
     assert invoke("validate", ".").stdout.splitlines() == ["ok: long.yaml (1 case)"]
+
+
+def test_a_fifo_or_a_link_below_a_directory_is_passed_over(ws):
+    """Opening a FIFO waits for a writer: discovery never opens one (nor follows a link)."""
+    import os
+
+    project(ws)
+    os.mkfifo(ws.root / "nested" / "pipe.yaml")
+    os.symlink(ws.root / "a.yaml", ws.root / "nested" / "link.yaml")
+    result = invoke("validate", "nested")
+    assert result.stdout.splitlines() == ["ok: nested/deep/b.yml (1 case)", "ok: nested/lines.jsonl (1 case)"]
