@@ -6,7 +6,7 @@ and the field: the case cannot be scored, and that is not the answer's fault. Ne
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
@@ -181,6 +181,22 @@ def counted(counts: Counts, **notes: Any) -> dict[str, Any]:
     )
 
 
+def unpaired(
+    pairs: Sequence[tuple[int, int, float]],
+    expected: Sequence[tuple[int, Any]],
+    found: Sequence[tuple[int, Any]],
+    label: str,
+    missing: str,
+    extra: str,
+) -> list[str]:
+    """The misses of the shapes or points no pair took: `expected[i] (missing)`, `label[j] (extra)`."""
+    paired_e = {i for i, _, _ in pairs}
+    paired_c = {j for _, j, _ in pairs}
+    return [f"expected[{i}] ({missing})" for i, _ in expected if i not in paired_e] + [
+        f"{label}[{j}] ({extra})" for j, _ in found if j not in paired_c
+    ]
+
+
 DRAWN = 100  # shapes or points per side kept in `details` for the HTML report to draw
 
 
@@ -287,10 +303,7 @@ def _distance_lists(config: CoordinateDistanceConfig, wanted: list[Any], found: 
             hits.append(line + f" <= {config.threshold:g})")
         else:
             misses.append(line + f" > {config.threshold:g})")
-    paired_e = {i for i, _, _ in pairs}
-    paired_c = {j for _, j, _ in pairs}
-    misses += [f"expected[{i}] (no point found)" for i, _ in exp_ok if i not in paired_e]
-    misses += [f"{config.label}[{j}] (extra point)" for j, _ in cand_ok if j not in paired_c]
+    misses += unpaired(pairs, exp_ok, cand_ok, config.label, "no point found", "extra point")
     longest = max(len(wanted), len(found))
     score = within / longest if longest else 1.0
     details = to_details(

@@ -15,6 +15,7 @@ from agentv_py.evaluators.geometry import (
     pick_values,
     scored,
     shape_noun,
+    unpaired,
     valid_items,
 )
 from agentv_py.models.evaluators import IouScoreConfig
@@ -104,10 +105,7 @@ def _iou_lists(
             hits.append(line + ")")
         else:
             misses.append(line + f" < {config.threshold:.2f})")
-    paired_e = {i for i, _, _ in pairs}
-    paired_c = {j for _, j, _ in pairs}
-    misses += [f"expected[{i}] (no box found)" for i, _ in exp_ok if i not in paired_e]
-    misses += [f"{config.label}[{j}] (spurious box)" for j, _ in cand_ok if j not in paired_c]
+    misses += unpaired(pairs, exp_ok, cand_ok, config.label, "no box found", "spurious box")
     counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
     longest = max(len(wanted), len(found))
     score = sum(v for _, _, v in pairs) / longest if longest else 1.0

@@ -11,7 +11,7 @@ from agentv_py.loading.evaluator_lists import walk_config
 from agentv_py.loading.source import Source
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import EvaluatorConfig
-from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.scoring.dates import ambiguous_date
 from agentv_py.scoring.paths import resolve
 
@@ -23,20 +23,14 @@ def ambiguous_truth_dates(
     expected date and how many cases have one; `warned`: fields already warned about (the suite's
     fields, across chunks of a big dataset)."""
     found: dict[str, tuple[list[str | int], list[str]]] = {}  # field location -> (location, notes)
+    shared = _unsettled(["execution", "evaluators"], suite)  # walked once, not per case
     for i, case in enumerate(model.evalcases):
         own = case.case_evaluators
-        base: list[str | int] = ["evalcases", i, "evaluators"] if own is not None else ["execution", "evaluators"]
-        for e, config in enumerate(own if own is not None else suite):
-            for where, member in walk_config([*base, e], config):
-                if not isinstance(member, FieldAccuracyConfig):
-                    continue
-                for k, spec in enumerate(member.fields):
-                    if spec.match != "date" or not spec.date_unsettled:
-                        continue
-                    note = ambiguous_date(resolve(truths[i], spec.path), spec.date_formats)
-                    if note is not None:
-                        location = [*where, "fields", k]
-                        found.setdefault(".".join(map(str, location)), (location, []))[1].append(note)
+        fields = shared if own is None else _unsettled(["evalcases", i, "evaluators"], own)
+        for location, spec in fields:
+            note = ambiguous_date(resolve(truths[i], spec.path), spec.date_formats)
+            if note is not None:
+                found.setdefault(".".join(map(str, location)), (location, []))[1].append(note)
     warnings = []
     for key, (location, notes) in found.items():
         if key in warned:
@@ -45,3 +39,16 @@ def ambiguous_truth_dates(
         more = f" (and {len(notes) - 1} more expected dates like it)" if len(notes) > 1 else ""
         warnings.append(source.problem(location, f"{notes[0]}{more}"))
     return warnings
+
+
+def _unsettled(base: list[str | int], configs: Sequence[EvaluatorConfig]) -> list[tuple[list[str | int], FieldSpec]]:
+    """The `match: date` fields of these evaluators (composite members too) that say neither
+    `date_order` nor `formats`, with their locations."""
+    return [
+        ([*where, "fields", k], spec)
+        for e, config in enumerate(configs)
+        for where, member in walk_config([*base, e], config)
+        if isinstance(member, FieldAccuracyConfig)
+        for k, spec in enumerate(member.fields)
+        if spec.match == "date" and spec.date_unsettled
+    ]

@@ -161,12 +161,10 @@ class CliRunner(LocalTarget):
             capture_stdout=output_path is None,  # with {OUTPUT_FILE} the answer is the file
             registry=self.processes,
         )
-        strays = written_beside(output_path, ending) if output_path else []
-        text, error = self._answer_text(result, output_path, timeout, cap, strays)
+        text, error = self._answer_text(result, output_path, timeout, cap, ending)
         if output_path:
-            for path in [output_path, *strays]:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.unlink(output_path)
         return CliCall(
             text,
             error,
@@ -177,10 +175,10 @@ class CliRunner(LocalTarget):
         )
 
     def _answer_text(
-        self, result: ProcResult, output_path: str | None, timeout: float, cap: int, strays: list[str]
+        self, result: ProcResult, output_path: str | None, timeout: float, cap: int, ending: str
     ) -> tuple[str | None, str | None]:
         """The answer's text, or (None, why not; a missing {OUTPUT_FILE} names what the call wrote
-        beside it, `strays`)."""
+        beside it under another ending than `ending`, and those files are removed)."""
         failure = describe_failure(result, timeout, cap, self.redact)
         if failure:
             return None, f"target '{self.name}' failed: {failure}"
@@ -189,7 +187,11 @@ class CliRunner(LocalTarget):
             if raw_file is None:
                 if problem == MISSING_OUTPUT:
                     tail = result.stderr_tail()
+                    strays = written_beside(output_path, ending)  # looked for only when it is missing
                     beside = missing_output_hint(output_path, strays) if strays else ""
+                    for stray in strays:
+                        with contextlib.suppress(OSError):
+                            os.unlink(stray)
                     return None, f"target '{self.name}' exited 0 but {problem}{beside}" + (
                         f": {self.redact(tail)}" if tail else ""
                     )
