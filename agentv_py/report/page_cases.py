@@ -2,7 +2,11 @@
 table (id, score, verdict, evaluators, fields missed and scored, dataset), its details (cut to
 `VALUE_CHARS` per value, `LIST_ITEMS` per list) and what it adds to the page's totals; and the
 totals themselves, summed over the cases in their order once every row is read (the last row of
-a case is the one counted)."""
+a case is the one counted).
+
+The details say what the page folds behind a case's "show all": `field_accuracy`'s fields that
+were not scored (`folded_fields`, apart from the scored `fields`) and a line-item table's columns
+that are null on both sides in every row (`folded_columns`, apart from `columns`)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from agentv_py.models.field_results import read_detection, to_details
+from agentv_py.models.field_results import FieldOutcome, ItemAlignment, read_detection, to_details
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
@@ -24,6 +28,7 @@ from agentv_py.scoring.taxonomy import add_taxonomy, row_taxonomy
 VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
 LIST_ITEMS = 200  # hits, misses, items listed per evaluator in the details
 GEOMETRY = ("iou_score", "coordinate_distance")
+FOLDED_STATUSES = ("not scored",)  # field statuses the page folds behind a case's "show all"
 
 
 @dataclass
@@ -188,7 +193,9 @@ def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
         "misses": cut(misses_with_values(result.misses, [result])),
     }
     if result.type == "field_accuracy" and "fields" in details:
-        out["fields"] = cut([to_details(entry) for entry in result.field_outcomes()])  # those that fit the model
+        outcomes = result.field_outcomes()  # those that fit the model
+        out["fields"] = cut([_field_details(entry) for entry in outcomes if not folded(entry)])
+        out["folded_fields"] = cut([_field_details(entry) for entry in outcomes if folded(entry)])
         del details["fields"]
     detection = read_detection(details) if result.type in GEOMETRY else None
     if detection is not None and detection.drawn is not None:
@@ -206,6 +213,32 @@ def _evaluator_details(result: EvaluatorResult) -> dict[str, Any]:
         ]
     if children:
         out["children"] = children
+    return out
+
+
+def folded(outcome: FieldOutcome) -> bool:
+    """A field the page folds behind its case's "show all": one that was not scored (no expected
+    value, or optional and absent). "could not score" (unusable ground truth) stays in view."""
+    return outcome.status in FOLDED_STATUSES
+
+
+def item_columns(alignment: ItemAlignment) -> tuple[list[str], list[str]]:
+    """The sub-field columns of a line-item table (in the order the pairs first name them): those
+    shown, and those folded behind "show all" (null or absent on both sides in every pair, and
+    never a miss)."""
+    columns: dict[str, bool] = {}  # path -> some pair has a value on either side
+    for pair in alignment.pairs:
+        for sub in pair.fields:
+            seen = columns.get(sub.path, False)
+            columns[sub.path] = seen or sub.expected is not None or sub.actual is not None or sub.status == "miss"
+    shown = [path for path, valued in columns.items() if valued]
+    return shown, [path for path, valued in columns.items() if not valued]
+
+
+def _field_details(outcome: FieldOutcome) -> dict[str, Any]:
+    out = to_details(outcome)
+    if outcome.alignment is not None:
+        out["columns"], out["folded_columns"] = item_columns(outcome.alignment)
     return out
 
 

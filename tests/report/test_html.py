@@ -166,3 +166,109 @@ def test_an_evaluators_misses_carry_the_values_of_their_field_entries(tmp_path):
     assert invoke("report", str(tmp_path / "run.jsonl")).exit_code == 0
     _, details = embedded((tmp_path / "run.html").read_text())
     assert details[0]["evaluators"][0]["misses"] == ["total (value mismatch; expected 1, got 2)"]
+
+
+# ----------------------------------------------------------------------------- the "show all" fold
+
+HOSTILE_PATH = "<script>window.__pwned = 1</script>"
+QUOTED = "say \"hi\" & 'bye' </script>"
+
+
+def sub(path: str, expected: Any, actual: Any = "absent", status: str = "hit") -> dict[str, Any]:
+    entry = {"path": path, "expected": expected, "status": status}
+    return entry if actual == "absent" else {**entry, "actual": actual}
+
+
+def items_field(pairs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    listed = [
+        {"expected": i, "actual": i, "similarity": 1.0, "status": "hit", "fields": p} for i, p in enumerate(pairs)
+    ]
+    return {
+        "path": "line_items",
+        "match": "items",
+        "expected": [{"description": "a"}] * len(pairs),
+        "actual": [{"description": "a"}] * len(pairs),
+        "status": "hit",
+        "alignment": {"key": ["description"], "pairs": listed},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pairs", "shown", "folded"),
+    [
+        ([[sub("sku", None, None)], [sub("sku", None)]], [], ["sku"]),
+        ([[sub("sku", None, None)], [sub("sku", None, "A-1", "not scored")]], ["sku"], []),
+        ([[sub("qty", 2, 2)], [sub("sku", None, None)]], ["qty"], ["sku"]),  # absent from a pair: nothing there
+        ([[sub("sku", None, None, "miss")]], ["sku"], []),  # a miss is never hidden
+        ([[sub("b", None, None), sub("a", 1, 1)], [sub("c", 3, 3), sub("d", None, None)]], ["a", "c"], ["b", "d"]),
+        ([[]], [], []),
+    ],
+    ids=[
+        "null-or-absent-everywhere",
+        "a-value-on-one-side",
+        "absent-from-a-pair",
+        "a-miss",
+        "first-named-order",
+        "none",
+    ],
+)
+def test_item_columns(pairs, shown, folded):
+    from agentv_py.models.field_results import read_field
+    from agentv_py.report.page_cases import item_columns
+
+    outcome = read_field(items_field(pairs))
+    assert outcome is not None and outcome.alignment is not None
+    assert item_columns(outcome.alignment) == (shown, folded)
+
+
+def folding_row(eval_id: str = "c1") -> Any:
+    """A case with 3 fields not scored (one with a hostile path and a quoted value), scored
+    fields around them, and an items table with 2 columns null on both sides in every row."""
+    fields = [
+        {"path": "total", "expected": 1, "actual": 1, "status": "hit", "score": 1.0},
+        {"path": "po_number", "status": "not scored", "reason": "no expected value", "actual": QUOTED},
+        {"path": "date", "expected": "2024-01-02", "actual": "2024-02-01", "status": "miss", "score": 0.0},
+        {"path": HOSTILE_PATH, "status": "not scored", "reason": "no expected value"},
+        {"path": "currency", "expected": "EUR", "status": "could not score", "reason": "invalid expected value"},
+        items_field(
+            [
+                [sub("qty", 2, 2), sub("sku", None, None), sub(HOSTILE_PATH, None)],
+                [sub("qty", 1, 3, "miss"), sub("sku", None, None), sub("note", None, QUOTED, "not scored")],
+            ]
+        ),
+        {"path": "notes", "expected": "x", "status": "not scored", "reason": "optional, missing"},
+    ]
+    results = [processed_result(name="fa", type="field_accuracy", score=0.5, details={"fields": fields})]
+    return make_row(eval_id=eval_id, score=0.5, verdict="fail", evaluator_results=results)
+
+
+def test_fields_not_scored_and_null_item_columns_are_folded(tmp_path):
+    row = folding_row()
+    nested = folding_row().evaluator_results[0].model_copy(update={"name": "member"})
+    row.evaluator_results.append(
+        processed_result(name="all", type="composite", score=0.5).model_copy(update={"evaluator_results": [nested]})
+    )
+    write(tmp_path / "run.jsonl", [row])
+    assert invoke("report", str(tmp_path / "run.jsonl")).exit_code == 0
+    page = (tmp_path / "run.html").read_text()
+    assert "<script>window" not in page and 'say "hi"' not in page  # escaped in the index, packed in the details
+    _, details = embedded(page)
+    every = [f["path"] for f in row.evaluator_results[0].details["fields"]]
+    for evaluator in (details[0]["evaluators"][0], details[0]["evaluators"][1]["children"][0]):
+        shown = [f["path"] for f in evaluator["fields"]]
+        folded = [f["path"] for f in evaluator["folded_fields"]]
+        assert shown == ["total", "date", "currency", "line_items"]  # "could not score" stays in view
+        assert folded == ["po_number", HOSTILE_PATH, "notes"]  # the dataset's order, values kept
+        assert sorted(shown + folded) == sorted(every)  # nothing lost
+        assert evaluator["folded_fields"][0]["actual"] == QUOTED
+        items = evaluator["fields"][3]
+        assert (items["columns"], items["folded_columns"]) == (["qty", "note"], ["sku", HOSTILE_PATH])
+        assert [len(p["fields"]) for p in items["alignment"]["pairs"]] == [3, 3]  # every cell kept
+
+
+def test_a_case_with_nothing_to_fold_folds_nothing(tmp_path):
+    write(tmp_path / "run.jsonl", [fa_row("c1", 2)])
+    assert invoke("report", str(tmp_path / "run.jsonl")).exit_code == 0
+    _, details = embedded((tmp_path / "run.html").read_text())
+    evaluator = details[0]["evaluators"][0]
+    assert [f["path"] for f in evaluator["fields"]] == ["total"] and evaluator["folded_fields"] == []

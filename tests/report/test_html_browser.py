@@ -95,8 +95,9 @@ EXPECTED = {
 
 @pytest.fixture
 def real_run(ws) -> Path:
-    """A real eval (cli target printing each case's answer file) with field_accuracy (items too)
-    and iou_score over a case image, written with --html."""
+    """A real eval (cli target printing each case's answer file) with field_accuracy (items too,
+    a field not scored and an item column null on both sides) and iou_score over a case image,
+    written with --html."""
     ws.file("page.png", png(100, 60))
     answers = {
         "good": EXPECTED,
@@ -117,8 +118,9 @@ def real_run(ws) -> Path:
         "execution:\n  target: t\n  evaluators:\n"
         "    - type: field_accuracy\n      fields:\n"
         "        - {path: invoice_number}\n        - {path: total, match: numeric_tolerance, tolerance: 0.01}\n"
+        "        - {path: po_number}\n"  # in no ground truth: not scored, folded
         "        - {path: line_items, match: items, key: [description],"
-        " fields: [{path: quantity, match: numeric_tolerance, tolerance: 0}]}\n"
+        " fields: [{path: quantity, match: numeric_tolerance, tolerance: 0}, {path: sku}]}\n"  # sku: null both sides
         "    - {type: iou_score, name: box, path: box, threshold: 0.5}\n"
         "evalcases:\n" + "".join(cases)
     )
@@ -163,6 +165,17 @@ def test_a_real_run_in_a_real_browser(browser, real_run, tmp_path):
     assert miss.locator("td").nth(0).text_content() == "total"
     assert miss.locator("td.exp").text_content() == "120.5" and miss.locator("td.got").text_content() == "99"
     assert "outside tolerance" in miss.locator("td").nth(6).text_content()
+    # the field not scored is folded behind "show all", closed until clicked
+    detail = page.locator("tr.detail", has_text="wrong-total")
+    assert "po_number" not in detail.locator(".fields > table.diff").text_content()
+    fold = detail.locator(".fields > details.fold")
+    assert fold.locator("summary").text_content() == "show all (1 hidden) · fields not scored"
+    hidden = fold.locator("table.diff tbody tr")
+    assert fold.evaluate("node => node.open") is False and not hidden.is_visible()
+    fold.locator("summary").click()
+    assert fold.evaluate("node => node.open") is True and hidden.is_visible()
+    assert hidden.locator("td").all_text_contents()[:2] == ["po_number", "exact"]
+    assert hidden.locator("td").nth(4).text_content() == "not scored"
     # boxes drawn over the case image (a data URI), expected and answer
     image = page.locator("tr.detail .shapes img")
     assert image.get_attribute("src").startswith("data:image/png;base64,")
@@ -172,8 +185,18 @@ def test_a_real_run_in_a_real_browser(browser, real_run, tmp_path):
     page.locator("tr.case", has_text="bad-items").click()
     items = page.locator("tr.detail", has_text="bad-items").locator(".items")
     items.wait_for()
-    assert items.locator("table.items-table tbody tr").count() == 1  # Gadget ~ Gadget
-    assert items.locator("td.cell-miss").count() == 1  # quantity 1 vs 3
+    table = items.locator(":scope > table.items-table")
+    assert table.locator("tbody tr").count() == 1  # Gadget ~ Gadget
+    assert table.locator("thead th").all_text_contents() == ["expected → got", "similarity", "quantity"]
+    assert table.locator("td.cell-miss").count() == 1  # quantity 1 vs 3
+    # sku, null on both sides in every row, is folded; a click shows its column
+    columns = items.locator(":scope > details.fold")
+    summary = "show all (1 hidden) · column null on both sides in every row"
+    assert columns.locator("summary").text_content() == summary
+    sku = columns.locator("table.items-table thead th", has_text="sku")
+    assert columns.evaluate("node => node.open") is False and not sku.is_visible()
+    columns.locator("summary").click()
+    assert sku.is_visible() and columns.locator("table.items-table tbody tr").count() == 1
     text = items.text_content()
     assert "missing (expected, not found): 1" in text and "extra (found, not expected): 1" in text
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
@@ -200,7 +223,10 @@ def test_hostile_values_stay_text(browser, tmp_path):
 
     rows = []
     for i, value in enumerate(HOSTILE):
-        fields = [{"path": value, "match": "exact", "expected": value, "actual": value + "!", "status": "miss"}]
+        fields = [
+            {"path": value, "match": "exact", "expected": value, "actual": value + "!", "status": "miss"},
+            {"path": value, "match": "exact", "actual": f"\"{value}\" '{i}'", "status": "not scored"},  # folded
+        ]
         results = [
             processed_result(name="fields", type="field_accuracy", score=0.0, details={"fields": fields}),
             processed_result(name=value, type="code_judge", score=0.0, reasoning=value, details={"why": value}),
@@ -229,11 +255,12 @@ def test_hostile_values_stay_text(browser, tmp_path):
         page.locator("tr.case").nth(i).click()
     page.wait_for_function(f"document.querySelectorAll('tr.detail .evaluator').length === {2 * len(HOSTILE)}")
     assert "error: " + HOSTILE[0] in page.locator("tr.detail").last.text_content()
+    assert page.locator("tr.detail details.fold").count() == len(HOSTILE)
     for details in page.locator("tr.detail details").all():
         details.evaluate("node => { node.open = true }")
     shown = page.locator("#cases").text_content()
-    for value in HOSTILE:
-        assert value in shown
+    for i, value in enumerate(HOSTILE):
+        assert value in shown and json.dumps(f"\"{value}\" '{i}'") in shown  # the folded value, as JSON
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert page.locator("#cases script, #cases img:not([alt='case image']), #cases svg[onload]").count() == 0
     assert view.errors == []

@@ -213,7 +213,7 @@
       )
     );
     if (e.reasoning) box.append(el("div", { class: "muted" }, textNode(e.reasoning)));
-    if (e.fields) box.append(fieldsView(e.fields));
+    if (e.fields) box.append(fieldsView(e));
     else if (e.misses && e.misses.length) {
       const list = el("ul", { class: "misses" });
       for (const miss of e.misses) list.append(el("li", { class: "miss" }, textNode(miss)));
@@ -237,7 +237,30 @@
     return status === "hit" ? "hit" : status === "miss" ? "miss" : "other";
   }
 
-  function fieldsView(fields) {
+  // What was not scored, and line-item columns null on both sides in every row, are folded
+  // behind a "show all" (a <details>: it opens and closes without script); the page's data says
+  // which (folded_fields, folded_columns).
+  function listed(entries) {
+    return entries.reduce((n, entry) => n + (entry && typeof entry === "object" && typeof entry.$more === "number" ? entry.$more : 1), 0);
+  }
+
+  function fold(hidden, what, content) {
+    const summary = el("summary", {}, `show all (${hidden} hidden)`, el("span", { class: "muted", text: ` · ${what}` }));
+    const box = el("details", { class: "fold" }, summary);
+    box.append(content);
+    return box;
+  }
+
+  function fieldsView(e) {
+    const box = el("div", { class: "fields" });
+    const shown = Array.isArray(e.fields) ? e.fields : [];
+    const folded = Array.isArray(e.folded_fields) ? e.folded_fields : [];
+    if (shown.length || !folded.length) box.append(diffTable(shown));
+    if (folded.length) box.append(fold(listed(folded), "fields not scored", diffTable(folded)));
+    return box;
+  }
+
+  function diffTable(fields) {
     const table = el("table", { class: "diff" });
     table.append(
       el(
@@ -249,6 +272,10 @@
     const tbody = el("tbody");
     for (const f of fields) {
       if (!f || typeof f !== "object") continue;
+      if (typeof f.$more === "number") {
+        tbody.append(el("tr", {}, el("td", { colspan: "7", class: "muted", text: `… ${f.$more} more (agentv explain lists them all)` })));
+        continue;
+      }
       tbody.append(
         el(
           "tr",
@@ -282,30 +309,17 @@
       )
     );
     const pairs = Array.isArray(a.pairs) ? a.pairs : [];
-    const columns = [];
-    for (const p of pairs) for (const sub of p.fields || []) if (sub && !columns.includes(sub.path)) columns.push(sub.path);
-    const table = el("table", { class: "items-table" });
-    table.append(
-      el("thead", {}, el("tr", {}, el("th", { text: "expected → got" }), el("th", { text: "similarity" }), ...columns.map((c) => el("th", { text: c }))))
-    );
-    const tbody = el("tbody");
-    for (const p of pairs) {
-      const byPath = {};
-      for (const sub of p.fields || []) if (sub) byPath[sub.path] = sub;
-      const cells = columns.map((c) => {
-        const sub = byPath[c];
-        if (!sub) return el("td", { class: "cell-other", text: "" });
-        const cell = el("td", { class: "cell-" + statusClass(sub.status), title: sub.reason || sub.status || "" });
-        cell.append(valueNode(sub.expected));
-        if (sub.status !== "hit") cell.append(el("br"), "got ", valueNode(sub.actual));
-        return cell;
-      });
-      tbody.append(
-        el("tr", { class: statusClass(p.status) }, el("td", { text: `[${p.expected}] → [${p.actual}]` }), el("td", { class: "num", text: num(p.similarity) }), ...cells)
-      );
+    let columns = f.columns;
+    if (!Array.isArray(columns)) {
+      columns = [];
+      for (const p of pairs) for (const sub of p.fields || []) if (sub && !columns.includes(sub.path)) columns.push(sub.path);
     }
-    table.append(tbody);
-    box.append(table);
+    const folded = Array.isArray(f.folded_columns) ? f.folded_columns : [];
+    box.append(pairsTable(pairs, columns));
+    if (folded.length) {
+      const what = `column${folded.length === 1 ? "" : "s"} null on both sides in every row`;
+      box.append(fold(folded.length, what, pairsTable(pairs, folded)));
+    }
     const expected = Array.isArray(f.expected) ? f.expected : [];
     const actual = Array.isArray(f.actual) ? f.actual : [];
     if (a.missing && a.missing.length) {
@@ -318,6 +332,31 @@
       for (const j of extra) box.append(el("div", {}, `[${j}] `, valueNode(actual[j])));
     }
     return box;
+  }
+
+  function pairsTable(pairs, columns) {
+    const table = el("table", { class: "items-table" });
+    table.append(
+      el("thead", {}, el("tr", {}, el("th", { text: "expected → got" }), el("th", { text: "similarity" }), ...columns.map((c) => el("th", { text: c }))))
+    );
+    const tbody = el("tbody");
+    for (const p of pairs) {
+      const byPath = new Map();
+      for (const sub of p.fields || []) if (sub) byPath.set(sub.path, sub);
+      const cells = columns.map((c) => {
+        const sub = byPath.get(c);
+        if (!sub) return el("td", { class: "cell-other", text: "" });
+        const cell = el("td", { class: "cell-" + statusClass(sub.status), title: sub.reason || sub.status || "" });
+        cell.append(valueNode(sub.expected));
+        if (sub.status !== "hit") cell.append(el("br"), "got ", valueNode(sub.actual));
+        return cell;
+      });
+      tbody.append(
+        el("tr", { class: statusClass(p.status) }, el("td", { text: `[${p.expected}] → [${p.actual}]` }), el("td", { class: "num", text: num(p.similarity) }), ...cells)
+      );
+    }
+    table.append(tbody);
+    return table;
   }
 
   // ------------------------------------------------------------------ shapes over the image
