@@ -54,7 +54,7 @@ INVALID = [
         "        - {path: total, match: invalid_type}\nevalcases:\n  - id: c1\n",
         [
             "dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
-            "Valid types: exact, fuzzy, numeric_tolerance, date, items"
+            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count"
         ],
     ),
     (
@@ -303,7 +303,7 @@ def test_malformed_field_path_is_a_warning(ws):
     warnings = [str(w) for w in load_dataset("dataset.yaml").warnings]
     assert warnings == [
         "dataset.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a..b': segment '' is not a key "
-        "optionally followed by [index]; the field will always be missing"
+        "optionally followed by [index] or [*] ('$' alone is the whole answer); the field will always be missing"
     ]
 
 

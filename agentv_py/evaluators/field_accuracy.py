@@ -18,10 +18,10 @@ from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
-from agentv_py.scoring.dates import match_date
-from agentv_py.scoring.items import LISTED, align, expected_items_problem, items_score, items_summary
-from agentv_py.scoring.match import MatchResult, json_type, match_exact, match_fuzzy, match_numeric
+from agentv_py.scoring.items import LISTED, align, items_score, items_summary
+from agentv_py.scoring.match import MatchResult, json_type, match_exact
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
+from agentv_py.scoring.value_rules import match_value, truth_problem
 
 __all__ = ["PARSE_FAILURE", "cannot_score", "evaluate_field_accuracy", "match_field", "score_fields", "truth_problems"]
 
@@ -36,29 +36,21 @@ def match_field(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     """One field through the matcher its `match` names, with that matcher's options."""
     if spec.match == "items":
         return match_items(spec, candidate, expected)
-    if spec.match == "numeric_tolerance":
-        return match_numeric(candidate, expected, spec.tolerance or 0.0, spec.relative)
-    if spec.match == "fuzzy":
-        return match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive)
-    if spec.match == "date":
-        return match_date(candidate, expected, spec.date_formats, spec.date_unsettled)
-    return match_exact(candidate, expected)
+    return match_value(spec, candidate, expected)
 
 
 def truth_problems(config: FieldAccuracyConfig, expected: Any) -> list[tuple[str, str]]:
     """(path, reason) for each field whose expected value its matcher cannot use, judged from
-    the ground truth alone (the expected value matched against itself)."""
+    the ground truth alone (the expected value matched against itself). A value of a type the
+    matcher never reads (`wrong_type`) is left to its field: "could not score" there."""
     problems = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
         if is_empty(want):  # nothing expected: asks for nothing, whatever the matcher
             continue
-        if spec.match == "items":
-            problems.extend(_items_truth_problems(spec, want))
-        else:
-            result = match_field(spec, want, want)
-            if result.bad_expected:
-                problems.append((spec.path, result.reason or "invalid expected value"))
+        refused = truth_problem(spec, want)
+        if refused is not None and not refused.wrong_type:
+            problems.append((refused.info.get("path", spec.path), refused.reason or "invalid expected value"))
     return problems
 
 
@@ -74,6 +66,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     misses: list[str] = []
     unscorable: list[tuple[str, str]] = []  # (path, reason): the ground truth is unusable
     critical: list[str] = []  # critical fields that missed: the case fails, whatever the score
+    unreadable: list[str] = []  # `<path> (<reason>)`: expected values of a type the matcher never reads
     total_weight = weighted = 0.0
     scored = passed = 0
     for spec in config.fields:
@@ -84,11 +77,15 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         def outcome(status: FieldStatus, score: float | None, reason: str | None, **notes: Any) -> FieldOutcome:
             return _outcome(spec, want, got, weight, status, score, reason, notes)  # noqa: B023 - called at once
 
-        if want is MISSING:
+        if want is MISSING and not spec.bounded:
             fields.append(outcome("not scored", None, "no expected value"))
             continue
-        if is_empty(got) and is_empty(want):  # both nothing, in whatever forms (null, "", [], {})
+        if spec.match == "count" and got is not MISSING:  # an empty list is a count too
+            result = match_field(spec, got, want)
+        elif is_empty(got) and is_empty(want) and not spec.bounded:  # both nothing (null, "", [], {})
             result = MatchResult(True, 1.0, None)
+        elif is_empty(got) and (refused := truth_problem(spec, want)) is not None and refused.wrong_type:
+            result = refused  # nothing answered, but nothing this matcher reads was expected either
         elif is_empty(got) and not (spec.match == "items" and isinstance(got, list) and spec.required):
             # SPEC §3.1 rules 2 and 3, and a blank string, [] or {} alike (an items field's [] is
             # matched below, for its counts)
@@ -101,10 +98,16 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             result = match_exact(got, want)
         else:
             result = match_field(spec, got, want)
-            if result.bad_expected:
-                fields.append(outcome("could not score", None, result.reason))
-                unscorable.append((spec.path, result.reason or "invalid expected value"))
-                continue
+        if result.bad_expected and result.wrong_type:  # this document's value is of another type
+            fields.append(outcome("could not score", 0.0, result.reason))
+            unreadable.append(f"{spec.path} ({result.reason})")
+            scored += 1
+            total_weight += weight
+            continue
+        if result.bad_expected:
+            fields.append(outcome("could not score", None, result.reason))
+            unscorable.append((spec.path, result.reason or "invalid expected value"))
+            continue
         scored += 1
         total_weight += weight
         weighted += result.score * weight
@@ -131,6 +134,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         "score": score,
         "unscorable": unscorable,
         "critical_misses": critical,
+        "unreadable": unreadable,
     }
 
 
@@ -178,28 +182,17 @@ def _item_config(spec: FieldSpec) -> FieldAccuracyConfig:
     return FieldAccuracyConfig.model_construct(type="field_accuracy", fields=list(spec.fields or []), name=None)
 
 
-def _items_truth_problems(spec: FieldSpec, expected: Any) -> list[tuple[str, str]]:
-    """(path, reason) for an items field whose ground truth is unusable: not a list of objects, or
-    an item whose sub-field its matcher cannot use (`line_items[2].quantity`)."""
-    problem = expected_items_problem(expected)
-    if problem:
-        return [(spec.path, problem)]
-    sub = _item_config(spec)
-    return [
-        (f"{spec.path}[{index}].{path}", reason)
-        for index, item in enumerate(expected)
-        for path, reason in truth_problems(sub, item)
-    ]
-
-
 def match_items(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
     """`match: items`: align the expected items with the answer's (scoring.items.align), score each
     matched pair's sub-fields with `score_fields`, and count what stayed unmatched. Score: the sum
     of the pair scores over max(expected, actual) items. `info` records the alignment (at most
     LISTED pairs, missing and extra indices) and exact counts for `agentv metrics`."""
-    problems = _items_truth_problems(spec, expected)
-    if problems:
-        return MatchResult(False, 0.0, "; ".join(f"{path}: {reason}" for path, reason in problems), bad_expected=True)
+    refused = truth_problem(spec, expected)
+    if refused is not None:
+        at = refused.info.pop("path", None)
+        if at is not None:
+            refused.reason = f"{at}: {refused.reason}"
+        return refused
     n_expected = len(expected)
     if not isinstance(candidate, list):
         none = ItemCounts(expected=n_expected, actual=0, matched=0, correct=0, wrong=0, missing=n_expected, extra=0)
@@ -271,7 +264,11 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[FieldO
     fields = []
     for spec in config.fields:
         want = resolve(expected, spec.path)
+        refused = None if is_empty(want) else truth_problem(spec, want)
         status: FieldStatus = "not scored" if want is MISSING else "miss"
+        reason = "no expected value" if want is MISSING else "answer is not JSON"
+        if refused is not None and refused.wrong_type:  # the ground truth's fault, not the answer's
+            status, reason = "could not score", refused.reason or reason
         fields.append(
             FieldOutcome(
                 path=spec.path,
@@ -279,7 +276,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[FieldO
                 expected=_json_safe(want),
                 weight=_weight(spec, want),
                 status=status,
-                reason="no expected value" if want is MISSING else "answer is not JSON",
+                reason=reason,
                 score=None if want is MISSING else 0.0,
             )
         )
@@ -335,6 +332,11 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         reasoning += f" ({total - scored} not scored)"
     critical = outcome["critical_misses"]
     misses = outcome["misses"]
+    unreadable = outcome["unreadable"]
+    if unreadable:  # this document's ground truth is of a type the field's matcher never reads
+        said = f"could not score: {', '.join(unreadable)}"
+        reasoning += f"; {said}"
+        misses = [said, *misses]
     if critical:  # fails the evaluator, and its case, whatever the weighted score: said first
         said = f"critical field missed: {', '.join(critical)}"
         reasoning += f"; {said}"
@@ -349,5 +351,5 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         misses=misses,
         reasoning=reasoning,
         details=to_details(typed),
-        verdict="fail" if critical else None,
+        verdict="fail" if critical or unreadable else None,
     )

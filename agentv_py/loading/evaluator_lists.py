@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
+from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels
 
@@ -69,6 +70,17 @@ COMPARES_TO_TRUTH = frozenset({"field_accuracy", "iou_score", "coordinate_distan
 """Evaluator types that compare the answer with the case's expected value and do nothing else."""
 
 
+def _root_field(evaluators: Sequence[EvaluatorConfig]) -> str | None:
+    """The first `field_accuracy` field path that starts at the answer's root (`$`, `$[0]`, `[0]`)."""
+    for config in evaluators:
+        for _where, inner in walk_config([], config):
+            if isinstance(inner, FieldAccuracyConfig):
+                for spec in inner.fields:
+                    if spec.path == "$" or spec.path.startswith(("$.", "$[", "[")):
+                        return spec.path
+    return None
+
+
 def truth_only(config: EvaluatorConfig) -> bool:
     """Whether an evaluator can only compare with the ground truth (a composite: all its members)."""
     if isinstance(config, CompositeConfig):
@@ -83,10 +95,23 @@ def nothing_to_compare(
     compare with one (and that has no rubrics): it could never be scored."""
     found = []
     for i, case in enumerate(model.evalcases):
-        if truths[i] is not None or case.expected_value is not None or case.rubrics:
-            continue  # an expected value that could not be read has its own error
         own = case.case_evaluators
         evaluators = own if own is not None else suite
+        if truths[i] is not None and not isinstance(truths[i], (dict, list)):
+            rooted = _root_field(evaluators)
+            if rooted is not None:
+                kind = "a string" if isinstance(truths[i], str) else f"{type(truths[i]).__name__} {truths[i]!r}"
+                found.append(
+                    (
+                        i,
+                        f"case '{case.id}': field '{rooted}' addresses the whole answer as JSON, but the case's "
+                        f"expected value is {kind}; field_accuracy compares JSON objects and arrays (give the "
+                        "expected JSON, or judge a text answer with a code_judge or an llm_judge)",
+                    )
+                )
+            continue
+        if truths[i] is not None or case.expected_value is not None or case.rubrics:
+            continue  # an expected value that could not be read has its own error
         if evaluators and all(truth_only(config) for config in evaluators):
             types = ", ".join(dict.fromkeys(config.type for config in evaluators))
             found.append(

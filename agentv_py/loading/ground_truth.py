@@ -22,11 +22,9 @@ from agentv_py.loading.yaml_loader import MAX_DEPTH, int_digit_limit, too_many_d
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
-from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.geometry import is_single, parse_point, parse_shape
-from agentv_py.scoring.items import expected_items_problem
-from agentv_py.scoring.match import MatchResult, match_fuzzy, match_numeric
 from agentv_py.scoring.paths import MISSING, path_problem, resolve
+from agentv_py.scoring.value_rules import truth_problem
 
 CASES_SHOWN = 5  # case ids a warning lists before "(and N more)"
 
@@ -173,6 +171,7 @@ class _Field:
     bad: list[str] = field(default_factory=list)  # ids of the first cases whose value it cannot use
     bad_count: int = 0  # how many cases' values it cannot use
     reason: str = ""  # why, for the first of them
+    wrong_type: bool = False  # that value's type is one the matcher never reads: the field fails, not the evaluator
 
 
 @dataclass
@@ -218,38 +217,21 @@ class _Fields:
 _EXACT_INT = 2**53  # integers a float holds exactly
 
 
-def _field_problem(spec: FieldSpec, want: Any) -> str | None:
-    """Why the field's matcher cannot use this expected value (the evaluator's own test: the
-    value matched against itself), or None."""
-    result: MatchResult
-    if spec.match == "items":
-        return _items_problem(spec, want)
-    if spec.match == "numeric_tolerance":
-        if type(want) is float or (type(want) is int and -_EXACT_INT < want < _EXACT_INT):
-            return None  # a plain number (NaN and infinities are refused before this): the common case, fast
-        result = match_numeric(want, want, spec.tolerance or 0.0, spec.relative)
-    elif spec.match == "date":
-        result = match_date(want, want, spec.date_formats)
-    elif spec.match == "fuzzy" and not isinstance(want, str):
-        result = match_fuzzy(want, want, spec.threshold, spec.algorithm, spec.case_sensitive)
-    else:
+def _field_problem(spec: FieldSpec, want: Any) -> tuple[str, bool] | None:
+    """Why the field's matcher cannot use this expected value (the evaluator's own test:
+    `truth_problem`), and whether it is a type the matcher never reads, or None."""
+    if spec.match == "numeric_tolerance" and (
+        type(want) is float or (type(want) is int and -_EXACT_INT < want < _EXACT_INT)
+    ):
+        return None  # a plain number (NaN and infinities are refused before this): the common case, fast
+    if spec.match == "exact" or (spec.match == "fuzzy" and isinstance(want, str)):
         return None
-    return (result.reason or "invalid expected value") if result.bad_expected else None
-
-
-def _items_problem(spec: FieldSpec, want: Any) -> str | None:
-    """An items field: the list itself, then each item's sub-fields, as the evaluator checks them
-    (`line_items[2].quantity: expected value is not numeric ...`)."""
-    problem = expected_items_problem(want)
-    if problem is not None:
-        return problem
-    for index, item in enumerate(want):
-        for sub in spec.fields or []:
-            value = resolve(item, sub.path)
-            reason = None if value is MISSING or value is None else _field_problem(sub, value)
-            if reason is not None:
-                return f"{spec.path}[{index}].{sub.path}: {reason}"
-    return None
+    refused = truth_problem(spec, want)
+    if refused is None:
+        return None
+    reason = refused.reason or "invalid expected value"
+    at = refused.info.get("path")  # an item's sub-field: `line_items[1].quantity`
+    return (f"{at}: {reason}" if at else reason), refused.wrong_type
 
 
 def _geometry_problem(config: IouScoreConfig | CoordinateDistanceConfig, expected: Any) -> str | None:
@@ -284,13 +266,15 @@ def _run(check: _Check, case_id: str, truth: Any) -> None:
     if want is None:
         return  # an expected null is compared exactly (geometry skips it)
     if check.spec is not None:
-        reason = _field_problem(check.spec, want)
+        refused = _field_problem(check.spec, want)
+        reason, wrong_type = refused if refused is not None else (None, False)
     else:
         assert check.geometry is not None
-        reason = _geometry_problem(check.geometry, want)
+        reason, wrong_type = _geometry_problem(check.geometry, want), False
     if reason is not None:
         if not found.bad:
             found.reason = reason
+        found.wrong_type = wrong_type and (found.wrong_type or not found.bad)  # every such case
         found.bad_count += 1
         if len(found.bad) < CASES_SHOWN:
             found.bad.append(case_id)
@@ -329,12 +313,18 @@ class GroundTruthFields:
         for found in self._fields.fields.values():
             if found.bad:
                 which = f" (case '{found.bad[0]}')" if found.bad_count > 1 else ""
+                them = "it" if found.bad_count == 1 else "them"
                 those = "that case" if found.bad_count == 1 else "those cases"
                 warnings.append(
                     source.problem(
                         found.location,
                         f"field '{found.label}': the expected value cannot be scored in {_cases(found)}: "
-                        f'{found.reason}{which}; {those} will be "could not score" (an evaluator error)',
+                        f"{found.reason}{which}; "
+                        + (
+                            f'the field will be "could not score" in {those}, and fail {them}'
+                            if found.wrong_type
+                            else f'{those} will be "could not score" (an evaluator error)'
+                        ),
                     )
                 )
             elif found.structured and not found.resolved and found.label != "expected_output":

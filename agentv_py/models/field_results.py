@@ -38,6 +38,14 @@ class ItemCounts(BaseModel):
     extra: NonNegativeInt
 
 
+class ValueCounts(BaseModel):
+    """A `match: set` field's counts: values expected, answered, and paired."""
+
+    expected: NonNegativeInt
+    actual: NonNegativeInt
+    matched: NonNegativeInt
+
+
 class ItemPair(_Outcome):
     """An expected item (`expected`: its index) paired with an answer item (`actual`)."""
 
@@ -92,6 +100,13 @@ class FieldOutcome(_Outcome):
     # items
     items: ItemCounts | None = None
     alignment: ItemAlignment | None = None
+    # set: how many values each side had, and how many paired
+    values: ValueCounts | None = None
+    # count: the answer's list length, and the expected list's (without min/max)
+    count: int | None = None
+    expected_count: int | None = None
+    # any: the matcher that read the expected value
+    matcher: str | None = None
 
     @property
     def answered(self) -> bool:

@@ -14,8 +14,9 @@ from pydantic import (
 from agentv_py.models.base import StrictModel, one_of
 from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, unit_interval
 
-MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items"]
-MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items")
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count"]
+MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count")
+VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")  # what `of` may list
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
 ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
 DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
@@ -36,6 +37,9 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
     "date": ("formats", "date_order"),
     "items": ("key", "threshold", "algorithm", "fields"),
+    "set": ("of",),
+    "any": ("of",),
+    "count": ("min", "max"),
 }
 
 
@@ -57,6 +61,9 @@ class FieldSpec(StrictModel):
     date_order: DateOrder | None = None  # `match: date` without `formats`: day/month order (dmy, mdy, ymd)
     key: list[str] | None = None  # `match: items`: sub-paths that pair expected and actual items
     fields: list[FieldSpec] | None = None  # `match: items`: sub-fields scored in each matched pair
+    of: list[FieldSpec] | None = None  # `match: any` / `set`: the value matchers tried, in order
+    min: int | None = Field(None, ge=0)  # `match: count`: bounds on the answer's list length
+    max: int | None = Field(None, ge=0)
 
     @field_validator("match")
     @classmethod
@@ -122,6 +129,33 @@ class FieldSpec(StrictModel):
                 )
         return value
 
+    @field_validator("of", mode="before")
+    @classmethod
+    def _matchers(cls, value: Any, info: ValidationInfo) -> Any:
+        """`of: [exact, {match: fuzzy, threshold: 0.9}]`: each entry a match type, or one with its
+        options; entries take the field's path (they match its value)."""
+        if not isinstance(value, list):
+            return value
+        path = info.data.get("path", "")
+        return [
+            {"match": entry, "path": path} if isinstance(entry, str) else _with_path(entry, path) for entry in value
+        ]
+
+    @field_validator("of")
+    @classmethod
+    def _value_matchers(cls, value: list[FieldSpec] | None, info: ValidationInfo) -> list[FieldSpec] | None:
+        if value is not None and not value:
+            raise ValueError("of must list at least one matcher")
+        for spec in value or []:
+            if spec.path != info.data.get("path", spec.path):
+                raise ValueError(f"path belongs on the field, not on a matcher in its 'of' list (got '{spec.path}')")
+            if spec.match not in VALUE_MATCHES:
+                raise ValueError(f"of lists value matchers ({', '.join(VALUE_MATCHES)}), not '{spec.match}'")
+            given = {"required", "critical", "weight"} & spec.model_fields_set
+            if given:
+                raise ValueError(f"{', '.join(sorted(given))} belongs on the field, not on a matcher in its 'of' list")
+        return value
+
     @field_validator("formats")
     @classmethod
     def _formats(cls, value: list[str] | None) -> list[str] | None:
@@ -146,13 +180,15 @@ class FieldSpec(StrictModel):
         match = data.get("match", "exact")
         if match not in _OPTIONS_BY_MATCH:
             return data  # the field validator reports the bad match type
-        foreign = [
-            key
-            for other, keys in _OPTIONS_BY_MATCH.items()
-            if other != match
-            for key in keys
-            if key in data and key not in _OPTIONS_BY_MATCH[match]
-        ]
+        foreign = list(
+            dict.fromkeys(
+                key
+                for other, keys in _OPTIONS_BY_MATCH.items()
+                if other != match
+                for key in keys
+                if key in data and key not in _OPTIONS_BY_MATCH[match]
+            )
+        )
         if foreign:
             raise ValueError(
                 f"option {', '.join(repr(k) for k in foreign)} does not apply to match '{match}' "
@@ -168,6 +204,14 @@ class FieldSpec(StrictModel):
                 "a critical field must be required: an optional field the answer leaves out is not scored, "
                 "so it could never fail its case (drop 'required: false' or 'critical: true')"
             )
+        if match == "any" and not data.get("of"):
+            raise ValueError(
+                "match 'any' needs 'of': the matchers tried in order, the first that can read the expected "
+                "value decides, e.g. of: [numeric_tolerance, fuzzy] (options: of: [{match: fuzzy, threshold: 0.9}])"
+            )
+        low, high = data.get("min"), data.get("max")
+        if match == "count" and isinstance(low, int) and isinstance(high, int) and low > high:
+            raise ValueError(f"count's min ({low}) is above its max ({high})")
         if match == "numeric_tolerance" and data.get("tolerance") is None:
             raise ValueError("numeric_tolerance needs 'tolerance' (a number >= 0)")
         if match == "items":
@@ -181,6 +225,11 @@ class FieldSpec(StrictModel):
         return data
 
     @property
+    def bounded(self) -> bool:
+        """A `match: count` field with `min` or `max`: checked against its bounds, not the ground truth."""
+        return self.match == "count" and (self.min is not None or self.max is not None)
+
+    @property
     def date_formats(self) -> tuple[str, ...]:
         """The formats tried after ISO 8601: `formats`, else the defaults in `date_order`."""
         if self.formats:
@@ -192,6 +241,10 @@ class FieldSpec(StrictModel):
         """Neither `formats` nor `date_order`: a date whose day and month could be swapped is read
         month first, and said to be ambiguous."""
         return not self.formats and self.date_order is None
+
+
+def _with_path(entry: Any, path: Any) -> Any:
+    return {**entry, "path": path} if isinstance(entry, dict) and "path" not in entry else entry
 
 
 class FieldAccuracyConfig(EvaluatorBase):

@@ -31,13 +31,17 @@ class MatchResult:
     """What a matcher decided: `passed`, a `score` in [0, 1], a one-line `reason` when it did not
     pass, and `info` (similarity, difference, tolerance, ...) for the row's details.
     `bad_expected` marks a field that could not be scored because the expected value (the ground
-    truth) is unusable for this matcher: the evaluator reports an error, not a miss."""
+    truth) is unusable for this matcher: the evaluator reports an error, not a miss. `wrong_type`
+    (with it): the expected value is of a JSON type the matcher never reads (a list for `fuzzy`),
+    as happens when a value's type varies between documents: that field, not the evaluator, is
+    "could not score" (and fails its case)."""
 
     passed: bool
     score: float
     reason: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     bad_expected: bool = False
+    wrong_type: bool = False
 
 
 def json_type(value: Any) -> str:

@@ -84,7 +84,8 @@ def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_esc
         "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
         "tool_trajectory, latency, cost, token_usage, execution_metrics",
         f"warning: warn.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a{SHOWN}': "
-        f"segment 'a{SHOWN}' is not a key optionally followed by [index]; the field will always be missing",
+        f"segment 'a{SHOWN}' is not a key optionally followed by [index] or [*] ('$' alone is the whole answer); "
+        "the field will always be missing",
         "note: warn.yaml: target not checked: no targets file found",
         f"note: ok{SHOWN}.yaml: target not checked: no targets file found",
         "2 problems found",

@@ -13,6 +13,7 @@ import pytest
 from agentv_py.errors import ConfigError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.loading import load_dataset
+from agentv_py.models.field_results import read_fields
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.scoring.metrics import field_accuracy_counts
 
@@ -179,18 +180,6 @@ def test_duplicate_keys_each_pair_once():
 
 # (id, expected line_items, error message)
 BAD_TRUTH = [
-    (
-        "object",
-        {"description": "Widget"},
-        "case 'c1', field 'line_items': cannot score: expected value for match 'items' is object, "
-        "not a list of objects",
-    ),
-    (
-        "string",
-        "Widget",
-        "case 'c1', field 'line_items': cannot score: expected value for match 'items' is string, "
-        "not a list of objects",
-    ),
     ("null-item", [W, None], "case 'c1', field 'line_items': cannot score: expected item 1 is null, not an object"),
     (
         "bad-sub-field",
@@ -206,6 +195,15 @@ def test_unusable_ground_truth_is_an_error_not_a_miss(truth, message):
     assert result.status == "error" and result.score == 0.0
     assert result.misses == [message] and result.reasoning == message
     assert field_accuracy_counts(result.details) == {}  # could not score: counts nothing
+
+
+@pytest.mark.parametrize("truth, kind", [({"description": "Widget"}, "object"), ("Widget", "string")], ids=str)
+def test_ground_truth_of_another_type_fails_its_field_not_the_evaluator(truth, kind):
+    result = run(config(), {"line_items": [W]}, {"line_items": truth})
+    reason = f"expected value for match 'items' is {kind}, not a list of objects"
+    assert result.status == "processed" and result.verdict == "fail" and result.score == 0.0
+    assert result.misses == [f"could not score: line_items ({reason})"]
+    assert [(f.status, f.reason) for f in read_fields(result.details)] == [("could not score", reason)]
 
 
 HEAD = "execution:\n  evaluators:\n    - type: field_accuracy\n      fields:\n"
