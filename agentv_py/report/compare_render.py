@@ -50,50 +50,55 @@ def summary_lines(result: Comparison, alpha: float) -> list[str]:
 
 
 def render_table(console: Any, result: Comparison, alpha: float) -> None:
-    """Rich tables: headline, changed cases (worst first, SHOWN of them), changed fields. Data
-    (ids, field paths) goes through `visible` and is printed as plain text, never as markup."""
-    from rich.table import Table
+    """Rich tables (lists when they do not fit): headline, changed cases (worst first, SHOWN of
+    them), changed fields. Data (ids, field paths) goes through `visible` and is printed as plain
+    text, never as markup."""
     from rich.text import Text
 
+    from agentv_py.report.layout import Column, print_table, print_wrapped
+
     for line in summary_lines(result, alpha):
-        console.print(Text(visible(line)))
+        print_wrapped(console, Text(visible(line)))
     if result.changed_count:
-        cases = Table(title=f"Changed cases ({result.changed_count}, worst first)", title_justify="left")
-        for column in ("case", "base", "new", "delta", "verdict"):
-            cases.add_column(column, justify="left" if column in ("case", "verdict") else "right")
+        columns = [Column("case"), *(Column(name, justify="right") for name in ("base", "new", "delta"))]
+        columns.append(Column("verdict"))
+        rows: list[list[Text | str]] = []
         for change in result.changed(SHOWN):
             verdict = change.new_verdict
             if change.base_verdict != change.new_verdict:
                 verdict = f"{change.base_verdict} -> {change.new_verdict}"
-            cases.add_row(
-                Text(visible(change.eval_id)),
-                _num(change.base_score),
-                _num(change.new_score),
-                _num(change.delta, sign=True),
-                verdict,
+            rows.append(
+                [
+                    Text(visible(change.eval_id)),
+                    _num(change.base_score),
+                    _num(change.new_score),
+                    _num(change.delta, sign=True),
+                    verdict,
+                ]
             )
-        console.print(cases)
+        print_table(console, f"Changed cases ({result.changed_count}, worst first)", columns, rows)
         if result.changed_count > SHOWN:
             console.print(Text(f"{result.changed_count - SHOWN} more changed cases: --format json lists them all"))
     if result.fields:
-        table = Table(title="Fields", title_justify="left")
-        for column in ("field", "hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta"):
-            table.add_column(column, justify="left" if column == "field" else "right")
-        for name, moved in sorted(result.fields.items()):
-            table.add_row(
+        names = ("hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta")
+        columns = [Column("field"), *(Column(name, justify="right") for name in names)]
+        fields: list[list[Text | str]] = [
+            [
                 Text(visible(name)),
                 str(moved.hit_to_miss),
                 str(moved.miss_to_hit),
                 _num(moved.base.f1),
                 _num(moved.new.f1),
                 _num(moved.f1_delta, sign=True),
-            )
-        console.print(table)
+            ]
+            for name, moved in sorted(result.fields.items())
+        ]
+        print_table(console, "Fields", columns, fields)
         for name, moved in sorted(result.fields.items()):
             if moved.hit_to_miss:
                 ids = _ids(result.hit_to_miss(name, SHOWN), moved.hit_to_miss)
-                console.print(Text(visible(f"{name} hit->miss: {ids}")))
-    console.print(Text(_verdict_line(result)))
+                print_wrapped(console, Text(visible(f"{name} hit->miss: {ids}")))
+    print_wrapped(console, Text(_verdict_line(result)))
 
 
 def _verdict_line(result: Comparison) -> str:

@@ -20,6 +20,7 @@ from agentv_py.models.field_results import FieldOutcome, to_details
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.layout import Column, print_table
 from agentv_py.report.render import visible
 from agentv_py.scoring.alignment import similarity_matrix
 from agentv_py.scoring.dates import parse_date
@@ -116,7 +117,6 @@ def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, FieldOutco
 
 
 def render_case(console: Any, explained: Explained, full: bool = False) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     row = explained.row
@@ -138,44 +138,48 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
     _say_sources(say, explained)
     results = list(row.evaluator_results)
     shares = _shares(results)
-    table = Table(title="Evaluators (case score = weighted mean of their scores)", title_justify="left")
-    for column in ("evaluator", "type", "status", "score", "weight", "share", "cost"):
-        table.add_column(column, justify="left" if column in ("evaluator", "type", "status") else "right")
+    columns = [Column(name) for name in ("evaluator", "type", "status")]
+    columns += [Column(name, justify="right") for name in ("score", "weight", "share", "cost")]
+    table: list[list[Text | str]] = []
     for result, share in zip(results, shares, strict=True):
         cost = share * (1 - (result.score or 0.0)) if result.status != "skipped" else 0.0
-        table.add_row(
-            Text(visible(result.name)),
-            Text(visible(result.type)),
-            result.status,
-            _num(result.score),
-            f"{result.weight:g}",
-            f"{share:.0%}",
-            f"{cost:.3f}",
+        table.append(
+            [
+                Text(visible(result.name)),
+                Text(visible(result.type)),
+                result.status,
+                _num(result.score),
+                f"{result.weight:g}",
+                f"{share:.0%}",
+                f"{cost:.3f}",
+            ]
         )
-    console.print(table)
+    print_table(console, "Evaluators (case score = weighted mean of their scores)", columns, table)
     say("share: the evaluator's weight over all weights; cost: what it took off the case score (share × (1 - score))")
     rows = list(fields_of(row))
     if rows:
-        fields = Table(title="Fields", title_justify="left")
-        for column in ("field", "evaluator", "match", "status", "score", "share", "expected", "got", "reason"):
-            fields.add_column(column, overflow="fold")
+        columns = [Column(name) for name in ("field", "evaluator", "match", "status", "score", "share")]
+        columns += [Column(name, wrap=True) for name in ("expected", "got", "reason")]
+        fields: list[list[Text | str]] = []
         field_shares: dict[int, dict[str, float]] = {}  # per evaluator, once: linear in the fields
         for index, result, entry in rows:
             if index not in field_shares:
                 field_shares[index] = _field_shares(_entries(result))
             share = shares[index] * field_shares[index].get(entry.path, 0.0)
-            fields.add_row(
-                Text(visible(entry.path)),
-                Text(visible(result.name)),
-                Text(visible(entry.match)),
-                Text(visible(entry.status)),
-                _num(entry.score),
-                f"{share:.0%}",
-                Text(shown(entry.expected, full)),
-                Text(shown(entry.actual, full) if entry.answered else "(nothing)"),
-                Text(visible(entry.reason or "")),
+            fields.append(
+                [
+                    Text(visible(entry.path)),
+                    Text(visible(result.name)),
+                    Text(visible(entry.match)),
+                    Text(visible(entry.status)),
+                    _num(entry.score),
+                    f"{share:.0%}",
+                    Text(shown(entry.expected, full)),
+                    Text(shown(entry.actual, full) if entry.answered else "(nothing)"),
+                    Text(visible(entry.reason or "")),
+                ]
             )
-        console.print(fields)
+        print_table(console, "Fields", columns, fields)
         say("agentv explain RESULTS CASE FIELD shows one field: its options and their sources, normalised values")
     for index, result in enumerate(results):
         if result.type != "field_accuracy":
@@ -262,7 +266,6 @@ def normalised(entry: FieldOutcome, value: Any, options: Mapping[str, tuple[Any,
 
 
 def render_field(console: Any, explained: Explained, name: str, full: bool = False) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     row = explained.row
@@ -277,12 +280,11 @@ def render_field(console: Any, explained: Explained, name: str, full: bool = Fal
     _say_sources(say, explained)
     say(f"match: {entry.match}")
     if options:
-        table = Table(title="Options", title_justify="left")
-        for column in ("option", "value", "from"):
-            table.add_column(column, overflow="fold")
-        for option, (value, where) in options.items():
-            table.add_row(option, Text(shown(value, True)), Text(visible(where)))
-        console.print(table)
+        columns = [Column("option"), Column("value", wrap=True), Column("from")]
+        table: list[list[Text | str]] = [
+            [option, Text(shown(value, True)), Text(visible(where))] for option, (value, where) in options.items()
+        ]
+        print_table(console, "Options", columns, table)
     else:
         recorded = to_details(entry)
         for key in ("path", "expected", "actual", "status", "score", "reason"):
@@ -312,7 +314,6 @@ def render_field(console: Any, explained: Explained, name: str, full: bool = Fal
 
 
 def _render_items(console: Any, say: Any, entry: FieldOutcome, full: bool) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     alignment = entry.alignment
@@ -326,14 +327,13 @@ def _render_items(console: Any, say: Any, entry: FieldOutcome, full: bool) -> No
     if expected and objects:
         matrix = similarity_matrix(expected, [answer[j] for j in objects], key)
         say("similarity of the keys (rows: expected items, columns: answer items):")
-        table = Table()
-        table.add_column("")
         shown_cols = objects[:MATRIX]
-        for j in shown_cols:
-            table.add_column(f"[{j}]", justify="right")
-        for i, similarities in enumerate(matrix[:MATRIX]):
-            table.add_row(f"[{i}]", *(f"{value:.2f}" for value in similarities[: len(shown_cols)]))
-        console.print(table)
+        columns = [Column(""), *(Column(f"[{j}]", justify="right") for j in shown_cols)]
+        table = [
+            [f"[{i}]", *(f"{value:.2f}" for value in similarities[: len(shown_cols)])]
+            for i, similarities in enumerate(matrix[:MATRIX])
+        ]
+        print_table(console, None, columns, table)
         left = max(len(expected) - MATRIX, 0), max(len(objects) - MATRIX, 0)
         if any(left):
             say(f"({left[0]} expected and {left[1]} answer items not shown)")

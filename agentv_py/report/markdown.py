@@ -146,7 +146,7 @@ def _failed_cases(summary: RunSummary) -> list[str]:
             what = cell(f"error: {line.error or 'the target call failed'}")
             verdict = "error"
         else:
-            shown = [cell(miss) for miss in line.misses[:MISSES_PER_CASE]]
+            shown = [cell(str(miss)) for miss in line.misses[:MISSES_PER_CASE]]
             more = line.miss_count - len(shown)
             what = "<br>".join(shown + ([f"(+{more} more)"] if more > 0 else []))
             verdict = line.verdict

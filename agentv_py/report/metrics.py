@@ -134,16 +134,17 @@ def _num(value: float | None) -> str:
 
 def render_table(console: Any, report: MetricsReport) -> None:
     """The table. Field names come from judges' output: data, shown as text (`visible`), never markup."""
-    from rich.table import Table
     from rich.text import Text
 
+    from agentv_py.report.layout import Column, print_table
+
     title = f"Extraction metrics: {report.path}" + (f" (evaluator {report.evaluator})" if report.evaluator else "")
-    table = Table(title=Text(visible(title), style="table.title"), title_justify="left")
-    for column in ("field", "TP", "TN", "FP", "FN", "precision", "recall", "F1", "support"):
-        table.add_column(column, justify="left" if column == "field" else "right", overflow="fold")
-    for name, c in report.per_field.items():
-        table.add_row(
-            Text(visible(name)),
+    columns = [Column("field")]
+    columns += [Column(name, justify="right") for name in ("TP", "TN", "FP", "FN", "precision", "recall", "F1")]
+    columns.append(Column("support", justify="right"))
+
+    def cells(c: Counts) -> list[str]:
+        return [
             str(c.tp),
             str(c.tn),
             str(c.fp),
@@ -152,22 +153,11 @@ def render_table(console: Any, report: MetricsReport) -> None:
             _num(c.recall),
             _num(c.f1),
             str(c.support),
-        )
+        ]
+
+    rows: list[list[Text | str]] = [[Text(visible(name)), *cells(c)] for name, c in report.per_field.items()]
     summed = report.total
-    table.add_section()
-    table.add_row(
-        "total",
-        str(summed.tp),
-        str(summed.tn),
-        str(summed.fp),
-        str(summed.fn),
-        _num(summed.precision),
-        _num(summed.recall),
-        _num(summed.f1),
-        str(summed.support),
-        style="bold",
-    )
-    console.print(table)
+    print_table(console, Text(visible(title)), columns, rows, footer=["total", *cells(summed)])
     console.print(
         f"micro P/R/F1: {_num(summed.precision)} / {_num(summed.recall)} / {_num(summed.f1)}   "
         f"macro-F1: {_num(report.macro_f1)}",
@@ -182,25 +172,24 @@ def render_table(console: Any, report: MetricsReport) -> None:
 
 def render_taxonomy(console: Any, report: MetricsReport) -> None:
     """`--taxonomy`: misses by kind per field (docs/metrics.md#failure-taxonomy), as plain text."""
-    from rich.table import Table
     from rich.text import Text
+
+    from agentv_py.report.layout import Column, print_table
 
     taxonomy = report.taxonomy
     if not taxonomy:
         which = f" (evaluator {visible(report.evaluator)})" if report.evaluator else ""
         console.print(Text(f"Misses by kind: no field_accuracy miss in this file{which}"))
         return
-    table = Table(title="Misses by kind", title_justify="left")
-    table.add_column("field", overflow="fold")
-    for kind in CATEGORIES:
-        table.add_column(LABELS[kind], justify="right")
-    table.add_column("misses", justify="right")
-    for name, kinds in taxonomy.items():
-        table.add_row(Text(visible(name)), *(str(kinds[kind]) for kind in CATEGORIES), str(sum(kinds.values())))
-    table.add_section()
+    columns = [Column("field"), *(Column(LABELS[kind], justify="right") for kind in CATEGORIES)]
+    columns.append(Column("misses", justify="right"))
+    rows: list[list[Text | str]] = [
+        [Text(visible(name)), *(str(kinds[kind]) for kind in CATEGORIES), str(sum(kinds.values()))]
+        for name, kinds in taxonomy.items()
+    ]
     totals = {kind: sum(kinds[kind] for kinds in taxonomy.values()) for kind in CATEGORIES}
-    table.add_row("total", *(str(totals[kind]) for kind in CATEGORIES), str(sum(totals.values())), style="bold")
-    console.print(table)
+    footer = ["total", *(str(totals[kind]) for kind in CATEGORIES), str(sum(totals.values()))]
+    print_table(console, "Misses by kind", columns, rows, footer=footer)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula

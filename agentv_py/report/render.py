@@ -10,6 +10,7 @@ import unicodedata
 from typing import TYPE_CHECKING, TextIO
 
 from agentv_py.models.results import ResultRow
+from agentv_py.report.layout import Column, print_boxed, print_items, print_wrapped, table_widths
 from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary, plural
 
 if TYPE_CHECKING:
@@ -166,8 +167,7 @@ def _shorten(text: str, limit: int) -> str:
 # The boxed table needs this much room for its misses column; on a narrower console (or with long
 # case ids) the cases are listed instead, each case's misses on their own lines beneath it.
 MIN_MISSES_WIDTH = 40
-# What the boxed table spends besides the case and misses columns: 5 rules, 4 x 2 padding, score, verdict.
-_TABLE_FRAME = 5 + 8 + len("0.000") + len("verdict")
+MISS_CHARS = 80  # of a miss's own text without --verbose (its field path and values are kept whole)
 
 
 def _details(line: CaseLine, verbose: bool) -> list[str]:
@@ -175,28 +175,30 @@ def _details(line: CaseLine, verbose: bool) -> list[str]:
     if line.error:
         error = visible(line.error)
         return [error if verbose else _shorten(error, 160)]
-    misses = [visible(m) for m in line.misses]
-    shown = misses if verbose else [_shorten(m, 80) for m in misses]
+    shown = [visible(str(miss) if verbose else miss.short(MISS_CHARS)) for miss in line.misses]
     if line.miss_count > len(line.misses):
         shown.append(f"… {line.miss_count - len(line.misses)} more (--verbose, or see the JSONL)")
     return shown
 
 
-def _render_table(console: Console, title: str, lines: list[CaseLine], errored: bool, verbose: bool) -> None:
-    from rich.table import Table
+def _summary_table(
+    lines: list[CaseLine], errored: bool, verbose: bool
+) -> tuple[list[Column], list[tuple[Text, Text, Text, Text]]]:
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left", expand=False)
-    table.add_column("case", overflow="fold")
-    table.add_column("score", justify="right")
-    table.add_column("verdict")
-    table.add_column("misses / error" if errored else "misses", overflow="fold")
+    columns = [
+        Column("case"),
+        Column("score", justify="right"),
+        Column("verdict"),
+        Column("misses / error" if errored else "misses", wrap=True, min_width=MIN_MISSES_WIDTH),
+    ]
+    rows = []
     for line in lines:
         label = verdict_label(line.status, line.verdict)
         detail = "; ".join(_details(line, verbose))  # ids and misses are data, never Rich markup
         cells = (Text(visible(line.eval_id)), Text(f"{line.score:.3f}"), Text(label, style=_VERDICT_STYLE[label]))
-        table.add_row(*cells, Text(detail))
-    console.print(table)
+        rows.append((*cells, Text(detail)))
+    return columns, rows
 
 
 def _render_list(console: Console, title: str, lines: list[CaseLine], verbose: bool) -> None:
@@ -206,49 +208,19 @@ def _render_list(console: Console, title: str, lines: list[CaseLine], verbose: b
     fits = console.width - len("  ") - len("  0.000  partial")  # longer ids get a line of their own
     ids = [visible(line.eval_id) for line in lines]
     id_width = max([len("case")] + [len(ident) for ident in ids if len(ident) <= fits])
-    console.print(Text(title, style="table.title"))
-    console.print(Text(f"  {'case':<{id_width}}  score  verdict", style="table.header"), overflow="fold")
+    console.print(Text(title, style="table.title"), soft_wrap=True)
+    console.print(Text(f"  {'case':<{id_width}}  score  verdict", style="table.header"), soft_wrap=True)
     for line, ident in zip(lines, ids, strict=True):
         label = verdict_label(line.status, line.verdict)
         cells = Text.assemble(f"{line.score:.3f}  ", (label, _VERDICT_STYLE[label]))
-        if len(ident) > id_width:  # a long id gets a line of its own
-            console.print(Text(f"  {ident}"), overflow="fold")
+        if len(ident) > id_width:  # a long id gets a line of its own, whole
+            console.print(Text(f"  {ident}"), soft_wrap=True)
             console.print(Text(" " * (id_width + 4)) + cells)
         else:
             console.print(Text(f"  {ident:<{id_width}}  ") + cells)
         marker = "error:" if line.error else "-"
         for detail in _details(line, verbose):
-            _print_hanging(console, f"    {marker} ", detail)
-
-
-def _print_hanging(console: Console, prefix: str, text: str) -> None:
-    """`prefix` then `text` wrapped at words to the console's width, continuation lines indented to
-    line up with its start (a word longer than a line is folded, never cut off)."""
-    from rich.text import Text
-
-    width = max(console.width - len(prefix), 10)
-    for i, part in enumerate(Text(text).wrap(console, width, overflow="fold")):
-        part.rstrip()
-        console.print(Text(prefix if i == 0 else " " * len(prefix)) + part, soft_wrap=True)
-
-
-def _print_items(console: Console, label: Text, items: list[Text]) -> None:
-    """`label item  item  item`, wrapped between items (never inside one) to the console's width;
-    continuation lines start under the first item."""
-    from rich.text import Text
-
-    indent = label.cell_len if label.cell_len <= console.width // 3 else 2
-    line = label.copy()
-    empty = True
-    for item in items:
-        if not empty and line.cell_len + 2 + item.cell_len > console.width:
-            console.print(line, soft_wrap=True)
-            line, empty = Text(" " * indent), True
-        if not empty:
-            line.append("  ")
-        line.append_text(item)
-        empty = False
-    console.print(line, soft_wrap=True)
+            print_wrapped(console, Text(detail), f"    {marker} ")
 
 
 def render_summary(console: Console, summary: RunSummary, *, verbose: bool = False) -> None:
@@ -258,9 +230,10 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     lines, hidden = summary.table_lines()
     if lines:
         title = "Cases" if not hidden else f"Cases that did not pass ({len(lines)} shown)"
-        case_width = max(len("case"), *(len(visible(line.eval_id)) for line in lines))
-        if console.width - _TABLE_FRAME - case_width >= MIN_MISSES_WIDTH:
-            _render_table(console, title, lines, bool(summary.errored), verbose)
+        columns, rows = _summary_table(lines, bool(summary.errored), verbose)
+        widths = table_widths(console.width, columns, rows)
+        if widths is not None:
+            print_boxed(console, title, columns, rows, widths)
         else:
             _render_list(console, title, lines, verbose)
         if hidden:
@@ -286,12 +259,12 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     ]
     if summary.evaluator_errors:
         totals.append(Text(plural(summary.evaluator_errors, "evaluator error"), "magenta"))
-    _print_items(console, Text("Totals: ", "bold"), totals)
+    print_items(console, Text("Totals: ", "bold"), totals)
     if summary.interrupted:
         console.print(f"[bold red]Interrupted[/] after {total} of {summary.total_selected} cases.")
     if stats is not None:
         numbers = {"mean": stats.mean, "median": stats.median, "min": stats.min, "max": stats.max, "std": stats.std}
-        _print_items(console, Text("Scores: "), [Text(f"{name} {value:.3f}") for name, value in numbers.items()])
+        print_items(console, Text("Scores: "), [Text(f"{name} {value:.3f}") for name, value in numbers.items()])
         console.print("Histogram:")
         histogram = summary.histogram()
         biggest = max(count for _, _, count in histogram) or 1
@@ -303,7 +276,7 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     means = summary.evaluator_means()
     if means:
         items = [Text(f"{visible(name)} {mean:.3f}") for name, mean in means.items()]
-        _print_items(console, Text("Evaluator means: "), items)
+        print_items(console, Text("Evaluator means: "), items)
     looked_up = summary.cache_hits + summary.cache_misses
     if looked_up:
         asked = f"; {plural(summary.cache_misses, 'target call')}" if summary.cache_misses else ""

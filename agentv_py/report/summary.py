@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
-from agentv_py.report.misses import misses_with_values
+from agentv_py.report.misses import Miss, miss_parts
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
 
@@ -33,7 +33,7 @@ class CaseLine:
     score: float
     verdict: str
     status: str
-    misses: list[str]
+    misses: list[Miss]  # the first few (all with --verbose), field misses with their values
     miss_count: int
     error: str | None
 
@@ -111,7 +111,7 @@ class RunSummary:
             row.score,
             row.verdict,
             row.status,
-            misses_with_values(row.misses, row.evaluator_results, None if self.keep_all_lines else MISSES_SHOWN),
+            miss_parts(row.misses, row.evaluator_results, None if self.keep_all_lines else MISSES_SHOWN),
             len(row.misses),
             row.error,
         )
