@@ -79,7 +79,7 @@ def _case_evaluators(data: _Dataset, index: int) -> list[tuple[EvaluatorConfig, 
         (config, parts) for i, parts, config in added_evaluators(model) if i == index
     ]
     if case.evaluators is not None:
-        placed += [(c, ["evalcases", index, "evaluators", e]) for e, c in enumerate(case.evaluators)]
+        placed += [(c, ["evalcases", index, case.own_key, e]) for e, c in enumerate(case.evaluators)]
     elif case.execution is not None and case.execution.evaluators is not None:
         placed += [
             (c, ["evalcases", index, "execution", "evaluators", e]) for e, c in enumerate(case.execution.evaluators)

@@ -32,6 +32,7 @@ from agentv_py.loading.ground_truth import (
     read_ground_truth,
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
+from agentv_py.loading.overrides import merge_case_evaluators
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
 from agentv_py.loading.truth_files import TruthFiles, truth_file
 from agentv_py.loading.validation import validate
@@ -105,7 +106,7 @@ class _Loading:
             return problems if first else [p for p in problems if p.location.startswith("evalcases[")]
 
         model, problems = validate(source, raw, Dataset)
-        problems.extend(self._duplicates(raw, offset))
+        problems += self._duplicates(raw, offset) + (merge_case_evaluators(source, model) if model else [])
         # File resolution needs the raw case list even when the model failed, so every problem shows.
         resolved, file_problems = resolve_case_files(source, raw, self.dataset_dir, self.guidelines)
         problems = own(problems + file_problems)

@@ -26,7 +26,7 @@ def ambiguous_truth_dates(
     shared = _unsettled(["execution", "evaluators"], suite)  # walked once, not per case
     for i, case in enumerate(model.evalcases):
         own = case.case_evaluators
-        fields = shared if own is None else _unsettled(["evalcases", i, "evaluators"], own)
+        fields = shared if own is None else _unsettled(["evalcases", i, case.own_key], own)
         for location, spec in fields:
             note = ambiguous_date(resolve(truths[i], spec.path), spec.date_formats)
             if note is not None:

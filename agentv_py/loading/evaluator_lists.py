@@ -36,7 +36,7 @@ def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[
     yield ["execution", "evaluators"], model.execution.evaluators
     for i, case in cases_of(model, OWN_EVALUATORS):
         if case.evaluators is not None:
-            yield ["evalcases", i, "evaluators"], case.evaluators
+            yield ["evalcases", i, case.own_key], case.evaluators
         elif case.execution is not None and case.execution.evaluators is not None:
             yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
 

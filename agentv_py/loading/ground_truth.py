@@ -300,7 +300,7 @@ class GroundTruthFields:
         suite = fields.checks(["execution", "evaluators"], model.execution.evaluators)
         for i, case in enumerate(model.evalcases):
             if case.evaluators is not None:
-                checks = fields.checks(["evalcases", offset + i, "evaluators"], case.evaluators)
+                checks = fields.checks(["evalcases", offset + i, case.own_key], case.evaluators)
             elif case.execution is not None and case.execution.evaluators is not None:
                 checks = fields.checks(["evalcases", offset + i, "execution", "evaluators"], case.execution.evaluators)
             else:

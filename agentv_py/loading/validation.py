@@ -85,6 +85,18 @@ def _message(error: ErrorDetails) -> str:
     return f"{msg} (got {_short(value)})"
 
 
+def located(source: Source, base: list[str | int], raw: Any, exc: ValidationError) -> list[Problem]:
+    """A validation error of `raw` (written at `base` in the file) as located problems."""
+    problems = []
+    for error in exc.errors():
+        parts = _data_path(raw, tuple(error["loc"]))
+        key = (error.get("ctx") or {}).get("agentv_key")
+        if key is not None and (not parts or parts[-1] != key):
+            parts.append(key)
+        problems.append(source.problem([*base, *parts], _message(error)))
+    return problems
+
+
 def validate(source: Source, raw: Any, model: type[BaseModel]) -> tuple[Any | None, list[Problem]]:
     """Validate parsed YAML against a model; every problem located (unknown keys collected, not
     fatal). Returns (model or None, problems sorted by line)."""
@@ -98,14 +110,9 @@ def validate(source: Source, raw: Any, model: type[BaseModel]) -> tuple[Any | No
     try:
         parsed = model.model_validate(raw, context={UNKNOWN_KEYS: unknown})
     except ValidationError as exc:
-        for error in exc.errors():
-            parts = _data_path(raw, tuple(error["loc"]))
-            key = (error.get("ctx") or {}).get("agentv_key")
-            if key is not None and (not parts or parts[-1] != key):
-                parts.append(key)
-            problems.append(source.problem(parts, _message(error)))
+        problems.extend(located(source, [], raw, exc))
     if unknown:
-        paths = _paths_by_identity(raw)
+        paths = paths_by_identity(raw)
         for identity, keys, valid in unknown:
             base = paths.get(identity, [])
             for key in keys:
@@ -114,7 +121,7 @@ def validate(source: Source, raw: Any, model: type[BaseModel]) -> tuple[Any | No
     return (parsed if not problems else None), problems
 
 
-def _paths_by_identity(raw: Any) -> dict[int, list[str | int]]:
+def paths_by_identity(raw: Any) -> dict[int, list[str | int]]:
     found: dict[int, list[str | int]] = {}
     stack: list[tuple[Any, list[str | int]]] = [(raw, [])]
     while stack:

@@ -95,6 +95,9 @@ class EvalCase(StrictModel):
         default_factory=list, validation_alias=AliasChoices("expected_messages", "expected_output")
     )
     evaluators: list[EvaluatorConfig] | None = None
+    # entries merged into the suite's list by name (loading.overrides): a full evaluator (with
+    # `type`) replaces or adds one; `{name, ...options}` changes options, `fields` by path
+    extend_evaluators: list[dict[str, Any]] | None = None
     execution: CaseExecution | None = None
     rubrics: list[RubricEntry] | None = None  # AgentV's inline rubrics: a `rubric` evaluator, first
     description: str | None = None  # documentation only, as in AgentV
@@ -110,6 +113,15 @@ class EvalCase(StrictModel):
         _both_given(data, "input_messages", "input")
         _both_given(data, "expected_messages", "expected_output")
         _both_given(data, "expected_outcome", "outcome", "criteria")
+        if "extend_evaluators" in data and (
+            "evaluators" in data or (isinstance(data.get("execution"), dict) and "evaluators" in data["execution"])
+        ):
+            raise PydanticCustomError(
+                "alias_conflict",
+                "give either 'evaluators' (replaces the suite's list) or 'extend_evaluators' (adds to it and "
+                "changes its evaluators by name), not both",
+                {"agentv_key": "extend_evaluators"},
+            )
         if "evaluators" in data and isinstance(data.get("execution"), dict) and "evaluators" in data["execution"]:
             raise PydanticCustomError(
                 "alias_conflict",
@@ -124,6 +136,21 @@ class EvalCase(StrictModel):
         if expected is not None and not _is_message_list(expected):
             data["expected_output"] = [{"role": "assistant", "content": expected}]
         return data
+
+    @field_validator("extend_evaluators", mode="before")
+    @classmethod
+    def _named_entries(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        for entry in value:
+            if not isinstance(entry, dict):
+                raise ValueError(f"each entry is a mapping (an evaluator, or {{name: ..., options}}), got {entry!r}")
+            if "type" not in entry and not (isinstance(entry.get("name"), str) and entry["name"].strip()):
+                raise ValueError(
+                    "an entry without 'type' changes a suite evaluator and needs its 'name' "
+                    "(give 'type' to add an evaluator)"
+                )
+        return value
 
     @field_validator("id")
     @classmethod
@@ -165,6 +192,11 @@ class EvalCase(StrictModel):
         if self.execution is not None:
             return self.execution.evaluators
         return None
+
+    @property
+    def own_key(self) -> str:
+        """Where the case's own list is written: `evaluators`, or `extend_evaluators` (merged into the suite's)."""
+        return "evaluators" if self.extend_evaluators is None else "extend_evaluators"
 
     @property
     def expected_value(self) -> Any:
