@@ -61,6 +61,7 @@ class EvalRequest:
     reuse: Path | None = None  # --resume / --rerun-failed / --retry-errors RESULTS (`reuse_mode` says which)
     reuse_mode: ReuseMode | None = None
     force: bool = False  # --force: reuse the rows although the inputs changed or the manifest is gone
+    allow_target_change: bool = False  # --allow-target-change: reuse rows another version of the target made
     shard: Shard | None = None  # --shard K/N: only the cases of that shard (`runner.engine.shard_of`)
     executor: Literal["local", "ray"] = "local"  # --executor: threads here, or Ray tasks (runner/ray_executor.py)
     ray_address: str | None = None  # --ray-address (else $RAY_ADDRESS, else a local Ray instance)

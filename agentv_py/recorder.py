@@ -67,6 +67,7 @@ def start_manifest(run_id: str, seed: ManifestSeed, results: JsonlWriter) -> Run
         options=dict(seed.options),
         version=tool_version(),
         started_at=seed.started_at or utc_now(),
+        target_fingerprint=seed.fingerprint,
     )
     update: dict[str, object] = {"derived_from": seed.derived_from, "shard": seed.shard}
     if seed.recorded_target is not None:

@@ -1,6 +1,7 @@
 """Reusing a results file (`--resume`, `--rerun-failed`, `--retry-errors`; docs/incremental.md):
 which of its rows are kept, which cases run again, and when the file cannot be reused (another
-dataset or evaluators, a manifest that does not match: exit 2 unless --force)."""
+dataset or evaluators, a manifest that does not match: exit 2 unless --force; another version of
+the target: exit 2 unless --allow-target-change)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from agentv_py.eval_plan import (
     Reuse,
 )
 from agentv_py.loading.fingerprint import build_manifest, dataset_sha256
-from agentv_py.models.manifest import RunManifest
+from agentv_py.models.manifest import RunManifest, TargetFingerprint
 from agentv_py.models.results import ResultRow
 from agentv_py.preflight import (
     Preflight,
@@ -29,6 +30,7 @@ from agentv_py.report.manifest import (
 )
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.summary import plural
+from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 from agentv_py.runner.engine import pass_mark
 
 
@@ -36,19 +38,49 @@ def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None)
     return AgentvError(f"{verb} {shown}: {message}", hint)
 
 
+def _refuse_changes(verb: str, shown: str, inputs: list[str], target: list[str]) -> None:
+    """Refuse (exit 2) the changes not accepted: `inputs` (--force), `target` (target_diff's
+    lines, --allow-target-change); the hint names the flag, or both, that would accept them."""
+    if not inputs and not target:
+        return
+    if not inputs:
+        raise _reuse_refusal(
+            verb,
+            shown,
+            "the target changed since its rows were made:\n" + indented(target),
+            hint=f"pass {ALLOW_HINT} to reuse them anyway, or start a new run",
+        )
+    lines = indented(inputs) + ("\n  the target changed:\n" + indented(target, 4) if target else "")
+    flags = "--force" + (f" and {ALLOW_HINT}" if target else "")
+    raise _reuse_refusal(
+        verb,
+        shown,
+        "its rows were made from other inputs:\n" + lines,
+        hint=f"pass {flags} to reuse them anyway, or start a new run",
+    )
+
+
 def _has_error(row: ResultRow) -> bool:
     return row.status == "error" or any(result.status == "error" for result in row.evaluator_results)
 
 
 def plan_reuse(
-    request: EvalRequest, dataset: LoadedDataset, cases: Sequence[PreparedCase], checked: Preflight, out: str
+    request: EvalRequest,
+    dataset: LoadedDataset,
+    cases: Sequence[PreparedCase],
+    checked: Preflight,
+    out: str,
+    fingerprint: TargetFingerprint | None = None,
 ) -> Reuse:
     """Read the results file to reuse and decide which of the selected `cases` run: with --resume
     those without a row, with --rerun-failed those whose row did not pass, with --retry-errors
     those whose row is a target or evaluator error (both: and those without a row). Refused
     (AgentvError, exit 2) when the file is not a results file, is of another dataset, or its run
     manifest is missing or differs from this run's in what changes rows — the last two unless
-    `request.force`. Rows for cases the dataset no longer has are kept, and said."""
+    `request.force` — or its target differs from the target now (`fingerprint`; `target_diff`)
+    unless `request.allow_target_change`. A manifest that records no fingerprint (an older
+    agentv's) is said in a warning, and the target's config compared instead. Rows for cases the
+    dataset no longer has are kept, and said."""
     assert request.reuse is not None and request.reuse_mode is not None
     mode, source, shown = request.reuse_mode, request.reuse, str(request.reuse)
     verb = "cannot resume from" if mode == "resume" else "cannot re-run cases of"
@@ -97,17 +129,22 @@ def plan_reuse(
             options=plan_options(request),
             version=tool_version(),
             started_at=manifest.started_at,
+            target_fingerprint=fingerprint,
         )
         differences += manifest_differences(manifest, current)
-        if differences and not request.force:
-            raise _reuse_refusal(
-                verb,
-                shown,
-                "its rows were made from other inputs:\n" + "\n".join(f"  {d}" for d in differences),
-                hint="pass --force to reuse them anyway, or start a new run",
+        changed = target_diff(manifest.target, current.target)
+        if manifest.target.fingerprint is None:
+            notes.append(
+                f"the manifest of {shown} {UNRECORDED}: the target's scripts and environment are not "
+                "compared with the target's now, only its config"
             )
+        _refuse_changes(
+            verb, shown, differences if not request.force else [], changed if not request.allow_target_change else []
+        )
         if differences:
             notes.append(f"reusing rows made from other inputs (--force): {'; '.join(differences)}")
+        if changed:
+            notes.append(f"reusing rows another version of the target made ({ALLOW_HINT}): {'; '.join(changed)}")
     if stored.cut_line is not None:
         gone = "is removed" if mode == "resume" else "is not copied"
         notes.append(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentv_py.models.dataset import Gates
-from agentv_py.models.manifest import ShardInfo, TargetInfo
+from agentv_py.models.manifest import ShardInfo, TargetFingerprint, TargetInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
@@ -85,6 +85,7 @@ class ManifestSeed:
     derived_from: str | None = None  # a re-run or a re-score: the run whose rows it builds on
     shard: ShardInfo | None = None
     recorded_target: TargetInfo | None = None  # rescore: the target that gave the answers
+    fingerprint: TargetFingerprint | None = None  # the target's (`runner.target_fingerprint`)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, select_cases, shard_cases
 from agentv_py.runner.target_checks import run_healthcheck
+from agentv_py.runner.target_fingerprint import target_fingerprint
 
 __all__ = ["EvalResult", "cache_settings", "execute", "log_notice", "merge_dataset", "plan_eval", "run_eval"]
 
@@ -50,7 +51,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
 
         check_ray(checked.target, checked.judges)
     out = request.out or str(default_results_path(dataset.name))
-    reuse = plan_reuse(request, dataset, cases, checked, out) if request.reuse is not None else None
+    fingerprint = target_fingerprint(checked.target, dataset.directory, project_dirs(dataset), checked.secrets)
+    reuse = plan_reuse(request, dataset, cases, checked, out, fingerprint) if request.reuse is not None else None
     baseline = None
     if request.baseline is not None:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
@@ -65,7 +67,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         cases=to_run,
         target=checked.target,
         options=RunOptions(
-            workers=request.workers, max_retries=request.max_retries, ray_address=request.ray_address, run_id=run_id
+            workers=request.workers,
+            max_retries=request.max_retries,
+            ray_address=request.ray_address,
+            run_id=run_id,
+            verbose=request.verbose,
         ),
         judges=checked.judges,
         default_judge=checked.default_judge,
@@ -83,6 +89,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         started_at=reuse.stored.started_at if resumed and reuse is not None and reuse.stored is not None else None,
         derived_from=reuse.derived_from if reuse is not None else None,
         shard=ShardInfo(index=request.shard.index, count=request.shard.count) if request.shard is not None else None,
+        fingerprint=fingerprint,
     )
     spec = RunSpec(
         run_id=run_id,
@@ -164,11 +171,16 @@ def cache_settings(
         judges=frozenset(
             name for name, config in judges.items() if everything or getattr(config, "cache", False) is True
         ),
-        # the directories whose files a command's key hashes: the dataset's repository (or the
-        # current directory outside one), and the dataset's own directory
-        project=(repo_root(dataset.directory.resolve()) or Path.cwd().resolve(), dataset.directory.resolve()),
+        project=project_dirs(dataset),
     )
     return settings if settings.target or settings.judges else None
+
+
+def project_dirs(dataset: LoadedDataset) -> tuple[Path, Path]:
+    """The directories whose files are a target's program (hashed in its cache keys and its
+    fingerprint): the dataset's repository (or the current directory outside one), and the
+    dataset's own directory."""
+    return (repo_root(dataset.directory.resolve()) or Path.cwd().resolve(), dataset.directory.resolve())
 
 
 def execute(

@@ -140,7 +140,16 @@ def eval_command(
         False,
         "--force",
         help="With --resume, --rerun-failed or --retry-errors: reuse the rows although the dataset, "
-        "evaluators, judge files or targets changed since, or the run manifest is missing.",
+        "evaluators, judge files or judge targets changed since, or the run manifest is missing "
+        "(a changed target needs --allow-target-change).",
+    ),
+    allow_target_change: bool = typer.Option(
+        False,
+        "--allow-target-change",
+        help="With --resume, --rerun-failed or --retry-errors: reuse the rows although the target "
+        "changed since they were made (its command, settings, script files or environment "
+        "variables: the parts the answer cache keys); without it such a file is refused (exit 2) "
+        "with what changed.",
     ),
     junit: Path | None = JUNIT_OPTION,
     junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
@@ -156,7 +165,7 @@ def eval_command(
     from agentv_py.runner.executor import sigterm_interrupts
     from agentv_py.session import plan_eval
 
-    reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force)
+    reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force, allow_target_change)
     reports = report_options(junit, junit_per_field, summary_md, out, html)
     shard_spec = parse_shard(shard) if shard is not None else None
     if executor not in ("local", "ray"):
@@ -184,6 +193,7 @@ def eval_command(
         reuse=reuse,
         reuse_mode=reuse_mode,
         force=force,
+        allow_target_change=allow_target_change,
         shard=shard_spec,
         executor="ray" if executor == "ray" else "local",
         ray_address=ray_address,
@@ -206,7 +216,12 @@ def eval_command(
 
 
 def _reuse_option(
-    resume: Path | None, rerun_failed: Path | None, retry_errors: Path | None, out: str | None, force: bool
+    resume: Path | None,
+    rerun_failed: Path | None,
+    retry_errors: Path | None,
+    out: str | None,
+    force: bool,
+    allow_target_change: bool,
 ) -> tuple[Path | None, ReuseMode | None]:
     """The results file to reuse and how, from the options; a usage error (exit 2) for options
     that cannot go together."""
@@ -222,8 +237,9 @@ def _reuse_option(
     if len(given) > 1:
         raise AgentvError(f"{given[0][0]} and {given[1][0]} cannot be used together", hint=usage)
     if not given:
-        if force:
-            raise AgentvError("--force goes with --resume, --rerun-failed or --retry-errors", hint=usage)
+        for flag, given_flag in (("--force", force), ("--allow-target-change", allow_target_change)):
+            if given_flag:
+                raise AgentvError(f"{flag} goes with --resume, --rerun-failed or --retry-errors", hint=usage)
         return None, None
     flag, path, mode = given[0]
     if mode == "resume" and out is not None:

@@ -36,6 +36,13 @@ def merge(
         "shard, or one the run did not select), counted and the first ones listed on stderr, instead of "
         "refusing the merge (exit 2). They are never gated.",
     ),
+    allow_target_change: bool = typer.Option(
+        False,
+        "--allow-target-change",
+        help="Merge runs although their target differs (its command, settings, script files or "
+        "environment variables), said in a warning, instead of refusing the merge (exit 2) with "
+        "what differs.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every case and every miss in the summary."),
 ) -> int:
     """Check that the runs are shards of one eval (the same dataset file, evaluators, target and
@@ -70,6 +77,7 @@ def merge(
             judge=lambda summary: gate(summary, threshold, gates),
             shard_of=shard_of,
             exclude_foreign=exclude_foreign,
+            allow_target_change=allow_target_change,
         )
     except MergeError as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None
@@ -79,6 +87,8 @@ def merge(
         f"agentv: merged {merged.rows} rows of {len(runs)} runs into {out} ({merged.cases} cases in the dataset)",
         file=sys.stderr,
     )
+    for note in merged.notes:
+        print(f"warning: {visible(note)}", file=sys.stderr)
     if merged.excluded:
         unlisted = merged.excluded - len(merged.excluded_shown)
         print(

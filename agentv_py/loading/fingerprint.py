@@ -21,7 +21,7 @@ from agentv_py.loading.jsonl import is_jsonl, sidecar_path
 from agentv_py.locate import repo_root, resolve_file, search_dirs, working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig
 from agentv_py.models.judges import LlmJudgeConfig
-from agentv_py.models.manifest import DatasetInfo, EvaluatorInfo, RunManifest, TargetInfo
+from agentv_py.models.manifest import DatasetInfo, EvaluatorInfo, RunManifest, TargetFingerprint, TargetInfo
 from agentv_py.models.targets import TargetConfig
 from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, LoadedDataset, PreparedCase, case_ids, cases_where
 from agentv_py.process.command import needs_shell, script_argv
@@ -192,11 +192,16 @@ def judge_files(dataset: LoadedDataset, cases: Sequence[PreparedCase]) -> dict[s
     return dict(sorted(found.items()))
 
 
-def target_info(config: TargetConfig, redact: Redactor) -> TargetInfo:
-    """A target as a manifest records it: its config with every secret masked, and that config's hash."""
+def target_info(config: TargetConfig, redact: Redactor, fingerprint: TargetFingerprint | None = None) -> TargetInfo:
+    """A target as a manifest records it: its config with every secret masked, that config's hash,
+    and (the eval target's) its fingerprint (`runner.target_fingerprint`)."""
     data = redact.data(config_data(config))
     return TargetInfo(
-        name=config.name, provider=str(getattr(config, "provider", "")), sha256=canonical_sha256(data), config=data
+        name=config.name,
+        provider=str(getattr(config, "provider", "")),
+        sha256=canonical_sha256(data),
+        config=data,
+        fingerprint=fingerprint,
     )
 
 
@@ -213,6 +218,7 @@ def build_manifest(
     options: dict[str, Any],
     version: str,
     started_at: str,
+    target_fingerprint: TargetFingerprint | None = None,
 ) -> RunManifest:
     redact = Redactor(secrets, mask_keys=True)
     evaluators, per_case, combined = evaluator_fingerprints(cases)
@@ -233,7 +239,7 @@ def build_manifest(
         case_evaluators=per_case,
         evaluators_sha256=combined,
         files=judge_files(dataset, cases),
-        target=target_info(target, redact),
+        target=target_info(target, redact, target_fingerprint),
         judges={name: target_info(config, redact) for name, config in judges.items()},
         options=redact.data(options),
         started_at=started_at,

@@ -39,11 +39,32 @@ class EvaluatorInfo(_Part):
     name: str
 
 
+class TargetFingerprint(_Part):
+    """What a target's answers depend on besides the case, part by part, as the answer cache keys
+    it (docs/incremental.md): each part a SHA-256, so that reusing or merging results can say
+    which part changed without recording any value (an environment variable's may be a secret)."""
+
+    command: str = ""  # the command template (cli), the callable (python); "" for a model target
+    settings: dict[str, str] = Field(default_factory=dict)  # every other setting that can change an answer
+    scripts: dict[str, str] = Field(default_factory=dict)  # the program's files, by path from the dataset's dir
+    env: dict[str, str] = Field(default_factory=dict)  # the variables it runs with (inherited, then `env:`)
+
+
 class TargetInfo(_Part):
     name: str
     provider: str
     sha256: str  # of `config` (secrets masked: a new API key does not make another target)
     config: dict[str, Any] = Field(default_factory=dict)
+    # the eval target's (None: a judge target, or a manifest of an agentv that did not record one)
+    fingerprint: TargetFingerprint | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_no_fingerprint(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A judge target reads as it did before fingerprints existed (no `fingerprint` key)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("fingerprint") is None:
+            data.pop("fingerprint", None)
+        return data
 
 
 class Counts(_Part):

@@ -2,10 +2,11 @@
 several machines) as one results file and one manifest, checked to belong together.
 
 The runs must share the dataset file (its hash), the evaluators of every case of it (the
-manifest's `dataset.evaluators_sha256`), the target's config and the judge files; a case may have
-a row in one run only. Rows are read one at a time and written as they are read; the case ids
-seen, and each case's evaluator hash, go to a temporary SQLite store, from which the merged
-manifest's lists are streamed: memory does not grow with the number of rows.
+manifest's `dataset.evaluators_sha256`), the target (its fingerprint: `target_diff`; unless
+`allow_target_change`) and the judge files; a case may have a row in one run only. Rows are
+read one at a time and written as they are read; the case ids seen, and each case's evaluator
+hash, go to a temporary SQLite store, from which the merged manifest's lists are streamed: memory
+does not grow with the number of rows.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from agentv_py.report.manifest import (
 )
 from agentv_py.report.render import visible
 from agentv_py.report.summary import GateResult, RunSummary
+from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 
 MISSING_SHOWN = 10  # case ids a message names before "and N more"
 
@@ -56,6 +58,7 @@ class Merged:
     incomplete: list[str] = field(default_factory=list)  # runs that did not complete (interrupted, failed)
     excluded: int = 0  # rows left out as not their run's own (`exclude_foreign`)
     excluded_shown: list[str] = field(default_factory=list)  # the first MISSING_SHOWN of them, said
+    notes: list[str] = field(default_factory=list)  # warnings: a target not compared, or accepted as changed
 
 
 class _Store:
@@ -117,9 +120,12 @@ def _read_light(path: Path, store: _Store, run: int) -> RunManifest:
     )
 
 
-def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest]) -> None:
-    """The runs are pieces of one eval: else MergeError naming the first pair that differs."""
+def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest], allow_target_change: bool) -> list[str]:
+    """The runs are pieces of one eval: else MergeError naming the first pair that differs. A
+    target that differs (`target_diff`) is accepted with `allow_target_change`; the warnings
+    returned say so, and name each manifest that records no fingerprint of its target."""
     first, shown = manifests[0], str(paths[0])
+    notes: list[str] = []
     if not first.dataset.evaluators_sha256:
         raise MergeError(
             f"{shown} was written by an agentv that does not record the evaluators of the whole dataset",
@@ -142,12 +148,16 @@ def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest]) -> 
                 f"{first.dataset.evaluators_sha256[:12]})",
                 hint="every shard must run the same agentv on the same dataset",
             )
-        if manifest.target.sha256 != first.target.sha256:
+        if manifest.target.fingerprint is None:
+            notes.append(f"the manifest of {path} {UNRECORDED}: the runs' targets are compared by their config only")
+        changed = target_diff(first.target, manifest.target)
+        if changed and not allow_target_change:
             raise MergeError(
-                f"{path} ran target '{visible(manifest.target.name)}' with another config than {shown} "
-                f"(target '{visible(first.target.name)}')",
-                hint="every shard must run the same target",
+                f"{path} ran another version of the target than {shown}:\n{indented(changed)}",
+                hint=f"run every shard with the same target, or pass {ALLOW_HINT} to merge them anyway",
             )
+        if changed:
+            notes.append(f"{path} ran another version of the target than {shown} ({ALLOW_HINT}): {'; '.join(changed)}")
         for name, digest in manifest.files.items():
             known = files.setdefault(name, (digest, path))
             if known[0] != digest:
@@ -166,6 +176,7 @@ def _check_together(paths: Sequence[Path], manifests: Sequence[RunManifest]) -> 
             if shard.index in shards:
                 raise MergeError(f"shard {shard.index}/{shard.count} is given twice: {shards[shard.index]} and {path}")
             shards[shard.index] = path
+    return notes
 
 
 def merge_results(
@@ -177,6 +188,7 @@ def merge_results(
     judge: Callable[[RunSummary], GateResult | None] = lambda _: None,
     shard_of: Callable[[str, int], int] | None = None,
     exclude_foreign: bool = False,
+    allow_target_change: bool = False,
 ) -> Merged:
     """Merge the results files `paths` into `out` (and its manifest). `dataset_ids`: every case id
     of the runs' dataset, when it can be read (to name the cases no run has).
@@ -184,8 +196,9 @@ def merge_results(
     unreadable or has no manifest, a case has rows in two runs, or a row is not its run's own: a
     case the dataset does not have, of another shard (`shard_of(id, N)`: the shard that owns it),
     or one its run's manifest did not select. With `exclude_foreign` such rows are left out and
-    counted (`Merged.excluded`), never gated. `judge(summary)`: the gate of the merged rows,
-    recorded in the manifest (None: no gate)."""
+    counted (`Merged.excluded`), never gated. With `allow_target_change` runs of different
+    versions of the target are merged (`Merged.notes` says so). `judge(summary)`: the gate of the
+    merged rows, recorded in the manifest (None: no gate)."""
     resolved = [path.resolve() for path in paths]
     if len(set(resolved)) < len(resolved):
         twice = next(p for p in paths if resolved.count(p.resolve()) > 1)
@@ -195,7 +208,7 @@ def merge_results(
     store = _Store()
     try:
         manifests = [_read_light(path, store, run) for run, path in enumerate(paths)]
-        _check_together(paths, manifests)
+        notes = _check_together(paths, manifests, allow_target_change)
     except BaseException:
         store.close()
         raise
@@ -240,7 +253,7 @@ def merge_results(
                     summary.add(row, rows)
                     rows += 1
         merged = _merged(paths, manifests, out, summary, rows, version, store, dataset_ids)
-        merged.excluded, merged.excluded_shown = excluded, excluded_shown
+        merged.excluded, merged.excluded_shown, merged.notes = excluded, excluded_shown, notes
         base = merged.manifest  # its end and status are the shards', not finish_manifest's
         merged.manifest = finish_manifest(base, summary, judge(summary)).model_copy(
             update={"ended_at": base.ended_at, "status": base.status}

@@ -48,9 +48,10 @@ def _target_change(what: str, old: TargetInfo, new: TargetInfo) -> str | None:
 def manifest_differences(stored: RunManifest, current: RunManifest) -> list[str]:
     """What differs, in words, between the manifest of a results file and the one of the run
     about to reuse it, in what could change its rows: the dataset file and its content, the
-    evaluators of each case both runs select, the files judges read, the target and judge
-    configs, and `dry_run`. Options that change no row (workers, retries, the threshold, the
-    selection) are not compared. Empty: the rows can be reused."""
+    evaluators of each case both runs select, the files judges read, the judge targets' configs,
+    and `dry_run`. The eval target is `target_diff`'s (`--allow-target-change`, not `--force`).
+    Options that change no row (workers, retries, the threshold, the selection) are not compared.
+    Empty: the rows can be reused."""
     found: list[str] = []
     old_data, new_data = stored.dataset, current.dataset
     if old_data.path != new_data.path:
@@ -75,9 +76,6 @@ def manifest_differences(stored: RunManifest, current: RunManifest) -> list[str]
         found.append(f"judges read files they did not read before: {', '.join(added)}")
     if removed:
         found.append(f"judges no longer read: {', '.join(removed)}")
-    target = _target_change("the target", stored.target, current.target)
-    if target:
-        found.append(target)
     for name in sorted(set(stored.judges) | set(current.judges)):
         if name not in current.judges:
             found.append(f"the judge target '{name}' is no longer used")

@@ -25,12 +25,11 @@ from agentv_py.runner.cache_keys import (
     cli_case_key,
     inherited_environment,
     model_case_key,
-    program_digests,
-    python_digests,
     worker_case_key,
 )
 from agentv_py.runner.cache_store import BUSY_TIMEOUT_SECONDS, CacheStore, Kind
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
+from agentv_py.runner.target_fingerprint import program_digests, python_digests
 from agentv_py.runner.targets import CliRunner, ModelRunner
 from agentv_py.runner.worker_target import WorkerRunner
 from agentv_py.scoring.answer import NOT_JSON

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentv_py.chat import ChatMessage
 from agentv_py.media import ImageRef
-from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
+from agentv_py.models.targets import TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import UnsafeTemplate, render_command
 from agentv_py.runner.chat_messages import case_messages
@@ -163,60 +163,22 @@ def named_files(template: str, cwd: Path) -> dict[str, Path]:
     return found
 
 
-def program_digests(config: CliTarget, cwd: Path, project: Sequence[Path], digests: FileDigests) -> dict[str, str]:
-    """The content hash of every file the command template names (`named_files`) inside the
-    project (`project`: the directories that count): files outside it (the interpreter) are not
-    hashed."""
-    found: dict[str, str] = {}
-    for word, path in named_files(config.command_template, cwd).items():
-        try:
-            if is_inside(Path(os.path.realpath(path)), project):
-                found[word] = digests(path)
-        except OSError:  # unreadable: the command's own error to report, the key just lacks it
-            continue
-    return found
-
-
-PACKAGE_FILES = 500  # Python files of a callable's package hashed at most (more: the key says so)
-
-
-def python_digests(
-    config: PythonTarget, argv: Sequence[str], project: Sequence[Path], digests: FileDigests
-) -> dict[str, str]:
-    """The content hash of every Python file of a `provider: python` callable's top-level package
-    (or of its module), found on the `--path` directories its worker is given, inside the project:
-    a change to the extractor's code changes the key."""
-    dirs = [Path(argv[i + 1]) for i, word in enumerate(argv[:-1]) if word == "--path"]
-    top = config.callable.partition(":")[0].split(".")[0]
-    found: dict[str, str] = {}
-    for directory in dirs:
-        package, module = directory / top, directory / f"{top}.py"
-        files = sorted(package.rglob("*.py"))[: PACKAGE_FILES + 1] if package.is_dir() else [module]
-        for path in files:
-            try:
-                if path.is_file() and is_inside(Path(os.path.realpath(path)), project):
-                    found[str(path.relative_to(directory))] = digests(path)
-            except OSError:
-                continue
-        if len(files) > PACKAGE_FILES:
-            found["<more files>"] = f"over {PACKAGE_FILES}: set cache_key"
-        if found:
-            break
-    return found
-
-
-# Inherited variables that describe the session, terminal or CI job, not the program's input:
-# left out of every key, so that a new shell, terminal or CI run reuses the cache.
+# Inherited variables that describe the session, terminal, host or CI (or batch) job, not the
+# program's input: left out of every key, so that a new shell, terminal or CI run reuses the cache,
+# and out of the target's fingerprint, so that the shards of one eval on several machines (a CI
+# matrix, a Kubernetes Indexed Job, a Slurm array) can be merged (`runner.target_fingerprint`).
 SESSION_VARIABLES = frozenset({
     "PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLORFGBG", "COLUMNS", "LINES", "DISPLAY",
     "WAYLAND_DISPLAY", "WINDOWID", "MAIL", "HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "PS1",
     "PS2", "PS4", "PROMPT_COMMAND", "LS_COLORS", "LSCOLORS", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW",
     "DBUS_SESSION_BUS_ADDRESS", "INVOCATION_ID", "JOURNAL_STREAM", "MANAGERPID", "SYSTEMD_EXEC_PID",
     "VTE_VERSION", "KONSOLE_VERSION", "PYTEST_CURRENT_TEST", "FORCE_COLOR", "NO_COLOR", "CLICOLOR",
+    "HOSTNAME", "JOB_COMPLETION_INDEX",
 })  # fmt: skip
 SESSION_PREFIXES = (
     "SSH_", "XDG_SESSION_", "XDG_RUNTIME_DIR", "XDG_SEAT", "XDG_VTNR", "TERM_", "ITERM_", "VSCODE_", "KITTY_",
     "WT_", "LC_TERMINAL", "GITHUB_", "RUNNER_", "CI_", "BUILDKITE", "CIRCLE", "TRAVIS", "AGENTV_",
+    "SLURM", "PBS_", "LSB_", "SGE_", "AWS_BATCH_",
 )  # fmt: skip
 # A variable whose name holds one of these is a secret: keyed by its name, never its value.
 SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "PRIVATE")

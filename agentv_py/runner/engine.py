@@ -34,6 +34,7 @@ class RunOptions:
     max_retries: int = 1
     ray_address: str | None = None  # --ray-address (`--executor ray` only; else RAY_ADDRESS or a local Ray)
     run_id: str | None = None  # written into every row of the run (its manifest's id)
+    verbose: bool = False  # --verbose: Ray's own messages (a dead worker's) become notices, else are dropped
 
 
 @dataclass(frozen=True)

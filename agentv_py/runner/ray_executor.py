@@ -30,6 +30,7 @@ from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.engine import RunOptions, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
+from agentv_py.runner.ray_driver import init_options, keeps_the_sigterm_handler, ray_messages
 from agentv_py.runner.redaction import redact_row, sent_keys
 from agentv_py.runner.run import Run, TargetCatalog
 from agentv_py.runner.worker_target import WarmWorkers
@@ -127,22 +128,6 @@ def check_ray(target: TargetConfig, judges: Mapping[str, TargetConfig] | None = 
         raise AgentvError(f"--executor ray: {problem}")
 
 
-@contextlib.contextmanager
-def _ray_keeps_the_sigterm_handler(ray: Any) -> Iterator[None]:
-    """During `ray.init`: Ray's driver would set a SIGTERM handler of its own (`sys.exit(15)`);
-    the run's stays (SIGTERM is Ctrl-C)."""
-    utils = getattr(getattr(ray, "_private", None), "utils", None)
-    setter = getattr(utils, "set_sigterm_handler", None)
-    if setter is None:
-        yield
-        return
-    setattr(utils, "set_sigterm_handler", lambda handler: None)  # noqa: B010 - Ray's private module
-    try:
-        yield
-    finally:
-        setattr(utils, "set_sigterm_handler", setter)  # noqa: B010
-
-
 def _reachable(address: str) -> None:
     """An explicit cluster address that does not answer is an error at once, not a long hang."""
     if address in ("auto", "local"):
@@ -222,25 +207,26 @@ class RayRun:
         self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog)
         self._address = self.options.ray_address or os.environ.get("RAY_ADDRESS") or None
         self._started = False
-        self._signals = contextlib.ExitStack()
+        self._guards = contextlib.ExitStack()  # closed after ray.shutdown: signal handlers, Ray's messages
 
     def __enter__(self) -> RayRun:
         ray = self._ray
         # SIGTERM is Ctrl-C from here to the end of the run, ray.init's seconds included (Ray would
         # put its own handler there: exit 15, no manifest)
-        self._signals.enter_context(sigterm_interrupts())
+        self._guards.enter_context(sigterm_interrupts())
         try:
             if not ray.is_initialized():
                 if self._address is not None:
                     _reachable(self._address)
-                options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
-                if self._address is None:
-                    workers = max(1, min(self.options.workers, os.cpu_count() or 1))
-                    options.update(include_dashboard=False, num_cpus=workers)
-                with _ray_keeps_the_sigterm_handler(ray):
+                cpus = max(1, min(self.options.workers, os.cpu_count() or 1))
+                options = init_options(local=self._address is None, cpus=cpus, verbose=self.options.verbose)
+                # what Ray's driver prints to stdout (a dead worker's raylet message): a notice
+                # with --verbose, else nothing; stdout is agentv's
+                self._guards.enter_context(ray_messages(ray, self._notice if self.options.verbose else None))
+                with keeps_the_sigterm_handler(ray):
                     self._started = True
                     ray.init(address=self._address, **options)
-                self._signals.enter_context(sigterm_interrupts())  # over what Ray's core put there
+                self._guards.enter_context(sigterm_interrupts())  # over what Ray's core put there
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -251,7 +237,7 @@ class RayRun:
             if self._started and self._ray.is_initialized():
                 self._ray.shutdown()
         finally:
-            self._signals.close()
+            self._guards.close()
 
     def execute(self, on_row: Callable[[ResultRow], None]) -> None:
         """Submit the cases (at most `workers` per cluster CPU... bounded by `2 * workers` in flight)

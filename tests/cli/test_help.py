@@ -85,6 +85,11 @@ def test_options_read_with_their_metavars():
         assert f"\n  {name}" in text, name
     assert "--junit-per-field With --junit: one more testsuite per field_accuracy field" in flat(text)
     assert "--force With --resume, --rerun-failed or --retry-errors: reuse the rows" in flat(text)
+    assert (
+        "--allow-target-change With --resume, --rerun-failed or --retry-errors: reuse the rows although "
+        "the target changed since they were made"
+    ) in flat(text)
+    assert "--allow-target-change Merge runs although their target differs" in flat(help_text(["merge"]))
     assert re.search(r"\n  -w, --workers N +Cases run concurrently \(1-64\)\.", text)
     assert "-w, --workers N Cases run concurrently (1-64). [default: 4; 1<=x<=64] --max-retries" in flat(text)
     assert re.search(r"\n  --cache / --no-cache +Reuse stored target answers", text)

@@ -36,14 +36,15 @@ def matches(expected: str, actual: str) -> bool:
 OK = '{"a": 1, "b": 2}'
 
 
-def _agentv(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _agentv(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`agentv ARGS` as a program in `cwd`, with this environment and `env`'s variables."""
     return subprocess.run(
         [sys.executable, "-m", "agentv_py", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
     )
 
 
@@ -157,9 +158,6 @@ def _finished_run(ws) -> Path:
     return out
 
 
-HASH = "[0-9a-f]{12}…"
-
-
 def test_a_changed_dataset_or_target_is_refused_with_what_changed(ws):
     out = _finished_run(ws)
     before = out.read_bytes()
@@ -171,18 +169,32 @@ def test_a_changed_dataset_or_target_is_refused_with_what_changed(ws):
     assert result.returncode == 2, result.stderr
     new_sha = hashlib.sha256(dataset.read_bytes()).hexdigest()
     lines = result.stderr.splitlines()
-    assert lines[:3] == [
+    assert lines == [
         "error: cannot resume from out.jsonl: its rows were made from other inputs:",
         f"  the dataset content changed (sha256 {old_sha[:12]}… → {new_sha[:12]}…)",
         "  the evaluators of cases 'c0', 'c1', 'c2', 'c3', 'c4' and 1 more changed",
+        "  the target changed:",
+        "    command: changed",
+        "hint: pass --force and --allow-target-change to reuse them anyway, or start a new run",
     ]
-    assert re.fullmatch(f"  the target config changed \\(sha256 {HASH} → {HASH}\\)", lines[3]), lines[3]
-    assert lines[4:] == ["hint: pass --force to reuse them anyway, or start a new run"]
     assert out.read_bytes() == before and sorted(_calls(ws)) == CASES  # nothing ran, nothing written
 
+    # --force accepts the other inputs, never the target (tests/cli/test_target_change.py)
     forced = _agentv(["eval", "dataset.yaml", "--resume", "out.jsonl", "--force"], ws.root)
+    assert forced.returncode == 2, forced.stderr
+    assert forced.stderr.splitlines() == [
+        "error: cannot resume from out.jsonl: the target changed since its rows were made:",
+        "  command: changed",
+        "hint: pass --allow-target-change to reuse them anyway, or start a new run",
+    ]
+    forced = _agentv(["eval", "dataset.yaml", "--resume", "out.jsonl", "--force", "--allow-target-change"], ws.root)
     assert forced.returncode == 0, forced.stderr
-    assert forced.stderr.startswith("warning: reusing rows made from other inputs (--force): the dataset content")
+    assert forced.stderr.splitlines()[:2] == [
+        "warning: reusing rows made from other inputs (--force): "
+        f"the dataset content changed (sha256 {old_sha[:12]}… → {new_sha[:12]}…); "
+        "the evaluators of cases 'c0', 'c1', 'c2', 'c3', 'c4' and 1 more changed",
+        "warning: reusing rows another version of the target made (--allow-target-change): command: changed",
+    ]
     assert sorted(row["eval_id"] for row in _rows(out)) == CASES
     assert sorted(_calls(ws)) == sorted(CASES + ["c3", "c4", "c5"])
 
@@ -259,6 +271,11 @@ def test_rows_of_cases_not_in_the_dataset_are_kept_and_reported(ws):
         ),
         (["--force"], "--force goes with --resume, --rerun-failed or --retry-errors", "see agentv eval --help"),
         (
+            ["--allow-target-change"],
+            "--allow-target-change goes with --resume, --rerun-failed or --retry-errors",
+            "see agentv eval --help",
+        ),
+        (
             ["--rerun-failed", "out.jsonl", "--out", "out.jsonl"],
             "--out names the file --rerun-failed reads (out.jsonl); that file is never changed: pass another --out",
             "--resume out.jsonl adds the missing rows to it instead",
@@ -277,6 +294,7 @@ def test_rows_of_cases_not_in_the_dataset_are_kept_and_reported(ws):
         "resume-and-out",
         "two-modes",
         "force-alone",
+        "allow-target-change-alone",
         "out-is-the-source",
         "no-file",
         "no-file-rerun",
@@ -409,14 +427,8 @@ def _manifest_of(**changes: object) -> RunManifest:
             ],
         ),
         (_manifest_of(files={}), ["judges no longer read: /p/judge.py"]),
-        (
-            _manifest_of(target=TargetInfo(name="t", provider="cli", sha256="8" * 64)),
-            [f"the target config changed (sha256 {'4' * 12}… → {'8' * 12}…)"],
-        ),
-        (
-            _manifest_of(target=TargetInfo(name="u", provider="cli", sha256="4" * 64)),
-            ["the target is another one ('t' → 'u')"],
-        ),
+        # the eval target is target_diff's (tests/report/test_target_diff.py), under --allow-target-change
+        (_manifest_of(target=TargetInfo(name="u", provider="cli", sha256="8" * 64)), []),
         (
             _manifest_of(judges={"k": TargetInfo(name="k", provider="openai", sha256="5" * 64)}),
             ["the judge target 'j' is no longer used", "the judge target 'k' is new"],
@@ -435,8 +447,7 @@ def _manifest_of(**changes: object) -> RunManifest:
         "evaluators",
         "judge-files",
         "judge-file-gone",
-        "target-config",
-        "target-name",
+        "target",
         "judge-set",
         "judge-config",
         "dry-run",

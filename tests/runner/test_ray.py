@@ -1,12 +1,14 @@
 """`--executor ray` on a real local Ray instance (started by agentv, 2 CPUs here): the same rows
 as the local executor, a worker that dies is that case's error row, Ctrl-C leaves valid JSONL, and
 the problems before anything runs (no Ray, an unreachable cluster, a target Ray cannot run) are
-clear errors. Each eval runs in its own agentv process: Ray's processes never touch pytest's."""
+clear errors, and nothing Ray prints reaches stdout (agentv's). Each eval runs in its own agentv
+process: Ray's processes never touch pytest's."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +27,18 @@ AGENTV = str(Path(sys.executable).with_name("agentv"))
 ANSWERS = [(f"c{i}", {"a": i, "b": "x"}, {"a": i, "b": "x" if i % 3 else "y"}) for i in range(8)]
 
 
+# Ray's own lines: its log prefixes ("(raylet) ...", "(_run_one pid=12) ..."), its logger's format
+# ("... WARNING authentication_token_setup.py:85 -- ..."), its banner, its dashboard address;
+# not agentv's own words about Ray
+RAY_SAYS = re.compile(r"ray|dashboard|pid=|\.py:\d+ --", re.IGNORECASE)
+AGENTV_SAYS = ("(2 workers, Ray executor)", "the Ray task of the case failed", "Results written to: ray.jsonl")
+
+
+def ray_lines(text: str) -> list[str]:
+    """The lines of `text` that Ray wrote (not agentv about Ray)."""
+    return [line for line in text.splitlines() if RAY_SAYS.search(line) and not any(s in line for s in AGENTV_SAYS)]
+
+
 def agentv(ws, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RAY_ADDRESS": "", "COLUMNS": "200"}
     env.pop("RAY_ADDRESS")
@@ -41,6 +55,10 @@ def test_a_ray_run_gives_the_rows_of_a_local_run(ws):
     assert comparable_rows(ws.root / "ray.jsonl") == comparable_rows(ws.root / "local.jsonl")
     manifest = json.loads((ws.root / "ray.jsonl.meta.json").read_text())
     assert manifest["options"]["executor"] == "ray" and manifest["status"] == "completed"
+    # stdout is agentv's summary, the local run's; without --verbose Ray says nothing on stderr either
+    assert ray.stdout == local.stdout.replace("local.jsonl", "ray.jsonl")
+    assert "Totals: 8 cases" in ray.stdout
+    assert ray_lines(ray.stdout) == ray_lines(ray.stderr) == []
 
 
 def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
@@ -48,8 +66,16 @@ def test_a_task_whose_worker_dies_is_that_cases_error_row(ws):
     ws.file("target.sh", 'case "$1" in *c2.json) kill -9 $PPID; sleep 5;; esac; cat "$1"\n')
     ws.cli_target("sh target.sh {FILES}")
     ws.cases_dataset(ANSWERS[:4])
-    result = agentv(ws, "eval", "dataset.yaml", "--executor", "ray", "--workers", "2", "--out", "ray.jsonl")
+    args = ["--executor", "ray", "--workers", "2", "--out", "ray.jsonl", "--verbose"]
+    result = agentv(ws, "eval", "dataset.yaml", *args)
     assert result.returncode == 4, result.stderr
+    # Ray's driver prints the raylet's "A worker died or was killed ..." to stdout: with --verbose
+    # it is a warning on stderr, never a line of agentv's stdout
+    assert "Totals: 4 cases" in result.stdout
+    assert ray_lines(result.stdout) == []
+    assert [
+        line for line in result.stderr.splitlines() if "(raylet)" in line and "warning: Ray (raylet): " not in line
+    ] == []
     by_id = {row["eval_id"]: row for row in comparable_rows(ws.root / "ray.jsonl")}
     assert sorted(by_id) == ["c0", "c1", "c2", "c3"]
     assert by_id["c2"]["status"] == "error"
