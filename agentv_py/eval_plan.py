@@ -42,6 +42,8 @@ class EvalRequest:
     workers: int = 4
     max_retries: int = 1
     eval_ids: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)  # --exclude GLOB: cases left out (each glob must match)
+    strict_xfail: bool = False  # --strict-xfail: an xfail case that passes (XPASS) fails the gate
     verbose: bool = False
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators

@@ -61,6 +61,8 @@ def execute(
     execution = spec.execution
     summary = RunSummary(total_selected=len(execution.cases) + len(spec.kept), keep_all_lines=spec.verbose)
     summary.baseline_passed = spec.baseline.passed if spec.baseline is not None else None
+    summary.skipped, summary.excluded = list(spec.manifest.skipped), spec.excluded
+    summary.strict_xfail = spec.strict_xfail
     positions = spec.positions or {}
     results = writer if writer is not None else _open(spec.results)
     with results:

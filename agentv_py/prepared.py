@@ -85,6 +85,7 @@ OWN_EVALUATORS = 2  # the case gives its own evaluator list
 RUBRICS = 4  # the case has `rubrics:` (AgentV adds a rubric evaluator)
 URL_FILES = 8  # an input file is an http(s) URL
 IMAGE_URLS = 16  # an image is an http(s) URL
+SKIPPED = 32  # the case says `skip:`: it does not run
 
 
 def case_flags(prepared: PreparedCase) -> int:
@@ -97,6 +98,7 @@ def case_flags(prepared: PreparedCase) -> int:
         | (RUBRICS if case.rubrics else 0)
         | (URL_FILES if any(is_url(path) for path in prepared.files) else 0)
         | (IMAGE_URLS if any(image.source == "url" for image in prepared.images) else 0)
+        | (SKIPPED if case.skip_reason is not None else 0)
     )
 
 

@@ -69,7 +69,7 @@ def start_manifest(run_id: str, seed: ManifestSeed, results: JsonlWriter) -> Run
         started_at=seed.started_at or utc_now(),
         target_fingerprint=seed.fingerprint,
     )
-    update: dict[str, object] = {"derived_from": seed.derived_from, "shard": seed.shard}
+    update: dict[str, object] = {"derived_from": seed.derived_from, "shard": seed.shard, "skipped": dict(seed.skipped)}
     if seed.recorded_target is not None:
         update["target"] = seed.recorded_target
     manifest = manifest.model_copy(update=update)

@@ -151,7 +151,19 @@ def write_reports(
         from agentv_py.report.junit import write_junit  # imported only when asked for: it costs ~30 ms
 
         junit, per_field = reports.junit, reports.junit_per_field
-        write(junit, "JUnit report", False, lambda out: write_junit(out, rows, dataset=dataset, per_field=per_field))
+        write(
+            junit,
+            "JUnit report",
+            False,
+            lambda out: write_junit(
+                out,
+                rows,
+                dataset=dataset,
+                per_field=per_field,
+                skipped=summary.skipped,
+                strict_xfail=summary.strict_xfail,
+            ),
+        )
     targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]
     if targets:
         from agentv_py.report.markdown import summary_markdown, tally_fields

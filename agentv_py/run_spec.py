@@ -86,6 +86,7 @@ class ManifestSeed:
     shard: ShardInfo | None = None
     recorded_target: TargetInfo | None = None  # rescore: the target that gave the answers
     fingerprint: TargetFingerprint | None = None  # the target's (`runner.target_fingerprint`)
+    skipped: Sequence[tuple[str, str]] = ()  # (id, reason) of the selected cases that say `skip:`
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,5 @@ class RunSpec:
     gates: Gates | None = None
     baseline: Baseline | None = None
     verbose: bool = False  # the summary keeps every case's line
+    excluded: int = 0  # cases --exclude left out
+    strict_xfail: bool = False  # --strict-xfail: an xfail case that passes fails the gate

@@ -31,7 +31,7 @@ from agentv_py.reuse_plan import plan_reuse
 from agentv_py.run_spec import Execution, ManifestSeed, ResultsFile, RunSpec
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_store import default_cache_dir
-from agentv_py.runner.engine import RunOptions, select_cases, shard_cases
+from agentv_py.runner.engine import RunOptions, exclude_cases, select_cases, shard_cases, skip_cases
 from agentv_py.runner.target_checks import run_healthcheck
 from agentv_py.runner.target_fingerprint import target_fingerprint
 
@@ -42,7 +42,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     """Load and check everything; raise (exit 2) before anything runs. The plan's `spec` is all
     the run reads."""
     dataset = load_dataset(request.dataset)
-    cases = shard_cases(select_cases(dataset.cases, request.eval_ids), request.shard)
+    selected, excluded = exclude_cases(select_cases(dataset.cases, request.eval_ids), request.exclude)
+    cases, skipped = skip_cases(shard_cases(selected, request.shard))
     checked = preflight(request, dataset, cases)
     if checked.failures:
         raise checked.failures[0]
@@ -90,6 +91,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         derived_from=reuse.derived_from if reuse is not None else None,
         shard=ShardInfo(index=request.shard.index, count=request.shard.count) if request.shard is not None else None,
         fingerprint=fingerprint,
+        skipped=tuple(skipped),
     )
     spec = RunSpec(
         run_id=run_id,
@@ -105,6 +107,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         gates=dataset.model.gates,
         baseline=baseline,
         verbose=request.verbose,
+        excluded=excluded,
+        strict_xfail=request.strict_xfail,
     )
     plan = EvalPlan(
         spec,

@@ -68,6 +68,17 @@ def eval_command(
     eval_id: list[str] = typer.Option(
         [], "--eval-id", "-e", metavar="GLOB", help="Only cases whose id matches this glob (repeatable)."
     ),
+    exclude: list[str] = typer.Option(
+        [],
+        "--exclude",
+        metavar="GLOB",
+        help="Leave out the cases whose id matches this glob (repeatable); a glob that matches no case is an error.",
+    ),
+    strict_xfail: bool = typer.Option(
+        False,
+        "--strict-xfail",
+        help="An xfail case that passes (XPASS) fails the gate.  [default: reported, the gate holds]",
+    ),
     shard: str | None = typer.Option(
         None,
         "--shard",
@@ -181,6 +192,8 @@ def eval_command(
         workers=workers,
         max_retries=max_retries,
         eval_ids=list(eval_id),
+        exclude=list(exclude),
+        strict_xfail=strict_xfail,
         verbose=verbose,
         dry_run=dry_run,
         judge_target=judge_target,
@@ -263,6 +276,13 @@ def _header(plan: EvalPlan, workers: int) -> str:
     against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')}{executor})"
     if plan.shard is not None:
         against = f"(shard {plan.shard}) {against}"
+    left_out = [
+        plural(count, what)
+        for count, what in ((len(plan.spec.manifest.skipped), "skipped case"), (plan.spec.excluded, "excluded case"))
+        if count
+    ]
+    if left_out:
+        against = f"{against}; {', '.join(left_out)} not run"
     reuse = plan.reuse
     if reuse is None:
         return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"

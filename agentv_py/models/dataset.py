@@ -100,6 +100,10 @@ class EvalCase(StrictModel):
     extend_evaluators: list[dict[str, Any]] | None = None
     execution: CaseExecution | None = None
     rubrics: list[RubricEntry] | None = None  # AgentV's inline rubrics: a `rubric` evaluator, first
+    # pytest's marks (agentv's): `skip` does not run the case; `xfail` runs it, and its not passing
+    # does not fail the gate (its passing is an XPASS). Each: true, or the reason.
+    skip: bool | str | None = None
+    xfail: bool | str | None = None
     description: str | None = None  # documentation only, as in AgentV
     note: str | None = None  # documentation only, as in AgentV
     reference_answer: Any = None  # in AgentV's examples, ignored by its loader: accepted, with a warning
@@ -136,6 +140,34 @@ class EvalCase(StrictModel):
         if expected is not None and not _is_message_list(expected):
             data["expected_output"] = [{"role": "assistant", "content": expected}]
         return data
+
+    @field_validator("skip", "xfail", mode="before")
+    @classmethod
+    def _reason(cls, value: Any, info: ValidationInfo) -> Any:
+        if (isinstance(value, str) and not value.strip()) or not isinstance(value, (bool, str, type(None))):
+            shown = "an empty string" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+            raise ValueError(f"{info.field_name} is true, or the reason (a non-empty string), not {shown}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_mark(self) -> EvalCase:
+        if self.skip not in (None, False) and self.xfail not in (None, False):
+            raise PydanticCustomError(
+                "alias_conflict",
+                "a case is either skipped (skip: does not run) or expected to fail (xfail: runs, may fail), not both",
+                {"agentv_key": "xfail"},
+            )
+        return self
+
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the case does not run (`skip:`), or None: it runs."""
+        return _mark_reason(self.skip, "skip: true")
+
+    @property
+    def xfail_reason(self) -> str | None:
+        """Why the case is expected to fail (`xfail:`), or None: it is expected to pass."""
+        return _mark_reason(self.xfail, "xfail: true")
 
     @field_validator("extend_evaluators", mode="before")
     @classmethod
@@ -219,6 +251,12 @@ class EvalCase(StrictModel):
             else:
                 parts.extend(item.value for item in message.items if item.type == "text")
         return "\n".join(parts)
+
+
+def _mark_reason(value: bool | str | None, default: str) -> str | None:
+    if value is None or value is False:
+        return None
+    return default if value is True else str(value)
 
 
 def _is_message_list(value: Any) -> bool:

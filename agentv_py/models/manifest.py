@@ -130,13 +130,16 @@ class RunManifest(_Part):
     derived_from: str | None = None  # rescore / rerun: the run whose answers this run reused
     shard: ShardInfo | None = None  # --shard K/N
     merged_from: list[str] = Field(default_factory=list)  # `agentv merge`: the runs (ids) merged, in order
+    skipped: dict[str, str] = Field(default_factory=dict)  # `skip:` cases (not run): id -> reason
 
     @model_serializer(mode="wrap")
     def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`shard` and `merged_from` only on runs that have them (other manifests read as before)."""
+        """`shard`, `merged_from` and `skipped` only on runs that have them (other manifests read as before)."""
         data: dict[str, Any] = handler(self)
         if data.get("shard") is None:
             data.pop("shard", None)
         if not data.get("merged_from"):
             data.pop("merged_from", None)
+        if not data.get("skipped"):
+            data.pop("skipped", None)
         return data

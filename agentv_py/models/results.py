@@ -122,13 +122,23 @@ class ResultRow(_Result):
     duration_ms: float = 0.0
     trace: Trace = Field(default_factory=Trace)
     run_id: str | None = None  # the run that wrote the row (its manifest: `<results>.meta.json`)
+    # the case's `xfail:` reason: expected to fail, so not passing does not fail the gate (XFAIL),
+    # and passing is an XPASS (`expected_outcome`); written only on such a case's row
+    xfail: str | None = None
+
+    @property
+    def expected_outcome(self) -> str | None:
+        """`xfail` (an xfail case that did not pass), `xpass` (one that passed), None (no mark)."""
+        if self.xfail is None:
+            return None
+        return "xpass" if self.status == "ok" and self.verdict == "pass" else "xfail"
 
     def to_json_line(self) -> bytes | None:
         """`to_json_dict` as compact JSON, serialised by pydantic's Rust core straight from the
         model (no intermediate dicts: a third of a busy run's own CPU went there); None when it
         cannot serialise a value (a lone surrogate, a foreign type): write `to_json_dict` then."""
         exclude: dict[str, Any] = {
-            name: True for name in ("error", "run_id", "output_messages") if getattr(self, name) is None
+            name: True for name in ("error", "run_id", "output_messages", "xfail") if getattr(self, name) is None
         }
         empty_trace = {name for name, value in self.trace if value is None}
         if empty_trace:
@@ -151,6 +161,8 @@ class ResultRow(_Result):
             del data["run_id"]
         if data["output_messages"] is None:
             del data["output_messages"]
+        if data["xfail"] is None:
+            del data["xfail"]
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}
         data["evaluator_results"] = [_without_empty_children(result) for result in data["evaluator_results"]]
         return data

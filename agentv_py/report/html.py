@@ -39,6 +39,7 @@ IMAGE_BUDGET = 64 * 1024 * 1024  # all embedded images together
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
 IMAGE_TYPES |= {".webp": "image/webp", ".bmp": "image/bmp"}
 SKIPPED_LISTED = 20  # lines that are not rows, listed on the page (all are counted)
+MARKED_LISTED = 1_000  # xfail cases listed in the page (the rows show every one)
 HISTOGRAM_BINS = 10
 FIELDS_CHARTED = 40  # fields in the P/R/F1 chart (the worst F1 first)
 
@@ -65,11 +66,17 @@ class _Build:
     targets: set[str] = field(default_factory=set)  # of the rows read (a resumed case's earlier row too)
     skipped: list[str] = field(default_factory=list)  # "line N: why", the first SKIPPED_LISTED
     skipped_count: int = 0
+    marked: dict[str, tuple[str, str]] = field(default_factory=dict)  # xfail cases: id -> (XFAIL | XPASS, reason)
 
     def add(self, row: ResultRow) -> None:
         parts = case_parts(row, self.interned)
         self.cases.put(row.eval_id, parts.entry, parts.details, parts.totals, parts.geometry)
         self.targets.add(row.target)
+        outcome = row.expected_outcome
+        if outcome is not None and (row.eval_id in self.marked or len(self.marked) < MARKED_LISTED):
+            self.marked[row.eval_id] = (outcome.upper(), row.xfail or "")
+        else:
+            self.marked.pop(row.eval_id, None)  # a later row of the case is not marked
 
     def skip(self, line: int, why: str) -> None:
         self.skipped_count += 1
@@ -313,6 +320,8 @@ def _build_report(
         evaluator_means=totals.evaluator_means(),
         skipped=build.skipped,
         skipped_count=build.skipped_count,
+        marked=[(label, case_id, reason) for case_id, (label, reason) in sorted(build.marked.items())]
+        + [("SKIPPED", case_id, reason) for case_id, reason in (manifest.skipped.items() if manifest else [])],
         image_notes=image_notes[:20],
         index_json=json_for_script(
             {

@@ -21,7 +21,7 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -106,8 +106,16 @@ def field_outcomes(row: ResultRow) -> dict[str, FieldVerdict]:
     return outcomes
 
 
-def _case_problem(row: ResultRow) -> tuple[str, str, str, str] | None:
-    """(element, type, message, text) for a case that did not pass; None for one that did."""
+def _case_problem(row: ResultRow, strict_xfail: bool = False) -> tuple[str, str, str, str] | None:
+    """(element, type, message, text) for a case that did not pass; None for one that did. An
+    `xfail:` case, as pytest's JUnit has it: not passing is `skipped` (XFAIL), passing passes
+    (XPASS), or with --strict-xfail fails."""
+    marked = row.expected_outcome
+    if marked == "xfail":
+        return "skipped", "", f"XFAIL: {row.xfail} (score {row.score:.3f}, {row.verdict})", ""
+    if marked == "xpass" and strict_xfail:
+        message = f"XPASS(strict): {row.xfail}"
+        return "failure", "xpass", message, message
     if row.status == "error":
         message = row.error or "the target call failed"
         return "error", "target_error", message, message
@@ -211,6 +219,8 @@ def write_junit(
     dataset: str,
     per_field: bool = False,
     hostname: str = "localhost",
+    skipped: Sequence[tuple[str, str]] = (),
+    strict_xfail: bool = False,
 ) -> None:
     """Write the JUnit XML of a run to `out`. `rows()` gives the run's rows afresh; it is called
     twice: once to count (a suite's counts come first in the XML) and to find the field paths,
@@ -220,8 +230,10 @@ def write_junit(
     cases = _Counts()
     paths: dict[str, None] = {}  # in the order they are first seen
     first: str | None = None
+    for _ in skipped:
+        cases.add("skipped")
     for row in rows():
-        problem = _case_problem(row)
+        problem = _case_problem(row, strict_xfail)
         cases.add(problem[0] if problem else None, row.duration_ms)
         stamp = _timestamp(row.timestamp)
         if stamp is not None and (first is None or stamp < first):
@@ -237,12 +249,14 @@ def write_junit(
         out.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n')
         out.write(_suite_open(suite_name, 0, cases, timestamp, hostname))
         for row in rows():
-            out.write(_testcase(suite_name, row.eval_id, _seconds(row.duration_ms), _case_problem(row)))
+            out.write(_testcase(suite_name, row.eval_id, _seconds(row.duration_ms), _case_problem(row, strict_xfail)))
             outcomes = field_outcomes(row) if spools else {}
             for path, (counts, spool) in spools.items():
                 problem = _field_problem(row, outcomes.get(path))
                 counts.add(problem[0] if problem else None)
                 spool.write(_testcase(f"{suite_name}.{path}", row.eval_id, "0.000", problem))
+        for case_id, reason in skipped:  # `skip:` cases: not run, so no row
+            out.write(_testcase(suite_name, case_id, "0.000", ("skipped", "", f"SKIPPED: {reason}", "")))
         out.write(_SUITE_CLOSE)
         for index, (path, (counts, spool)) in enumerate(spools.items(), start=1):
             out.write(_suite_open(f"{suite_name}.{path}", index, counts, timestamp, hostname))

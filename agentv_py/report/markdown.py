@@ -113,6 +113,7 @@ def summary_markdown(
         out += [""]
     out += _worst_fields(fields)
     out += _failed_cases(summary)
+    out += _marked_cases(summary)
     if summary.results_path:
         out += [f"Results: {cell(summary.results_path)}", ""]
     return "\n".join(out)
@@ -132,6 +133,22 @@ def _worst_fields(fields: dict[str, FieldTally] | None) -> list[str]:
     out += [
         f"| {cell(path)} | {tally.misses} | {tally.scored} | {tally.errors} |" for path, tally in worst[:WORST_FIELDS]
     ]
+    return [*out, ""]
+
+
+def _marked_cases(summary: RunSummary) -> list[str]:
+    """The cases the dataset marks (`xfail:`, `skip:`) with their reasons: XPASS, XFAIL, SKIPPED."""
+    marked = [
+        (label, case_id, reason)
+        for label, cases in (("XPASS", summary.xpassed), ("XFAIL", summary.xfailed), ("SKIPPED", summary.skipped))
+        for case_id, reason in cases
+    ]
+    if not marked:
+        return []
+    out = [f"### Marked cases ({len(marked)})", "", "| case | mark | reason |", "|---|---|---|"]
+    out += [f"| {cell(case_id)} | {label} | {cell(reason)} |" for label, case_id, reason in marked[:FAILED_CASES]]
+    if len(marked) > FAILED_CASES:
+        out += ["", f"(+{len(marked) - FAILED_CASES} more)"]
     return [*out, ""]
 
 

@@ -321,12 +321,14 @@ def _merged(
     if count is not None and all(m.shard is not None for m in manifests):
         given = {m.shard.index for m in manifests if m.shard is not None}
         missing_shards = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
-    total = first.dataset.cases
+    left_out = {case: why for m in manifests for case, why in m.skipped.items()}
+    skipped = summary.skipped = sorted(left_out.items())
+    total = first.dataset.cases - len(skipped)  # `skip:` cases have no row, in any shard
     missing = max(total - rows, 0)
     missing_ids: list[str] = []
     if missing and dataset_ids is not None:
-        have = store.db.execute
-        missing_ids = [i for i in dataset_ids if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
+        have, wanted = store.db.execute, [i for i in dataset_ids if i not in left_out]
+        missing_ids = [i for i in wanted if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
         missing = len(missing_ids)
         missing_ids = missing_ids[:MISSING_SHOWN]
     evaluators: dict[str, Any] = {}
@@ -352,6 +354,7 @@ def _merged(
         ended_at=max(m.ended_at or m.started_at for m in manifests),
         status="completed" if statuses == {"completed"} else "interrupted",
         merged_from=[m.run_id for m in manifests],
+        skipped=dict(skipped),
     )
     return Merged(summary, manifest, rows, total, missing, missing_ids, missing_shards, incomplete)
 

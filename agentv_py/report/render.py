@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-_VERDICT_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "error": "magenta"}
+_VERDICT_STYLE = {
+    "pass": "green",
+    "partial": "yellow",
+    "fail": "red",
+    "error": "magenta",
+    "xfail": "cyan",
+    "xpass": "cyan",
+}
 BAR_WIDTH = 30
 MIN_REASON_WIDTH = 30  # a progress line's error reason is shortened to its room, but never below this
 
@@ -223,6 +230,24 @@ def _render_list(console: Console, title: str, lines: list[CaseLine], verbose: b
             print_wrapped(console, Text(detail), f"    {marker} ")
 
 
+MARKED_SHOWN = 10  # cases listed per mark (skipped, xfailed, xpassed) without --verbose
+
+
+def _render_marked(console: Console, summary: RunSummary, verbose: bool) -> None:
+    """The cases the dataset marks, each with its reason: XPASS first (a mark that may be stale),
+    then XFAIL, then SKIPPED; `excluded` counted. Reasons are data: shown as text, made visible."""
+    from rich.text import Text
+
+    for label, cases in (("XPASS", summary.xpassed), ("XFAIL", summary.xfailed), ("SKIPPED", summary.skipped)):
+        shown = cases if verbose else cases[:MARKED_SHOWN]
+        for case_id, reason in shown:
+            console.print(Text(f"  {label} {visible(case_id)}: {visible(reason)}"), soft_wrap=True)
+        if len(cases) > len(shown):
+            console.print(f"[dim]  ... and {len(cases) - len(shown)} more {label} (--verbose lists them)[/dim]")
+    if summary.excluded:
+        console.print(f"[dim]{plural(summary.excluded, 'case')} left out by --exclude[/dim]")
+
+
 def render_summary(console: Console, summary: RunSummary, *, verbose: bool = False) -> None:
     """The end-of-run summary. The same rows give the same text, whatever order cases finished in."""
     from rich.text import Text
@@ -259,7 +284,10 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     ]
     if summary.evaluator_errors:
         totals.append(Text(plural(summary.evaluator_errors, "evaluator error"), "magenta"))
+    marks = ((summary.xfailed, "xfailed"), (summary.xpassed, "xpassed"), (summary.skipped, "skipped"))
+    totals += [Text(f"{len(cases)} {what}", "cyan") for cases, what in marks if cases]
     print_items(console, Text("Totals: ", "bold"), totals)
+    _render_marked(console, summary, verbose)
     if summary.interrupted:
         console.print(f"[bold red]Interrupted[/] after {total} of {summary.total_selected} cases.")
     if stats is not None:

@@ -74,6 +74,16 @@ class RunSummary:
     field_counts: dict[FieldKey, Counts] = field(default_factory=dict)
     baseline_passed: frozenset[str] | None = None  # with --baseline: the cases it passed
     flips: Flips = field(default_factory=Flips)  # of those, the ones this run did not pass
+    # `xfail:` cases: counted above as any case is, and set aside by the gate (`gate`): their
+    # scores, passes and errors, here; their fields and evaluator scores are left out above
+    xfailed: list[tuple[str, str]] = field(default_factory=list)  # (id, reason): did not pass, as expected
+    xpassed: list[tuple[str, str]] = field(default_factory=list)  # (id, reason): passed although marked
+    xfail_score_sum: float = 0.0
+    xfail_target_errors: int = 0  # of `errored`: cases that are xfail
+    xfail_evaluator_errors: int = 0  # of `evaluator_errors`: cases that are xfail
+    strict_xfail: bool = False  # --strict-xfail: an XPASS fails the gate
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (id, reason) of `skip:` cases: not run
+    excluded: int = 0  # cases --exclude left out (not run, not listed)
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -81,6 +91,12 @@ class RunSummary:
         if position is None:
             position = arrival
         self.scores.append(row.score)
+        marked = row.expected_outcome
+        if marked is not None:
+            (self.xpassed if marked == "xpass" else self.xfailed).append((row.eval_id, row.xfail or ""))
+            self.xfail_score_sum += row.score
+            self.xfail_target_errors += row.status == "error"
+            self.xfail_evaluator_errors += any(result.status == "error" for result in row.evaluator_results)
         if row.status == "error":
             self.errored += 1
         elif row.verdict == "pass":
@@ -98,9 +114,9 @@ class RunSummary:
         for index, result in enumerate(row.evaluator_results):
             if (position, index) < self.evaluator_order.get(result.name, (math.inf, 0)):
                 self.evaluator_order[result.name] = (position, index)
-            if result.status != "skipped" and result.score is not None:
+            if result.status != "skipped" and result.score is not None and marked is None:
                 self.evaluator_scores.setdefault(result.name, array("d")).append(result.score)
-        for key, counts in row_field_counts(row.evaluator_results).items():
+        for key, counts in row_field_counts(row.evaluator_results if marked is None else []).items():
             if key in self.field_counts:
                 self.field_counts[key] += counts
             else:
@@ -109,7 +125,7 @@ class RunSummary:
             row.eval_id,
             position,
             row.score,
-            row.verdict,
+            marked or row.verdict,
             row.status,
             miss_parts(row.misses, row.evaluator_results, None if self.keep_all_lines else MISSES_SHOWN),
             len(row.misses),
@@ -117,7 +133,7 @@ class RunSummary:
         )
         if self.keep_all_lines or len(self.lines) < TABLE_ROWS:
             self.lines.append(line)
-        if row.status == "error" or row.verdict != "pass":
+        if (row.status == "error" or row.verdict != "pass") and marked is None:
             if self.baseline_passed is not None and row.eval_id in self.baseline_passed:
                 self.flips.add(position, row.eval_id)
             self.problems += 1
@@ -136,12 +152,25 @@ class RunSummary:
 
     @property
     def any_errors(self) -> bool:
-        """A target or an evaluator (judge) could not run for some case: exit code 4."""
-        return bool(self.errored or self.evaluator_errors)
+        """A target or an evaluator (judge) could not run for some case that is not xfail: exit code 4."""
+        return self.target_errors_gated > 0 or self.evaluator_errors_gated > 0
+
+    @property
+    def target_errors_gated(self) -> int:
+        return self.errored - self.xfail_target_errors
+
+    @property
+    def evaluator_errors_gated(self) -> int:
+        return self.evaluator_errors - self.xfail_evaluator_errors
+
+    @property
+    def gated(self) -> int:
+        """Cases the gate weighs: those written, less the xfail ones."""
+        return self.completed - len(self.xfailed) - len(self.xpassed)
 
     @property
     def all_passed(self) -> bool:
-        return self.completed > 0 and self.passed == self.completed
+        return self.gated > 0 and self.passed - len(self.xpassed) == self.gated
 
     def stats(self) -> ScoreStats | None:
         if not self.scores:
@@ -203,11 +232,12 @@ def gate(
     """The run's gate (decisions.md): interrupted > a target or evaluator error > the rule, which
     is "every case passed", or with `threshold`, the dataset's `gates` or a `baseline`: every one
     of those checks holds (each is returned with its value, in `checks`)."""
-    stats = summary.stats()
+    gated = summary.gated
+    mean = (math.fsum(summary.scores) - summary.xfail_score_sum) / gated if gated else None
     checks = tuple(
         gate_checks(
-            mean=stats.mean if stats else None,
-            pass_rate=summary.passed / summary.completed if summary.completed else None,
+            mean=mean,
+            pass_rate=(summary.passed - len(summary.xpassed)) / gated if gated else None,
             evaluator_means=summary.evaluator_means(),
             field_counts=summary.field_counts,
             threshold=threshold,
@@ -225,18 +255,26 @@ def gate(
         return GateResult("interrupted", "the run was interrupted", rule, checks)
     if summary.any_errors:
         said = []
-        if summary.errored:
-            said.append(f"{plural(summary.errored, 'case')} had a target error (the target call failed)")
-        if summary.evaluator_errors:
+        if summary.target_errors_gated:
+            said.append(f"{plural(summary.target_errors_gated, 'case')} had a target error (the target call failed)")
+        if summary.evaluator_errors_gated:
             said.append(
-                f"{plural(summary.evaluator_errors, 'case')} had an evaluator error (an evaluator could not run)"
+                f"{plural(summary.evaluator_errors_gated, 'case')} had an evaluator error (an evaluator could not run)"
             )
         return GateResult("errors", "; ".join(said), rule, checks)
+    if summary.strict_xfail and summary.xpassed:
+        shown = ", ".join(case_id for case_id, _ in summary.xpassed[:5])
+        return GateResult(
+            "gate_failed",
+            f"gate failed: {plural(len(summary.xpassed), 'xfail case')} passed (XPASS: {shown}) with --strict-xfail",
+            rule,
+            checks,
+        )
     if threshold is not None and not (gates or baseline):  # the message scripts already match
-        mean = stats.mean if stats else 0.0
-        if not at_least(mean, threshold):
+        value = mean if mean is not None else 0.0
+        if not at_least(value, threshold):
             return GateResult(
-                "gate_failed", f"gate failed: mean score {mean:.3f} < threshold {threshold:g}", rule, checks
+                "gate_failed", f"gate failed: mean score {value:.3f} < threshold {threshold:g}", rule, checks
             )
         return GateResult("ok", "", rule, checks)
     if checks:
@@ -247,8 +285,8 @@ def gate(
             )
         return GateResult("ok", "", rule, checks)
     if not summary.all_passed:
-        not_passed = summary.completed - summary.passed
-        return GateResult("gate_failed", f"gate failed: {not_passed} of {summary.completed} cases did not pass", rule)
+        not_passed = gated - (summary.passed - len(summary.xpassed))
+        return GateResult("gate_failed", f"gate failed: {not_passed} of {gated} cases did not pass", rule)
     return GateResult("ok", "", rule)
 
 

@@ -19,7 +19,7 @@ from agentv_py.errors import AgentvError
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.evaluators.base import judge_costs
 from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
-from agentv_py.prepared import CaseSelection, LoadedDataset, PreparedCase, case_ids
+from agentv_py.prepared import SKIPPED, CaseSelection, LoadedDataset, PreparedCase, case_ids, cases_where
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.scoring.answer import NOT_JSON
@@ -64,6 +64,32 @@ def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> Sequ
             hint=f"ids in this dataset: {ids} (globs such as 'invoice-00*' work)",
         )
     return chosen
+
+
+def exclude_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> tuple[Sequence[PreparedCase], int]:
+    """`--exclude GLOB`: the cases whose id matches none of `patterns`, and how many were left
+    out. A glob that matches no case is a usage error (a typo would exclude nothing, silently)."""
+    patterns = list(patterns)
+    if not patterns:
+        return cases, 0
+    all_ids = case_ids(cases)
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(case_id, pattern) for case_id in all_ids):
+            ids = ", ".join(all_ids[:10]) + (", ..." if len(all_ids) > 10 else "")
+            raise AgentvError(
+                f"--exclude {pattern!r} matches no case", hint=f"ids here: {ids} (globs such as 'invoice-00*' work)"
+            )
+    kept = [i for i, case_id in enumerate(all_ids) if not any(fnmatch.fnmatchcase(case_id, p) for p in patterns)]
+    return CaseSelection(cases, kept), len(all_ids) - len(kept)
+
+
+def skip_cases(cases: Sequence[PreparedCase]) -> tuple[Sequence[PreparedCase], list[tuple[str, str]]]:
+    """The cases that run, and (id, reason) of those whose `skip:` says they do not."""
+    marked = set(cases_where(cases, SKIPPED))
+    if not marked:
+        return cases, []
+    skipped = [(cases[i].case.id, cases[i].case.skip_reason or "skip: true") for i in sorted(marked)]
+    return CaseSelection(cases, [i for i in range(len(cases)) if i not in marked]), skipped
 
 
 @dataclass(frozen=True)
@@ -177,6 +203,7 @@ def score_case(
             duration_ms=round(duration_ms, 3),
             trace=trace,
             run_id=run_id,
+            xfail=case.xfail_reason,
         )
 
     if outcome.answer is None:
