@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,9 +23,10 @@ from agentv_py.cli.base import (
     boundary,
     gate_exit,
 )
+from agentv_py.cli.eval_parts import dataset_files, refuse_one_file_options, reuse_option, run_each, run_header
 
 if TYPE_CHECKING:
-    from agentv_py.eval_plan import EvalPlan, ReuseMode
+    from agentv_py.eval_plan import EvalPlan, EvalRequest
     from agentv_py.report.jsonl import JsonlWriter
     from agentv_py.run_reports import Reports
 
@@ -36,8 +38,12 @@ if TYPE_CHECKING:
 @app.command(name="eval", cls=EvalCommand, short_help="Run a dataset against a target and score every case.")
 @boundary
 def eval_command(
-    dataset: Path = typer.Argument(
-        ..., metavar="DATASET", help="Dataset file: YAML, or JSONL (one case per line).", show_default=False
+    datasets: list[Path] = typer.Argument(
+        ...,
+        metavar="DATASET",
+        help="Dataset files (YAML, or JSONL: one case per line), directories (every dataset below them) or "
+        "quoted globs; several run one after the other, each with its own summary.",
+        show_default=False,
     ),
     target: str | None = typer.Option(
         None,
@@ -167,16 +173,18 @@ def eval_command(
     summary_md: Path | None = SUMMARY_MD_OPTION,
     html: Path | None = HTML_OPTION,
 ) -> int:
-    """Run an eval dataset against a target and score every case."""
+    """Run eval datasets against a target and score every case."""
     from agentv_py.errors import AgentvError
     from agentv_py.eval_plan import EvalRequest
-    from agentv_py.recorder import open_results, open_resumed
-    from agentv_py.run_reports import baseline_options, output_roles, report_options
+    from agentv_py.run_reports import baseline_options, report_options
     from agentv_py.runner.engine import parse_shard
-    from agentv_py.runner.executor import sigterm_interrupts
-    from agentv_py.session import plan_eval
 
-    reuse, reuse_mode = _reuse_option(resume, rerun_failed, retry_errors, out, force, allow_target_change)
+    files = dataset_files(datasets)
+    if len(files) > 1:
+        flags = {"--out": out, "--resume": resume, "--rerun-failed": rerun_failed, "--retry-errors": retry_errors}
+        flags |= {"--junit": junit, "--summary-md": summary_md, "--html": html, "--baseline": baseline}
+        refuse_one_file_options(len(files), flags)
+    reuse, reuse_mode = reuse_option(resume, rerun_failed, retry_errors, out, force, allow_target_change)
     reports = report_options(junit, junit_per_field, summary_md, out, html)
     shard_spec = parse_shard(shard) if shard is not None else None
     if executor not in ("local", "ray"):
@@ -185,7 +193,7 @@ def eval_command(
         raise AgentvError("--ray-address goes with --executor ray", hint="see agentv eval --help")
     baseline_options(baseline, max_drop, allow_flips)
     request = EvalRequest(
-        dataset=dataset,
+        dataset=files[0],
         target=target,
         targets=targets,
         out=out,
@@ -211,6 +219,19 @@ def eval_command(
         executor="ray" if executor == "ray" else "local",
         ray_address=ray_address,
     )
+    if len(files) == 1:
+        return _eval_one(request, reports)
+    return run_each(files, lambda path: _eval_one(dataclasses.replace(request, dataset=path), reports))
+
+
+def _eval_one(request: EvalRequest, reports: Reports) -> int:
+    """One dataset: open the results file, plan (exit 2 before anything runs), run, gate."""
+    from agentv_py.recorder import open_results, open_resumed
+    from agentv_py.run_reports import output_roles
+    from agentv_py.runner.executor import sigterm_interrupts
+    from agentv_py.session import plan_eval
+
+    reuse, reuse_mode = request.reuse, request.reuse_mode
     request.outputs = output_roles(request.out if reuse_mode != "resume" else str(reuse), reports)
     # --out is opened and locked first: a file that cannot be written (or that another run is
     # writing) is exit 2 before anything runs, the healthcheck included. --resume's file likewise.
@@ -218,92 +239,14 @@ def eval_command(
         request.out = str(reuse)
         writer: JsonlWriter | None = open_resumed(reuse)
     else:
-        writer = open_results(out)
+        writer = open_results(request.out)
     try:
         with sigterm_interrupts():  # SIGTERM at any moment (the healthcheck, starting Ray): exit 130
             plan = plan_eval(request)
-            return _run(plan, writer, verbose, threshold, workers, reports)
+            return _run(plan, writer, request.verbose, request.threshold, request.workers, reports)
     finally:
         if writer is not None:
             writer.close()
-
-
-def _reuse_option(
-    resume: Path | None,
-    rerun_failed: Path | None,
-    retry_errors: Path | None,
-    out: str | None,
-    force: bool,
-    allow_target_change: bool,
-) -> tuple[Path | None, ReuseMode | None]:
-    """The results file to reuse and how, from the options; a usage error (exit 2) for options
-    that cannot go together."""
-    from agentv_py.errors import AgentvError
-
-    options: list[tuple[str, Path | None, ReuseMode]] = [
-        ("--resume", resume, "resume"),
-        ("--rerun-failed", rerun_failed, "rerun_failed"),
-        ("--retry-errors", retry_errors, "retry_errors"),
-    ]
-    given = [(flag, path, mode) for flag, path, mode in options if path is not None]
-    usage = "see agentv eval --help"
-    if len(given) > 1:
-        raise AgentvError(f"{given[0][0]} and {given[1][0]} cannot be used together", hint=usage)
-    if not given:
-        for flag, given_flag in (("--force", force), ("--allow-target-change", allow_target_change)):
-            if given_flag:
-                raise AgentvError(f"{flag} goes with --resume, --rerun-failed or --retry-errors", hint=usage)
-        return None, None
-    flag, path, mode = given[0]
-    if mode == "resume" and out is not None:
-        raise AgentvError(
-            "--resume and --out cannot be used together: --resume appends to the results file it resumes",
-            hint=usage,
-        )
-    if out is not None and out != "-" and Path(out).exists() and path.exists() and Path(out).samefile(path):
-        raise AgentvError(
-            f"--out names the file {flag} reads ({out}); that file is never changed: pass another --out",
-            hint=f"--resume {path} adds the missing rows to it instead",
-        )
-    return path, mode
-
-
-def _header(plan: EvalPlan, workers: int) -> str:
-    """The run's first line: what runs, against what; with a reused results file, what it reuses."""
-    from agentv_py.report.summary import plural
-
-    executor = ", Ray executor" if plan.spec.execution.kind == "ray" else ""
-    against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')}{executor})"
-    if plan.shard is not None:
-        against = f"(shard {plan.shard}) {against}"
-    left_out = [
-        plural(count, what)
-        for count, what in ((len(plan.spec.manifest.skipped), "skipped case"), (plan.spec.excluded, "excluded case"))
-        if count
-    ]
-    if left_out:
-        against = f"{against}; {', '.join(left_out)} not run"
-    reuse = plan.reuse
-    if reuse is None:
-        return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
-    kept = len(reuse.kept)
-    if not plan.cases:
-        what = {
-            "resume": f"every selected case of '{plan.dataset.name}' has a row in",
-            "rerun_failed": f"every selected case of '{plan.dataset.name}' passed in",
-            "retry_errors": f"no selected case of '{plan.dataset.name}' has an error in",
-        }[reuse.mode]
-        return f"agentv: nothing left to run: {what} {reuse.shown}"
-    if reuse.mode == "resume":
-        return (
-            f"agentv: resuming {reuse.shown} ({plural(kept, 'row')} kept): "
-            f"{plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
-        )
-    why = "that did not pass" if reuse.mode == "rerun_failed" else "with an error"
-    return (
-        f"agentv: re-running {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {why} in "
-        f"{reuse.shown} ({plural(kept, 'row')} copied) {against}"
-    )
 
 
 def _run(
@@ -328,7 +271,7 @@ def _run(
         err.print(f"warning: {visible(str(warning))}", markup=False, soft_wrap=True)
     for note in plan.reuse.notes if plan.reuse is not None else []:
         err.print(f"warning: {visible(note)}", markup=False, soft_wrap=True)
-    err.print(visible(_header(plan, workers)), markup=False, soft_wrap=True)
+    err.print(visible(run_header(plan, workers)), markup=False, soft_wrap=True)
     progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
     with progress:
         summary = execute(

@@ -65,8 +65,8 @@ def test_no_type_tags_and_nothing_wider_than_the_terminal(args, columns):
 
 def test_options_read_with_their_metavars():
     text = help_text(["eval"])
-    assert "Usage: agentv eval [OPTIONS] DATASET\n" in text
-    assert "\n  DATASET  Dataset file: YAML, or JSONL (one case per line)." in text
+    assert "Usage: agentv eval [OPTIONS] DATASET...\n" in text
+    assert "\n  DATASET...  Dataset files (YAML, or JSONL: one case per line), directories" in text
     for name in (
         "-w, --workers N ",
         "-e, --eval-id GLOB ",
@@ -205,7 +205,10 @@ def test_version(flag):
 def test_usage_errors_are_plain_text():
     result = CliRunner().invoke(app, ["eval", "dataset.yaml", "--bogus"])
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[:2] == ["Usage: agentv eval [OPTIONS] DATASET", "Try 'agentv eval -h' for help."]
+    assert result.stderr.splitlines()[:2] == [
+        "Usage: agentv eval [OPTIONS] DATASET...",
+        "Try 'agentv eval -h' for help.",
+    ]
     assert "Error: No such option: --bogus" in result.stderr and "─" not in result.stderr
 
 
