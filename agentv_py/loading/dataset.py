@@ -195,7 +195,7 @@ class _Loading:
         if judges:
             raise ConfigError(judges)
         assert self.model is not None and self.cases is not None
-        gate_problems = self._evaluator_gate_problems(self.model)
+        gate_problems = self._evaluator_gate_problems(self.model) + self.truth_fields.errors(self.source)
         if gate_problems:
             raise ConfigError(gate_problems)
         warnings = config_warnings + _sorted(self.warnings + self.truth_fields.warnings(self.source))

@@ -172,6 +172,7 @@ class _Field:
     bad_count: int = 0  # how many cases' values it cannot use
     reason: str = ""  # why, for the first of them
     wrong_type: bool = False  # that value's type is one the matcher never reads: the field fails, not the evaluator
+    counts: bool = False  # an unbounded `match: count` field: a value that is not a list is a load error
 
 
 @dataclass
@@ -274,6 +275,7 @@ def _run(check: _Check, case_id: str, truth: Any) -> None:
     if reason is not None:
         if not found.bad:
             found.reason = reason
+            found.counts = check.spec is not None and check.spec.match == "count" and not check.spec.bounded
         found.wrong_type = wrong_type and (found.wrong_type or not found.bad)  # every such case
         found.bad_count += 1
         if len(found.bad) < CASES_SHOWN:
@@ -308,9 +310,24 @@ class GroundTruthFields:
             for check in checks:
                 _run(check, case.id, truths[i])
 
+    def errors(self, source: Source) -> list[Problem]:
+        """A `match: count` field without `min`/`max` whose ground truth is not a list: it counts
+        nothing, so the path is wrong (a load error, where other fields only warn)."""
+        return [
+            source.problem(
+                found.location,
+                f"field '{found.label}' (match 'count') counts the expected list, but in {_cases(found)} the expected "
+                f"value is not one: {found.reason}; give the list's path, or min/max bounds",
+            )
+            for found in self._fields.fields.values()
+            if found.bad and found.counts
+        ]
+
     def warnings(self, source: Source) -> list[Problem]:
         warnings = []
         for found in self._fields.fields.values():
+            if found.bad and found.counts:
+                continue  # an error (`errors`)
             if found.bad:
                 which = f" (case '{found.bad[0]}')" if found.bad_count > 1 else ""
                 them = "it" if found.bad_count == 1 else "them"

@@ -231,6 +231,14 @@ BAD_INPUT = [
         "or judge a text answer with a code_judge or an llm_judge)",
     ),
     (
+        "count-on-a-non-list",
+        "{path: lines, match: count}",
+        "expected_output: {lines: three}",
+        "dataset.yaml:5: execution.evaluators[0].fields[0]: field 'lines' (match 'count') counts the expected "
+        "list, but in case c1 the expected value is not one: expected value for match 'count' is string, not a "
+        "list; give the list's path, or min/max bounds",
+    ),
+    (
         "count-bounds",
         "{path: lines, match: count, min: 2, max: 1}",
         "expected_output: {lines: []}",
