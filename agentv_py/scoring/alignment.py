@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from agentv_py.scoring.assignment import linear_sum_assignment
+from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
 from agentv_py.scoring.thresholds import lowest
 
@@ -227,12 +227,4 @@ def align_items(
         ((s, i, j) for i, row in enumerate(matrix) for j, s in enumerate(row) if s >= cut),
         key=lambda c: (-c[0], -agree.get((c[1], c[2]), 0.0), c[1], c[2]),
     )
-    used_e: set[int] = set()
-    used_p: set[int] = set()
-    pairs = []
-    for s, i, j in candidates:
-        if i not in used_e and j not in used_p:
-            used_e.add(i)
-            used_p.add(j)
-            pairs.append((i, j, s))
-    return Alignment(pairs, len(expected), len(parsed))
+    return Alignment(greedy_pairs(candidates), len(expected), len(parsed))

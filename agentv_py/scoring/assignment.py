@@ -12,7 +12,7 @@ for big matrices when the geometry extra is installed; the answer is the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 # Above this many cells, scipy's solver is used when it is installed (same pairs, compiled speed).
 COMPILED_FROM_CELLS = 2_500
@@ -35,6 +35,20 @@ def linear_sum_assignment(cost: Sequence[Sequence[float]], maximize: bool = Fals
             found_rows, found_columns = compiled(cost, maximize=maximize)
             return [(int(i), int(j)) for i, j in zip(found_rows, found_columns, strict=True)]
     return _solve(cost, rows, columns, maximize)
+
+
+def greedy_pairs(ranked: Iterable[tuple[float, int, int]]) -> list[tuple[int, int, float]]:
+    """Greedy assignment: each (score, row, column), best first as given, taken when its row and
+    its column are both still free."""
+    rows: set[int] = set()
+    columns: set[int] = set()
+    pairs = []
+    for score, i, j in ranked:
+        if i not in rows and j not in columns:
+            rows.add(i)
+            columns.add(j)
+            pairs.append((i, j, score))
+    return pairs
 
 
 def _solve(cost: Sequence[Sequence[float]], rows: int, columns: int, maximize: bool) -> list[tuple[int, int]]:

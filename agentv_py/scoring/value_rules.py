@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentv_py.models.fields import FieldSpec
-from agentv_py.scoring.assignment import linear_sum_assignment
+from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
 from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.items import expected_items_problem
 from agentv_py.scoring.match import MatchResult, json_type, match_exact, match_fuzzy, match_numeric, shown
@@ -125,15 +125,7 @@ def _assign(scores: list[list[float]]) -> list[tuple[int, int]]:
         ((score, i, j) for i, row in enumerate(scores) for j, score in enumerate(row) if score > 0),
         key=lambda cell: (-cell[0], cell[1], cell[2]),
     )
-    rows: set[int] = set()
-    columns: set[int] = set()
-    pairs = []
-    for _score, i, j in ranked:
-        if i not in rows and j not in columns:
-            rows.add(i)
-            columns.add(j)
-            pairs.append((i, j))
-    return pairs
+    return [(i, j) for i, j, _score in greedy_pairs(ranked)]
 
 
 def match_count(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:

@@ -273,3 +273,11 @@ def test_bad_input_is_a_load_error(ws, field, truth, message):
     with pytest.raises(ConfigError) as raised:
         load_dataset("dataset.yaml")
     assert [str(p) for p in raised.value.problems] == [message]
+
+
+def test_set_of_long_lists_pairs_greedily_above_the_exact_limit():
+    values = [f"v{i}" for i in range(250)]  # 62,500 cells: over PAIRED_EXACTLY
+    answer = list(reversed(values[1:])) + ["extra"]
+    result = match_set([FieldSpec(path="x", match="exact")], answer, values)
+    assert result.info["values"] == {"expected": 250, "actual": 250, "matched": 249}
+    assert result.reason == "249 of 250 values matched; 1 missing, 1 extra (first missing: 'v0', first extra: 'extra')"
