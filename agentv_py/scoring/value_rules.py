@@ -14,8 +14,11 @@ Pure and never raising, like the matchers in `scoring.match`.
 from __future__ import annotations
 
 import datetime as dt
+import math
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from fractions import Fraction
+from typing import Any, cast
 
 from agentv_py.models.fields import FieldSpec
 from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
@@ -89,14 +92,20 @@ def match_set(specs: Sequence[FieldSpec], candidate: Any, expected: Any) -> Matc
     if not isinstance(candidate, list):
         reason = f"answer is {json_type(candidate)}, not a list; 0 of {len(expected)} values matched"
         return MatchResult(False, 0.0, reason, {"values": _counts(len(expected), 0, 0)})
-    scores = [[_pair_score(specs, got, want) for got in candidate] for want in expected]
-    pairs = [(i, j) for i, j in _assign(scores) if scores[i][j] > 0]
-    matched = len(pairs)
-    missing = [want for i, want in enumerate(expected) if i not in {p[0] for p in pairs}]
-    paired_answers = {p[1] for p in pairs}
-    extra = [got for j, got in enumerate(candidate) if j not in paired_answers]
     denominator = max(len(expected), len(candidate))
-    score = 1.0 if denominator == 0 else sum(scores[i][j] for i, j in pairs) / denominator
+    keys = _exact_keys(specs, expected, candidate)
+    if keys is not None:  # exact scalars: a multiset count, no pairing matrix
+        missing, extra = _unpaired(expected, candidate, *keys)
+        matched = len(expected) - len(missing)
+        score = 1.0 if denominator == 0 else matched / denominator
+    else:
+        scores = [[_pair_score(specs, got, want) for got in candidate] for want in expected]
+        pairs = [(i, j) for i, j in _assign(scores) if scores[i][j] > 0]
+        matched = len(pairs)
+        paired = ({i for i, _ in pairs}, {j for _, j in pairs})
+        missing = [want for i, want in enumerate(expected) if i not in paired[0]]
+        extra = [got for j, got in enumerate(candidate) if j not in paired[1]]
+        score = 1.0 if denominator == 0 else sum(scores[i][j] for i, j in pairs) / denominator
     info: dict[str, Any] = {"values": _counts(len(expected), len(candidate), matched)}
     if not missing and not extra:
         return MatchResult(True, score, None, info)
@@ -104,6 +113,46 @@ def match_set(specs: Sequence[FieldSpec], candidate: Any, expected: Any) -> Matc
     firsts = [f"first missing: {shown(missing[0])}"] if missing else []
     firsts += [f"first extra: {shown(extra[0])}"] if extra else []
     return MatchResult(False, score, f"{reason} ({', '.join(firsts)})", info)
+
+
+def _exact_key(value: Any) -> tuple[str, Any] | None:
+    """What `exact` compares of a scalar (1 and 1.0 alike, `true` not 1), or None (not a plain scalar)."""
+    if value is None or isinstance(value, (bool, str)):
+        return json_type(value), value
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return "number", Fraction(value)
+    return None
+
+
+def _exact_keys(
+    specs: Sequence[FieldSpec], expected: list[Any], candidate: list[Any]
+) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]] | None:
+    """Both lists' `_exact_key`s when `of` is `exact` alone and every value is a plain scalar, else None."""
+    if [spec.match for spec in specs] != ["exact"]:
+        return None
+    wanted, given = [_exact_key(value) for value in expected], [_exact_key(value) for value in candidate]
+    if any(key is None for key in wanted) or any(key is None for key in given):
+        return None
+    return cast("list[tuple[str, Any]]", wanted), cast("list[tuple[str, Any]]", given)
+
+
+def _unpaired(
+    expected: list[Any], candidate: list[Any], wanted: list[tuple[str, Any]], given: list[tuple[str, Any]]
+) -> tuple[list[Any], list[Any]]:
+    """The expected values left unpaired (in their order) and the answer's (in theirs)."""
+    available = Counter(given)
+    missing = []
+    for value, key in zip(expected, wanted, strict=True):
+        if available[key]:
+            available[key] -= 1
+        else:
+            missing.append(value)
+    extra = []
+    for value, key in zip(candidate, given, strict=True):
+        if available[key]:
+            available[key] -= 1
+            extra.append(value)
+    return missing, extra
 
 
 def _counts(expected: int, actual: int, matched: int) -> dict[str, int]:

@@ -15,7 +15,7 @@ from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.models.field_results import read_fields
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.scoring.paths import MISSING, path_problem, resolve
-from agentv_py.scoring.value_rules import match_set
+from agentv_py.scoring.value_rules import _assign, match_set
 
 INVOICE = {"invoice_number": "INV-1", "total": 12.5, "lines": [{"amount": "3.00"}, {"amount": "2.00"}]}
 
@@ -275,9 +275,27 @@ def test_bad_input_is_a_load_error(ws, field, truth, message):
     assert [str(p) for p in raised.value.problems] == [message]
 
 
-def test_set_of_long_lists_pairs_greedily_above_the_exact_limit():
-    values = [f"v{i}" for i in range(250)]  # 62,500 cells: over PAIRED_EXACTLY
+def test_set_of_long_lists():
+    values = [f"v{i}" for i in range(250)]
     answer = list(reversed(values[1:])) + ["extra"]
     result = match_set([FieldSpec(path="x", match="exact")], answer, values)
     assert result.info["values"] == {"expected": 250, "actual": 250, "matched": 249}
     assert result.reason == "249 of 250 values matched; 1 missing, 1 extra (first missing: 'v0', first extra: 'extra')"
+
+
+def test_above_the_exact_limit_values_pair_greedily_best_first():
+    size = 201  # 40,401 cells: over PAIRED_EXACTLY
+    scores = [[1.0 if i == j else (0.5 if j == i + 1 else 0.0) for j in range(size)] for i in range(size)]
+    assert sorted(_assign(scores)) == [(i, i) for i in range(size)]
+
+
+SCALARS = st.sampled_from([None, True, False, 0, 1, 1.0, 2, 2.5, "1", "a", "A", ""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(SCALARS, max_size=7), st.lists(SCALARS, max_size=7))
+def test_exact_sets_counted_as_multisets_agree_with_optimal_pairing(expected, answer):
+    """The multiset count (exact scalars) against the pairing matrix (`of` listing exact twice)."""
+    counted = match_set([FieldSpec(path="x", match="exact")], answer, expected)
+    paired = match_set([FieldSpec(path="x", match="exact")] * 2, answer, expected)
+    assert (counted.passed, counted.score, counted.info) == (paired.passed, paired.score, paired.info)
