@@ -251,6 +251,7 @@ def write_html(
         return found
 
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)  # as eval's --html and --junit do
         return build_report(results, target, manifest=manifest, images=load_images, generated_at=utc_now())
     except ReportError as exc:
         raise AgentvError(str(exc), hint=RESULTS_HINT) from None

@@ -173,9 +173,9 @@ def boundary(func: F) -> F:
         except AgentvError as exc:
             if exc.exit_code == EXIT_OUTPUT:
                 _silence_stdout()
-            print(f"error: {_visible_lines(exc.message)}", file=sys.stderr)
+            print(f"error: {visible_lines(exc.message)}", file=sys.stderr)
             if exc.hint:
-                print(f"hint: {_visible_lines(exc.hint)}", file=sys.stderr)
+                print(f"hint: {visible_lines(exc.hint)}", file=sys.stderr)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
@@ -195,7 +195,7 @@ def boundary(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _visible_lines(text: str) -> str:
+def visible_lines(text: str) -> str:
     """A message's lines, each with its control characters made visible (`report.render.visible`):
     messages quote data (case ids, file names), and data never drives the terminal."""
     from agentv_py.report.render import visible

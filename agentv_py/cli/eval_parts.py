@@ -16,6 +16,7 @@ from agentv_py.cli.base import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    visible_lines,
 )
 
 if TYPE_CHECKING:
@@ -151,9 +152,9 @@ def run_each(files: Sequence[Path], run_one: Callable[[Path], int]) -> int:
         try:
             code = run_one(path)
         except AgentvError as exc:
-            print(visible(f"error: {display_path(path)}: {exc.message}"), file=sys.stderr)
+            print(f"error: {visible(display_path(path))}: {visible_lines(exc.message)}", file=sys.stderr)
             if exc.hint:
-                print(visible(f"hint: {exc.hint}"), file=sys.stderr)
+                print(f"hint: {visible_lines(exc.hint)}", file=sys.stderr)
             code = exc.exit_code
         codes.append((path, code))
         if code == EXIT_INTERRUPTED:

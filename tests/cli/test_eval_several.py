@@ -68,3 +68,11 @@ def test_a_glob_or_directory_that_stands_for_no_dataset_is_a_usage_error(ws):
         result = invoke("eval", argument, "--dry-run")
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith(f"error: {argument}: ")
+
+
+def test_a_multi_line_error_keeps_its_lines(ws):
+    dataset(ws, "a.yaml", GOOD)
+    result = invoke("eval", "a.yaml", "missing.yaml", "--dry-run")
+    assert result.exit_code == 2
+    assert "\\n" not in result.stderr
+    assert "error: missing.yaml: " in result.stderr

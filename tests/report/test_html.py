@@ -130,9 +130,9 @@ def test_bad_input(tmp_path, monkeypatch):
             "error: --out run.jsonl is the results file (run.jsonl): an output never replaces an input",
         ),
         (
-            ["report", "run.jsonl", "-o", "no/such/dir/r.html"],
+            ["report", "run.jsonl", "-o", "run.jsonl/r.html"],  # a missing folder is made; a file is no folder
             5,
-            "error: cannot write the HTML report no/such/dir/r.html: ",
+            "error: cannot write the HTML report run.jsonl/r.html: ",
         ),
     ]
     for args, code, message in cases:
