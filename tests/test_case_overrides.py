@@ -178,3 +178,51 @@ def test_evaluators_and_extend_evaluators_together_are_refused(ws):
         "dataset.yaml:16: evalcases[1].extend_evaluators: give either 'evaluators' (replaces the suite's list) or "
         "'extend_evaluators' (adds to it and changes its evaluators by name), not both"
     ]
+
+
+TWO_ON_ROOT = """\
+execution:
+  evaluators:
+    - name: invoices
+      type: field_accuracy
+      fields:
+        - {path: $, match: count, critical: true}
+        - {path: $, match: items, key: [number], fields: [{path: total}]}
+evalcases:
+  - id: c1
+    expected_output: [{number: 1, total: 2}]
+    extend_evaluators:
+"""
+
+
+def test_of_several_fields_on_one_path_the_one_with_the_same_match_is_replaced(ws):
+    ws.dataset(
+        TWO_ON_ROOT
+        + "      - {name: invoices, fields: [{path: $, match: items, key: [number], fields: [{path: number}]}]}\n"
+    )
+    fields = load_dataset("dataset.yaml").cases[0].evaluators[0].fields
+    assert [(f.path, f.match, f.critical) for f in fields] == [("$", "count", True), ("$", "items", False)]
+    assert [sub.path for sub in fields[1].fields or []] == ["number"]
+
+
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        (
+            "{name: invoices, fields: [{path: $, match: set}]}",
+            "dataset.yaml:12: evalcases[0].extend_evaluators[0].fields[0]: 'invoices' has several fields with path "
+            "'$' (count, items): a field replaces the one with its path and match; give the match of the one to "
+            "replace",
+        ),
+        (
+            "{name: invoices, remove_fields: [$]}",
+            "dataset.yaml:12: evalcases[0].extend_evaluators[0].remove_fields: this removes every field of 'invoices'",
+        ),
+    ],
+    ids=["ambiguous", "nothing-left"],
+)
+def test_several_fields_on_one_path_refuse_what_is_ambiguous(ws, entry, problem):
+    ws.dataset(TWO_ON_ROOT + f"      - {entry}\n")
+    with pytest.raises(ConfigError) as raised:
+        load_dataset("dataset.yaml")
+    assert [str(p) for p in raised.value.problems] == [problem]

@@ -69,13 +69,13 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
     unreadable: list[str] = []  # `<path> (<reason>)`: expected values of a type the matcher never reads
     total_weight = weighted = 0.0
     scored = passed = 0
-    for spec in config.fields:
+    for spec, label in zip(config.fields, config.labels(), strict=True):
         want = resolve(expected, spec.path)
         got = resolve(candidate, spec.path)
         weight = _weight(spec, want)
 
         def outcome(status: FieldStatus, score: float | None, reason: str | None, **notes: Any) -> FieldOutcome:
-            return _outcome(spec, want, got, weight, status, score, reason, notes)  # noqa: B023 - called at once
+            return _outcome(spec, label, want, got, weight, status, score, reason, notes)  # noqa: B023 - called at once
 
         if want is MISSING and not spec.bounded:
             fields.append(outcome("not scored", None, "no expected value"))
@@ -100,13 +100,13 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             result = match_field(spec, got, want)
         if result.bad_expected and result.wrong_type:  # this document's value is of another type
             fields.append(outcome("could not score", 0.0, result.reason))
-            unreadable.append(f"{spec.path} ({result.reason})")
+            unreadable.append(f"{label} ({result.reason})")
             scored += 1
             total_weight += weight
             continue
         if result.bad_expected:
             fields.append(outcome("could not score", None, result.reason))
-            unscorable.append((spec.path, result.reason or "invalid expected value"))
+            unscorable.append((label, result.reason or "invalid expected value"))
             continue
         scored += 1
         total_weight += weight
@@ -114,13 +114,13 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
         if result.passed:
             fields.append(outcome("hit", result.score, None, **result.info))
             passed += 1
-            hits.append(spec.path)
+            hits.append(label)
         else:
             fields.append(outcome("miss", result.score, result.reason, **result.info))
             # SPEC's text exactly; the values are in the outcome (report.misses shows them beside it)
-            misses.append(f"{spec.path} ({result.reason})")
+            misses.append(f"{label} ({result.reason})")
             if spec.critical:
-                critical.append(spec.path)
+                critical.append(label)
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:
@@ -140,6 +140,7 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
 
 def _outcome(
     spec: FieldSpec,
+    label: str,
     want: Any,
     got: Any,
     weight: float,
@@ -159,7 +160,7 @@ def _outcome(
     if reason is not None:
         optional["reason"] = reason
     return FieldOutcome(
-        path=spec.path,
+        path=label,
         match=spec.match,
         expected=_json_safe(want),
         weight=weight,
@@ -262,7 +263,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[FieldO
     """`details.fields` when the answer is not JSON: every field with an expected value is a miss
     with nothing extracted (so per-field metrics count it FN), the others are not scored."""
     fields = []
-    for spec in config.fields:
+    for spec, label in zip(config.fields, config.labels(), strict=True):
         want = resolve(expected, spec.path)
         refused = None if is_empty(want) else truth_problem(spec, want)
         status: FieldStatus = "not scored" if want is MISSING else "miss"
@@ -271,7 +272,7 @@ def unanswered_fields(config: FieldAccuracyConfig, expected: Any) -> list[FieldO
             status, reason = "could not score", refused.reason or reason
         fields.append(
             FieldOutcome(
-                path=spec.path,
+                path=label,
                 match=spec.match,
                 expected=_json_safe(want),
                 weight=_weight(spec, want),

@@ -245,8 +245,8 @@ def _scored_fields(evaluators: Sequence[EvaluatorConfig] | None, into: dict[str,
     """The field paths `field_accuracy` evaluators score (composites' members included)."""
     for config in evaluators or []:
         if isinstance(config, FieldAccuracyConfig):
-            for spec in config.fields:
-                into.setdefault(spec.path, None)
+            for label in config.labels():
+                into.setdefault(label, None)
         elif isinstance(config, CompositeConfig):
             _scored_fields(config.evaluators, into)
 

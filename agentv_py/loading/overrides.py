@@ -6,8 +6,8 @@ The rule, by evaluator name (an evaluator's `name`, else its `type`):
   in its place, or is added after the suite's;
 - an entry without `type` changes the suite's evaluator it names: its options replace the
   suite's, except `fields` (field_accuracy), merged by `path` — a field with a path the suite has
-  replaces that field, in its place, and any other is added — and `remove_fields`, the paths
-  taken out.
+  replaces that field, in its place (of several with that path, the one with its `match`), and any
+  other is added — and `remove_fields`, the paths taken out (every field with that path).
 The merged list is the case's own (`EvalCase.evaluators`), checked like one written in full.
 A case's `evaluators:` still replaces the suite's list, explicitly.
 """
@@ -118,14 +118,33 @@ def _merged_fields(
             bad = True
     if bad:
         return None
-    for field in given:
-        path = field.get("path") if isinstance(field, dict) else None
-        if path is not None and path in paths:
-            fields[paths.index(path)] = field
+    for k, field in enumerate(given):
+        path, match = field.get("path"), field.get("match", "exact")
+        same = [i for i, known in enumerate(paths) if known == path]
+        if len(same) > 1:  # `$` counted and paired: the field of the same match is the one replaced
+            same = [i for i in same if fields[i].get("match", "exact") == match]
+            if len(same) != 1:
+                kinds = ", ".join(
+                    str(fields[i].get("match", "exact")) for i, known in enumerate(paths) if known == path
+                )
+                problems.append(
+                    source.problem(
+                        [*where, "fields", k],
+                        f"'{entry['name']}' has several fields with path '{path}' ({kinds}): a field replaces "
+                        "the one with its path and match; give the match of the one to replace",
+                    )
+                )
+                return None
+        if same:
+            fields[same[0]] = field
         else:
             fields.append(field)
             paths.append(path)
-    return [field for field in fields if not (isinstance(field, dict) and field.get("path") in removed)]
+    kept = [field for field in fields if field.get("path") not in removed]
+    if not kept:
+        problems.append(source.problem([*where, "remove_fields"], f"this removes every field of '{entry['name']}'"))
+        return None
+    return kept
 
 
 def _validated(

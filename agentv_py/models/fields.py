@@ -149,8 +149,10 @@ class FieldSpec(StrictModel):
         for spec in value or []:
             if spec.path != info.data.get("path", spec.path):
                 raise ValueError(f"path belongs on the field, not on a matcher in its 'of' list (got '{spec.path}')")
-            if spec.match not in VALUE_MATCHES:
-                raise ValueError(f"of lists value matchers ({', '.join(VALUE_MATCHES)}), not '{spec.match}'")
+            # `any` may try a multiset too: a value that is a string here and an unordered list there
+            allowed = (*VALUE_MATCHES, "set") if info.data.get("match") == "any" else VALUE_MATCHES
+            if spec.match not in allowed:
+                raise ValueError(f"of lists value matchers ({', '.join(allowed)}), not '{spec.match}'")
             given = {"required", "critical", "weight"} & spec.model_fields_set
             if given:
                 raise ValueError(f"{', '.join(sorted(given))} belongs on the field, not on a matcher in its 'of' list")
@@ -254,9 +256,22 @@ class FieldAccuracyConfig(EvaluatorBase):
     fields: list[FieldSpec]
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
+    def labels(self) -> list[str]:
+        """Each field's name in results (`details.fields[].path`, hits, misses, metrics, gates): its
+        path, or `path:match` where fields of this evaluator share the path (`$:count`, `$:items`)."""
+        return field_labels(self.fields)
+
     @field_validator("fields")
     @classmethod
     def _some_fields(cls, value: list[FieldSpec]) -> list[FieldSpec]:
         if not value:
             raise ValueError("fields must list at least one field")
         return value
+
+
+def field_labels(specs: list[FieldSpec]) -> list[str]:
+    """`FieldAccuracyConfig.labels` of a list of fields (an items field's sub-fields too)."""
+    paths = [spec.path for spec in specs]
+    if len(set(paths)) == len(paths):
+        return paths
+    return [f"{spec.path}:{spec.match}" if paths.count(spec.path) > 1 else spec.path for spec in specs]

@@ -61,10 +61,10 @@ def field_values(entry: FieldOutcome) -> str:
 def _values_by_miss(results: Iterable[Any]) -> dict[str, tuple[str, int]]:
     """Miss text -> its values and the length of its `path (`, for every field_accuracy miss of
     a row (composites' members too). An items field's miss states counts, and its lists would
-    drown them: it has no values here."""
+    drown them: it has no values here, nor has a count's (its reason says both lengths)."""
     out: dict[str, tuple[str, int]] = {}
     for _, entry in walk_fields(results):
-        if entry.status == "miss" and entry.match != "items" and entry.reason is not None:
+        if entry.status == "miss" and entry.match not in ("items", "count") and entry.reason is not None:
             out.setdefault(f"{entry.path} ({entry.reason})", (field_values(entry), len(entry.path) + 2))
     return out
 

@@ -79,6 +79,7 @@ class RunSummary:
     xfailed: list[tuple[str, str]] = field(default_factory=list)  # (id, reason): did not pass, as expected
     xpassed: list[tuple[str, str]] = field(default_factory=list)  # (id, reason): passed although marked
     xfail_score_sum: float = 0.0
+    xfail_evaluator_scores: dict[str, list[float]] = field(default_factory=dict)  # of `evaluator_scores`
     xfail_target_errors: int = 0  # of `errored`: cases that are xfail
     xfail_evaluator_errors: int = 0  # of `evaluator_errors`: cases that are xfail
     strict_xfail: bool = False  # --strict-xfail: an XPASS fails the gate
@@ -114,8 +115,10 @@ class RunSummary:
         for index, result in enumerate(row.evaluator_results):
             if (position, index) < self.evaluator_order.get(result.name, (math.inf, 0)):
                 self.evaluator_order[result.name] = (position, index)
-            if result.status != "skipped" and result.score is not None and marked is None:
+            if result.status != "skipped" and result.score is not None:
                 self.evaluator_scores.setdefault(result.name, array("d")).append(result.score)
+                if marked is not None:  # shown with the others; the gate leaves it out (`gated_evaluator_means`)
+                    self.xfail_evaluator_scores.setdefault(result.name, []).append(result.score)
         for key, counts in row_field_counts(row.evaluator_results if marked is None else []).items():
             if key in self.field_counts:
                 self.field_counts[key] += counts
@@ -197,6 +200,16 @@ class RunSummary:
         names = sorted(self.evaluator_scores, key=lambda name: self.evaluator_order[name])
         return {name: math.fsum(self.evaluator_scores[name]) / len(self.evaluator_scores[name]) for name in names}
 
+    def gated_evaluator_means(self) -> dict[str, float]:
+        """`evaluator_means` without the xfail cases' scores: what evaluator gates compare."""
+        means = {}
+        for name in sorted(self.evaluator_scores, key=lambda name: self.evaluator_order[name]):
+            marked = self.xfail_evaluator_scores.get(name, [])
+            count = len(self.evaluator_scores[name]) - len(marked)
+            if count:
+                means[name] = (math.fsum(self.evaluator_scores[name]) - math.fsum(marked)) / count
+        return means
+
     def table_lines(self) -> tuple[list[CaseLine], int]:
         """Lines for the table and how many cases it leaves out."""
         if self.keep_all_lines or self.completed <= TABLE_ROWS:
@@ -238,7 +251,7 @@ def gate(
         gate_checks(
             mean=mean,
             pass_rate=(summary.passed - len(summary.xpassed)) / gated if gated else None,
-            evaluator_means=summary.evaluator_means(),
+            evaluator_means=summary.gated_evaluator_means(),
             field_counts=summary.field_counts,
             threshold=threshold,
             gates=gates,

@@ -57,14 +57,15 @@ def written_beside(output_path: str, suffix: str) -> list[str]:
 
 
 def missing_output_hint(output_path: str, strays: list[str]) -> str:
-    """What a missing-output error adds when the call wrote files beside it: where it was
-    expected, what was written instead, and the `output_suffix` that would match."""
+    """What a missing-output error adds when the call wrote files beside it: first the
+    `output_suffix` that would match (a summary that shortens the error keeps it), then what was
+    written instead and where the output was expected."""
     shown = ", ".join(Path(stray).name for stray in strays[:STRAYS_SHOWN])
     more = f" and {len(strays) - STRAYS_SHOWN} more" if len(strays) > STRAYS_SHOWN else ""
     ending = Path(strays[0]).suffix
     return (
-        f" ({output_path}); it wrote {shown}{more} beside it instead: "
-        f"the tool chooses its own ending, so set output_suffix: {ending} on the target"
+        f": set output_suffix: {ending} on the target (the tool chooses its own ending: it wrote "
+        f"{shown}{more} beside {output_path})"
     )
 
 

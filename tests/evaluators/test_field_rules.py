@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from agentv_py.evaluators import EvalContext, run_evaluator
 from agentv_py.models.field_results import read_fields
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
+from agentv_py.scoring.metrics import field_accuracy_counts
 from agentv_py.scoring.paths import MISSING, path_problem, resolve
 from agentv_py.scoring.value_rules import _assign, match_set
 
@@ -89,10 +90,12 @@ def test_a_file_read_twice_fails_on_the_whole_answer():
     fields = [ROOT_ITEMS, {"path": "$", "match": "count"}]
     result = run(fields, [INVOICE, INVOICE], [INVOICE])
     assert result.score < 1.0 and result.verdict != "pass"
-    assert outcome(result) == [
-        ("$", "miss", "1 of 1 items matched; 0 missing, 1 extra"),
-        ("$", "miss", "count 2, expected 1"),
+    assert outcome(result) == [  # two fields on one path: named `path:match`
+        ("$:items", "miss", "1 of 1 items matched; 0 missing, 1 extra"),
+        ("$:count", "miss", "count 2, expected 1"),
     ]
+    assert result.misses == ["$:items (1 of 1 items matched; 0 missing, 1 extra)", "$:count (count 2, expected 1)"]
+    assert sorted(field_accuracy_counts(result.details)) == ["$:count", "$:items"]  # counted apart in metrics
     assert run(fields, [INVOICE], [INVOICE]).score == 1.0
 
 
@@ -299,3 +302,19 @@ def test_exact_sets_counted_as_multisets_agree_with_optimal_pairing(expected, an
     counted = match_set([FieldSpec(path="x", match="exact")], answer, expected)
     paired = match_set([FieldSpec(path="x", match="exact")] * 2, answer, expected)
     assert (counted.passed, counted.score, counted.info) == (paired.passed, paired.score, paired.info)
+
+
+def test_any_may_try_a_set_for_a_value_that_is_a_list_in_some_documents():
+    field = {
+        "path": "tax",
+        "match": "any",
+        "of": [{"match": "set", "of": [{"match": "numeric_tolerance", "tolerance": 0}]}, "exact"],
+    }
+    as_list = run([field], {"tax": ["2.00", "3.00"]}, {"tax": ["3.00", "2.00"]})
+    as_text = run([field], {"tax": "3.00"}, {"tax": "3.00"})
+    assert (as_list.score, as_text.score) == (1.0, 1.0)
+    assert [f["matcher"] for f in (as_list.details["fields"][0], as_text.details["fields"][0])] == ["set", "exact"]
+    with pytest.raises(
+        ValueError, match=r"of lists value matchers \(exact, fuzzy, numeric_tolerance, date\), not 'set'"
+    ):
+        FieldSpec.model_validate({"path": "a", "match": "set", "of": ["set"]})

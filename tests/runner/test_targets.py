@@ -356,8 +356,8 @@ def test_a_tool_that_chooses_its_own_ending_is_named_with_the_fix(tmp_path, prog
     outcome = runner.invoke(case(), 1)
     expected = runner.work_dir / "case_1_x.1.0.out"
     assert outcome.error == (
-        f"target 't' exited 0 but did not write {{OUTPUT_FILE}} ({expected}); it wrote {written} beside it "
-        "instead: the tool chooses its own ending, so set output_suffix: .json on the target"
+        "target 't' exited 0 but did not write {OUTPUT_FILE}: set output_suffix: .json on the target (the tool "
+        f"chooses its own ending: it wrote {written} beside {expected})"
     )
     assert list(runner.work_dir.iterdir()) == []
 
