@@ -22,6 +22,8 @@ from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained
 from agentv_py.report.jsonl import not_results, read_rows
+from agentv_py.report.manifest import ManifestError, read_manifest
+from agentv_py.report.render import visible
 from agentv_py.run_reports import run_dataset
 
 IDS_LISTED = 5  # case ids named when the case is not found
@@ -35,7 +37,8 @@ class _Dataset:
 
 
 def find_row(results: Path, case_id: str) -> ResultRow:
-    """The last row of `case_id` in a results file; a usage error (exit 2) naming near ids."""
+    """The last row of `case_id` in a results file; a usage error (exit 2) naming near ids, or
+    for a case the run skipped (`skip:`, no row) its reason."""
     if (why := not_results(results)) is not None:
         raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     found: ResultRow | None = None
@@ -47,6 +50,9 @@ def find_row(results: Path, case_id: str) -> ResultRow:
         if row.eval_id == case_id:
             found = row
     if found is None:
+        reason = skip_reason(results, case_id)
+        if reason is not None:
+            raise AgentvError(f"case '{case_id}' was skipped: {visible(reason)} (skip: in the dataset); it has no row")
         close = suggest(case_id, list(ids))
         listed = ", ".join(list(ids)[:IDS_LISTED]) + (" ..." if len(ids) > IDS_LISTED else "")
         did_you_mean = f" (did you mean '{close}'?)" if close else ""
@@ -54,6 +60,15 @@ def find_row(results: Path, case_id: str) -> ResultRow:
             f"no case '{case_id}' in {results}{did_you_mean}", hint=f"its cases: {listed}" if ids else None
         )
     return found
+
+
+def skip_reason(results: Path, case_id: str) -> str | None:
+    """Why the run did not run `case_id` (`skip:`), as its manifest records it; None when it was
+    not skipped or the manifest is not there."""
+    try:
+        return read_manifest(results).skipped.get(case_id)
+    except ManifestError:
+        return None
 
 
 def _load(results: Path, dataset: Path | None) -> tuple[_Dataset | None, str | None]:

@@ -99,7 +99,7 @@ EXPLAIN_EXIT_CODES = (
     (EXIT_OK, "explained"),
     (
         EXIT_CONFIG,
-        "usage error: the results file is missing or cut short, no such case (near ids named), "
+        "usage error: the results file is missing or cut short, no such case (near ids named) or a skipped one, "
         "or no such field (the case's fields listed)",
     ),
     _INTERNAL,

@@ -27,11 +27,17 @@ def explain(
         help="Dataset with the evaluator configs (option sources).  [default: the one RESULTS' manifest names]",
     ),
     full: bool = typer.Option(False, "--full", help="Show long values whole."),
+    every: bool = typer.Option(
+        False,
+        "--all",
+        help="Line items: list each sub-field with no value on either side (by default folded into one line a pair).",
+    ),
 ) -> int:
     """A case: each evaluator's score, weight and share of the case score, every field, what the
     judges were sent and replied. A field: raw and normalised expected and got, the matcher and
     each option with where it came from, and what the field cost the case; for line items, the
-    similarity matrix and the assignment."""
+    similarity matrix and the assignment (sub-fields with no value on either side folded, --all
+    lists them)."""
     from agentv_py.errors import AgentvError
     from agentv_py.explain import explain as run_explain
     from agentv_py.report.explain import ExplainError, render_case, render_field
@@ -43,7 +49,7 @@ def explain(
         render_case(console, explained, full)
         return EXIT_OK
     try:
-        render_field(console, explained, field, full)
+        render_field(console, explained, field, full, every)
     except ExplainError as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None
     return EXIT_OK

@@ -4,8 +4,9 @@ A case: its score, each evaluator's score, weight and share of the case score, e
 `field_accuracy` field in one table, and for judges what they were sent (summarised) and what
 they replied. A field: raw and normalised expected and got, the matcher and each option with
 where it came from, score, weight, its share of the case score and what it cost; for `match:
-items`, the similarity matrix, the assignment and the unmatched items. Every value from a run is
-printed as text (`visible`, `rich.text.Text`), never as markup, and shortened unless `full`.
+items`, the similarity matrix, the assignment and the unmatched items (`report.explain_items`).
+Every value from a run is printed as text (`visible`, `rich.text.Text`), never as markup, and
+shortened unless `full`; every line is wrapped between words (`report.explain_text.Say`).
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from agentv_py.models.field_results import FieldOutcome, to_details
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.explain_items import render_items
+from agentv_py.report.explain_text import Say, cut_text, shown
+from agentv_py.report.explain_text import num as _num
 from agentv_py.report.layout import Column, print_table
 from agentv_py.report.render import visible
-from agentv_py.scoring.alignment import similarity_matrix
 from agentv_py.scoring.dates import parse_date
 from agentv_py.scoring.match import normalize_text, to_number
 
-SHORT = 120  # characters of a value shown without --full
-MATRIX = 20  # rows and columns of a similarity matrix shown
 DETAIL_KEYS = 12  # keys of a judge's details listed
+STDERR_LINES = 10  # lines of a target's stderr a case view shows (all with --full)
 
 
 class ExplainError(Exception):
@@ -59,35 +61,6 @@ class Explained:
     dataset_display: str | None = None
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
-
-
-def shown(value: Any, full: bool) -> str:
-    """A value as JSON-ish text, made safe for a terminal, cut to SHORT characters unless `full`."""
-    return cut_text(_text(value), full)
-
-
-STDERR_LINES = 10  # lines of a target's stderr a case view shows (all with --full)
-
-
-def cut_text(text: str, full: bool) -> str:
-    """Text made safe for a terminal, cut to SHORT characters unless `full`."""
-    text = visible(text)
-    if full or len(text) <= SHORT:
-        return text
-    return f"{text[:SHORT]}… ({len(text)} characters; --full shows all)"
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _shares(results: list[EvaluatorResult]) -> list[float]:
     """Each evaluator's weight share of the case score (skipped ones have none)."""
     weights = [0.0 if r.status == "skipped" else r.weight for r in results]
@@ -116,25 +89,32 @@ def fields_of(row: ResultRow) -> Iterator[tuple[int, EvaluatorResult, FieldOutco
 # ----------------------------------------------------------------------------- a case
 
 
+def _say_mark(say: Say, row: ResultRow) -> None:
+    """An `xfail:` case's mark and reason: XFAIL (it did not pass, as expected) or XPASS."""
+    outcome = row.expected_outcome
+    if outcome == "xfail":
+        say(row.xfail or "", "XFAIL: ")
+    elif outcome == "xpass":
+        say(f"{row.xfail} (it passed: the xfail: mark may be stale)", "XPASS: ")
+
+
 def render_case(console: Any, explained: Explained, full: bool = False) -> None:
     from rich.text import Text
 
     row = explained.row
-
-    def say(text: str) -> None:
-        console.print(Text(visible(text)), soft_wrap=True)
-
+    say = Say(console)
     say(f"case {row.eval_id}: {row.status}, {row.verdict}, score {row.score:.3f}")
+    _say_mark(say, row)
     say(f"target {row.target}, {row.duration_ms:.0f} ms, {row.attempts} attempt{'s' if row.attempts != 1 else ''}")
     if row.error:
-        say(f"error: {shown(row.error, full)}")
+        say(shown(row.error, full), "error: ")
     if row.trace.stderr:
         lines = row.trace.stderr.splitlines()
         kept = lines if full else lines[-STDERR_LINES:]
         left = f"; {len(lines) - len(kept)} earlier lines with --full" if len(kept) < len(lines) else ""
         say(f"the target's stderr (its last {len(kept)} line{'s' if len(kept) != 1 else ''}{left}):")
         for line in kept:
-            say(f"  | {line}")  # each line made terminal-safe by `say`
+            say(line, "| ", "  ")  # each line made terminal-safe and wrapped by `say`
     _say_sources(say, explained)
     results = list(row.evaluator_results)
     shares = _shares(results)
@@ -186,41 +166,41 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
             _render_judge(say, result, explained.sources[index], explained, full)
 
 
-def _say_sources(say: Any, explained: Explained) -> None:
+def _say_sources(say: Say, explained: Explained) -> None:
     if explained.why_no_dataset is not None:
-        say(f"option sources: dataset not available ({explained.why_no_dataset})")
+        say(f"dataset not available ({explained.why_no_dataset})", "option sources: ")
     elif explained.dataset_display is not None:
-        say(f"dataset: {explained.dataset_display}")
+        say(explained.dataset_display, "dataset: ")
 
 
-def _render_judge(say: Any, result: EvaluatorResult, source: EvaluatorSource | None, e: Explained, full: bool) -> None:
+def _render_judge(say: Say, result: EvaluatorResult, source: EvaluatorSource | None, e: Explained, full: bool) -> None:
     """What a judge (or any evaluator but field_accuracy) was sent, summarised, and what it said."""
     row = e.row
     say("")
     say(f"{result.name} ({result.type}): {result.status}, score {_num(result.score)}, weight {result.weight:g}")
     if source is not None:
-        say(f"  config: {source.where}")
+        say(source.where, "config: ", "  ")
         config = source.config
         if isinstance(config, CodeJudgeConfig):
-            say(f"  sent to: {' '.join(config.script) if isinstance(config.script, list) else config.script}")
+            say(" ".join(config.script) if isinstance(config.script, list) else config.script, "sent to: ", "  ")
         if isinstance(config, LlmJudgeConfig):
             prompt = config.prompt
             kind = "the default prompt" if prompt is None else f"prompt {shown(prompt, False)}"
-            say(f"  asked: {kind}, target {config.target or '(the default judge)'}")
+            say(f"{kind}, target {config.target or '(the default judge)'}", "asked: ", "  ")
     answer = row.candidate_answer or ""
     first = answer.splitlines()[0] if answer else ""
-    say(f"  sent: the answer ({len(answer)} characters; first line {shown(first, full)})")
+    say(f"the answer ({len(answer)} characters; first line {shown(first, full)})", "sent: ", "  ")
     if e.expected is not None:
-        say(f"  sent: the reference ({shown(e.expected, full)})")
+        say(f"the reference ({shown(e.expected, full)})", "sent: ", "  ")
     if result.reasoning:
-        say(f"  replied: {shown(result.reasoning, full) if not full else visible(result.reasoning)}")
+        say(shown(result.reasoning, full) if not full else result.reasoning, "replied: ", "  ")
     for line in result.misses[: (None if full else 5)]:
-        say(f"  miss: {visible(line)}")
+        say(line, "miss: ", "  ")
     keys = list(result.details)
     for key in keys[: (None if full else DETAIL_KEYS)]:
-        say(f"  details.{visible(str(key))}: {shown(result.details[key], full)}")
+        say(shown(result.details[key], full), f"details.{key}: ", "  ")
     if len(keys) > DETAIL_KEYS and not full:
-        say(f"  ... {len(keys) - DETAIL_KEYS} more details keys (--full)")
+        say(f"... {len(keys) - DETAIL_KEYS} more details keys (--full)", indent="  ")
     for child in result.evaluator_results:
         _render_judge(say, child, None, e, full)
 
@@ -260,25 +240,25 @@ def normalised(entry: FieldOutcome, value: Any, options: Mapping[str, tuple[Any,
                 return f"{day.isoformat()} (format {fmt})"
         return f"no date in the formats {', '.join(formats)}"
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)  # spaced: it wraps between words
     except (TypeError, ValueError, RecursionError):
         return str(value)
 
 
-def render_field(console: Any, explained: Explained, name: str, full: bool = False) -> None:
+def render_field(console: Any, explained: Explained, name: str, full: bool = False, every: bool = False) -> None:
+    """One field (`every`: a line-items field's sub-fields with no value on either side listed
+    one by one, not folded)."""
     from rich.text import Text
 
     row = explained.row
     index, result, entry = find_field(row, name)
-
-    def say(text: str) -> None:
-        console.print(Text(visible(text)), soft_wrap=True)
-
+    say = Say(console)
     source = explained.sources[index] if index < len(explained.sources) else None
     options = source.fields.get(name, {}) if source is not None else {}
     say(f"case {row.eval_id}, field {name} ({result.name}, {result.type})")
+    _say_mark(say, row)
     _say_sources(say, explained)
-    say(f"match: {entry.match}")
+    say(entry.match, "match: ")
     if options:
         columns = [Column("option"), Column("value", wrap=True), Column("from")]
         table: list[list[Text | str]] = [
@@ -289,67 +269,25 @@ def render_field(console: Any, explained: Explained, name: str, full: bool = Fal
         recorded = to_details(entry)
         for key in ("path", "expected", "actual", "status", "score", "reason"):
             recorded.pop(key, None)
-        say(f"options as the row recorded them: {shown(recorded, full)}")
-    say(f"expected: {shown(entry.expected, full)}")
-    say(f"got:      {shown(entry.actual, full) if entry.answered else '(nothing)'}")
+        say(shown(recorded, full), "options as the row recorded them: ")
+    say(shown(entry.expected, full), "expected: ")
+    say(shown(entry.actual, full) if entry.answered else "(nothing)", "got:      ")
     if entry.match != "items":
-        say(f"expected, normalised: {cut_text(normalised(entry, entry.expected, options), full)}")
+        say(cut_text(normalised(entry, entry.expected, options), full), "expected, normalised: ")
         if entry.answered:
-            say(f"got, normalised:      {cut_text(normalised(entry, entry.actual, options), full)}")
+            say(cut_text(normalised(entry, entry.actual, options), full), "got, normalised:      ")
     score = entry.score
-    say(f"status: {entry.status}, score {_num(score)}")
+    say(f"{entry.status}, score {_num(score)}", "status: ")
     if entry.reason:
-        say(f"reason: {visible(entry.reason)}")
+        say(entry.reason, "reason: ")
     shares = _shares(list(row.evaluator_results))
     field_share = _field_shares(_entries(result)).get(name, 0.0)
     weight = entry.weight
     case_share = shares[index] * field_share
     lost = case_share * (1 - score) if score is not None else 0.0
     say(
-        f"weight {weight}: {field_share:.0%} of {result.name}'s score, which is {shares[index]:.0%} of the case "
-        f"score; this field is {case_share:.1%} of the case score and cost it {lost:.3f}"
+        f"weight {weight}: {field_share:.0%} of the score of evaluator {result.name}, which is {shares[index]:.0%} "
+        f"of the case score; this field is {case_share:.1%} of the case score and cost it {lost:.3f}"
     )
     if entry.match == "items":
-        _render_items(console, say, entry, full)
-
-
-def _render_items(console: Any, say: Any, entry: FieldOutcome, full: bool) -> None:
-    from rich.text import Text
-
-    alignment = entry.alignment
-    expected, actual = entry.expected, entry.actual
-    if alignment is None or not isinstance(expected, list):
-        return
-    key = alignment.key or ["description"]
-    say(f"items: paired by {', '.join(key)} (threshold {alignment.threshold}, {alignment.algorithm})")
-    answer = actual if isinstance(actual, list) else []
-    objects = [j for j, item in enumerate(answer) if isinstance(item, dict)]
-    if expected and objects:
-        matrix = similarity_matrix(expected, [answer[j] for j in objects], key)
-        say("similarity of the keys (rows: expected items, columns: answer items):")
-        shown_cols = objects[:MATRIX]
-        columns = [Column(""), *(Column(f"[{j}]", justify="right") for j in shown_cols)]
-        table = [
-            [f"[{i}]", *(f"{value:.2f}" for value in similarities[: len(shown_cols)])]
-            for i, similarities in enumerate(matrix[:MATRIX])
-        ]
-        print_table(console, None, columns, table)
-        left = max(len(expected) - MATRIX, 0), max(len(objects) - MATRIX, 0)
-        if any(left):
-            say(f"({left[0]} expected and {left[1]} answer items not shown)")
-    say("assignment:")
-    for pair in alignment.pairs:
-        say(
-            f"  expected[{pair.expected}] ~ answer[{pair.actual}]: similarity {pair.similarity}, "
-            f"{pair.status}, score {pair.score}"
-        )
-        for sub in pair.fields:
-            line = f"    {sub.path}: {sub.status}, expected {shown(sub.expected, full)}"
-            line += f", got {shown(sub.actual, full)}" if sub.status != "hit" else ""
-            say(line + (f" ({sub.reason})" if sub.reason else ""))
-    for label, ids, items in (("missing", alignment.missing, expected), ("extra", alignment.extra, answer)):
-        for i in ids:
-            value = items[i] if 0 <= i < len(items) else None
-            console.print(Text(visible(f"  {label} [{i}]: ") + shown(value, full)))
-    if alignment.truncated:
-        say("  (the row lists the first pairs only)")
+        render_items(console, say, entry, full, every)

@@ -162,18 +162,20 @@ def print_table(
         print_boxed(console, title, columns, rows, widths, footer)
 
 
-def wrap_words(text: Text, width: int) -> list[Text]:
-    """`text` in lines of at most `width` cells, broken between words only: a word wider than
-    `width` is a line of its own, whole. The spaces a line was broken at are dropped."""
+def wrap_words(text: Text, width: int, first: int | None = None) -> list[Text]:
+    """`text` in lines of at most `width` cells (the first line: `first`, when given), broken
+    between words only: a word wider than its line is a line of its own, whole. The spaces a line
+    was broken at are dropped."""
     plain = text.plain
     breaks: list[int] = []
     used = previous_end = 0  # cells on the line so far; where its last word ends
+    limit = width if first is None else first
     for match in _WORD.finditer(plain):
         start, end = match.span()
         gap, word = _cells(plain[previous_end:start]), _cells(plain[start:end])
-        if previous_end and used + gap + word > width:  # a line after its first word
+        if previous_end and used + gap + word > limit:  # a line after its first word
             breaks.append(start)
-            used = word
+            used, limit = word, width
         else:
             used += gap + word
         previous_end = end
@@ -183,16 +185,26 @@ def wrap_words(text: Text, width: int) -> list[Text]:
     return lines
 
 
-def print_wrapped(console: Console, text: Text, prefix: str = "", style: str | None = None) -> None:
-    """`prefix` then `text`, wrapped between words to the console's width, continuation lines
-    indented to line up with the text's start (`wrap_words`: no word is ever split)."""
+def wrapped_lines(width: int, text: Text, prefix: str = "", hang: str | None = None) -> list[Text]:
+    """`prefix` then `text`, in lines of at most `width` cells broken between words only
+    (`wrap_words`); continuation lines start with `hang`, by default as many spaces as `prefix`
+    is wide (they line up with the text's start)."""
     from rich.text import Text
 
+    indent = " " * _cells(prefix) if hang is None else hang
+    lines = wrap_words(text, max(width - _cells(indent), 10), first=max(width - _cells(prefix), 10))
+    return [Text(prefix if index == 0 else indent) + line for index, line in enumerate(lines)]
+
+
+def print_wrapped(
+    console: Console, text: Text, prefix: str = "", style: str | None = None, hang: str | None = None
+) -> None:
+    """`prefix` then `text`, wrapped between words to the console's width (`wrapped_lines`: no
+    word is ever split), continuation lines after `hang`, else lined up with the text's start."""
     if style:
         text.stylize(style)
-    width = max(console.width - _cells(prefix), 10)
-    for index, line in enumerate(wrap_words(text, width)):
-        console.print(Text(prefix if index == 0 else " " * len(prefix)) + line, soft_wrap=True)
+    for line in wrapped_lines(console.width, text, prefix, hang):
+        console.print(line, soft_wrap=True)
 
 
 def print_items(console: Console, label: Text, items: Sequence[Text], indent: int | None = None) -> None:

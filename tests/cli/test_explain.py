@@ -56,7 +56,7 @@ def test_a_field_of_the_example_run_with_its_option_sources(monkeypatch, tmp_pat
     )
     assert "status: miss, score 0.000" in shown and "reason: required, missing" in shown
     assert shown[-1] == (
-        "weight 3.0: 25% of invoice_fields's score, which is 100% of the case score; "
+        "weight 3.0: 25% of the score of evaluator invoice_fields, which is 100% of the case score; "
         "this field is 25.0% of the case score and cost it 0.250"
     )
     fuzzy = lines(invoke("explain", str(out), "invoice-002", "supplier.name").stdout)

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from agentv_py.report.layout import Column, print_table, table_widths, wrap_words
+from agentv_py.report.layout import Column, print_table, table_widths, wrap_words, wrapped_lines
 
 FIELD, TP, REASON = Column("field"), Column("TP", justify="right"), Column("reason", wrap=True)
 
@@ -122,3 +122,21 @@ def test_cells_are_text_never_markup():
 )
 def test_wrap_words(text, width, lines):
     assert [line.plain for line in wrap_words(Text(text), width)] == lines
+
+
+SEVEN = "one two three four five six seven"
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix", "hang", "lines"),
+    [
+        (SEVEN, "got: ", None, ["got: one two three", "     four five six", "     seven"]),  # under the text
+        (SEVEN, "  ", "    ", ["  one two three four", "    five six seven"]),  # a hanging indent
+        (SEVEN, "  | ", "    ", ["  | one two three", "    four five six", "    seven"]),
+        ("a-word-longer-than-the-line two", "  | ", "    ", ["  | a-word-longer-than-the-line", "    two"]),
+    ],
+    ids=["lined-up", "hanging", "hanging-after-a-label", "long-word-whole-after-its-prefix"],
+)
+def test_wrapped_lines(text, prefix, hang, lines):
+    """20 cells wide: continuation lines start with `hang` (else under the text) and fit beside it."""
+    assert [line.plain for line in wrapped_lines(20, Text(text), prefix, hang)] == lines
