@@ -30,6 +30,7 @@ from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
+from agentv_py.report.page_header import page_header
 from agentv_py.report.spill import CaseStore
 from agentv_py.scoring.metrics import Counts, field_labels
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS
@@ -193,37 +194,6 @@ def _data_uri(image: str, limit: int) -> tuple[str | None, str]:
 # ----------------------------------------------------------------------------- the page
 
 
-def _header(manifest: RunManifest | None, build: _Build, results: Path) -> dict[str, Any]:
-    """The run header: from the manifest when there is one, else from the rows."""
-    datasets = list(build.interned.datasets)
-    header: dict[str, Any] = {
-        "results": str(results),
-        "dataset": ", ".join(datasets) if datasets else "-",
-        "several_datasets": len(datasets) > 1,
-        "target": ", ".join(sorted(build.targets)) or "-",
-        "tool": None,
-        "run_id": None,
-        "started_at": None,
-        "ended_at": None,
-        "status": None,
-        "dataset_path": None,
-        "gate": None,
-    }
-    if manifest is not None:
-        header.update(
-            tool=f"{manifest.tool.get('name', 'agentv')} {manifest.tool.get('version', '')}".strip(),
-            run_id=manifest.run_id,
-            started_at=manifest.started_at,
-            ended_at=manifest.ended_at,
-            status=manifest.status,
-            dataset_path=manifest.dataset.path,
-            dataset=manifest.dataset.name if not header["several_datasets"] else header["dataset"],
-            target=f"{manifest.target.name} ({manifest.target.provider})",
-            gate=manifest.gate,
-        )
-    return header
-
-
 def _template() -> Any:
     from importlib.resources import files
 
@@ -302,7 +272,7 @@ def _build_report(
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     interned = build.interned
     page = _template().render(
-        header=_header(manifest, build, results),
+        header=page_header(manifest, build.interned.datasets, build.targets, results),
         generated_at=generated_at,
         totals={
             "cases": totals.cases,

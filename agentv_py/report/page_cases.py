@@ -1,8 +1,8 @@
 """What the report's page holds of each case, made as its row is read: its entry in the case
-table (id, score, verdict, evaluators, fields missed and scored, dataset), its details (cut to
-`VALUE_CHARS` per value, `LIST_ITEMS` per list) and what it adds to the page's totals; and the
-totals themselves, summed over the cases in their order once every row is read (the last row of
-a case is the one counted).
+table (id, score, verdict: xfail or xpass for a case the dataset marks `xfail:`, evaluators,
+fields missed and scored, dataset), its details (cut to `VALUE_CHARS` per value, `LIST_ITEMS`
+per list) and what it adds to the page's totals; and the totals themselves, summed over the
+cases in their order once every row is read (the last row of a case is the one counted).
 
 The details say what the page folds behind a case's "show all": `field_accuracy`'s fields that
 were not scored (`folded_fields`, apart from the scored `fields`) and a line-item table's columns
@@ -59,7 +59,8 @@ def case_parts(row: ResultRow, interned: Interned) -> CaseParts:
     missed = [_intern(interned.fields, path) for path in _missed_fields(results)]
     scored = [_intern(interned.fields, path) for path in _scored_fields(results)]
     verdict = "error" if row.status == "error" else row.verdict
-    entry = [row.eval_id, row.score, verdict, evaluators, missed, scored, _intern(interned.datasets, row.dataset)]
+    shown = row.expected_outcome or verdict  # an `xfail:` case reads xfail or xpass in the table, not fail or pass
+    entry = [row.eval_id, row.score, shown, evaluators, missed, scored, _intern(interned.datasets, row.dataset)]
     geometry = any(result.type in GEOMETRY for result in results)
     details = {
         "id": row.eval_id,

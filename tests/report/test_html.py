@@ -99,6 +99,24 @@ def test_report_of_a_resumed_run_with_bad_lines_and_several_datasets(tmp_path):
     assert '<td>total</td><td class="num">2</td><td class="num">0</td><td class="num">0</td>' in page
 
 
+@pytest.mark.parametrize(
+    ("fields", "shown"),
+    [
+        ({"verdict": "fail", "score": 0.0}, "fail"),
+        ({"verdict": "fail", "score": 0.0, "xfail": "parser drops the sign"}, "xfail"),
+        ({"verdict": "pass", "xfail": "parser drops the sign"}, "xpass"),
+        ({"status": "error", "verdict": "fail", "score": 0.0, "xfail": "known"}, "xfail"),
+    ],
+    ids=["fail", "xfail", "xpass", "xfail-error"],
+)
+def test_an_xfail_case_reads_xfail_or_xpass_in_the_case_table(tmp_path, fields, shown):
+    results = write(tmp_path / "run.jsonl", [make_row(**fields)])
+    assert invoke("report", str(results)).exit_code == 0
+    index, details = embedded((tmp_path / "run.html").read_text())
+    assert index["rows"][0][2] == shown
+    assert details[0]["verdict"] == fields["verdict"]  # the case's own verdict, when it is opened
+
+
 def test_long_and_hostile_values_are_cut_and_escaped(tmp_path):
     huge = "<script>alert(1)</script>" + "y" * 100_000
     row = fa_row("</script><script>alert(2)</script>", huge, candidate_answer=huge)

@@ -7,7 +7,7 @@
   const ROWS = index.rows; // [id, score, verdict, evaluator ids, missed field ids, scored field ids, dataset id]
   const PAGE = 200;
   const SHORT = 200; // characters of a value shown before "show all"
-  const VERDICT_ORDER = { error: 0, fail: 1, partial: 2, pass: 3 };
+  const VERDICT_ORDER = { error: 0, fail: 1, xfail: 2, partial: 3, xpass: 4, pass: 5 }; // xfail, xpass: an `xfail:` case
   let limit = PAGE;
   let sortKey = null;
   let sortDir = 1;
@@ -255,9 +255,15 @@
     const box = el("div", { class: "fields" });
     const shown = Array.isArray(e.fields) ? e.fields : [];
     const folded = Array.isArray(e.folded_fields) ? e.folded_fields : [];
-    if (shown.length || !folded.length) box.append(diffTable(shown));
-    if (folded.length) box.append(fold(listed(folded), "fields not scored", diffTable(folded)));
+    if (shown.length || !folded.length) box.append(scrolled(diffTable(shown)));
+    if (folded.length) box.append(fold(listed(folded), "fields not scored", scrolled(diffTable(folded))));
     return box;
+  }
+
+  // A table in a case's details sits in a box of its own that scrolls sideways when the table is
+  // wider than the page: the page itself never widens.
+  function scrolled(table) {
+    return el("div", { class: "scroll" }, table);
   }
 
   function diffTable(fields) {
@@ -315,10 +321,10 @@
       for (const p of pairs) for (const sub of p.fields || []) if (sub && !columns.includes(sub.path)) columns.push(sub.path);
     }
     const folded = Array.isArray(f.folded_columns) ? f.folded_columns : [];
-    box.append(pairsTable(pairs, columns));
+    box.append(scrolled(pairsTable(pairs, columns)));
     if (folded.length) {
       const what = `column${folded.length === 1 ? "" : "s"} null on both sides in every row`;
-      box.append(fold(folded.length, what, pairsTable(pairs, folded)));
+      box.append(fold(folded.length, what, scrolled(pairsTable(pairs, folded))));
     }
     const expected = Array.isArray(f.expected) ? f.expected : [];
     const actual = Array.isArray(f.actual) ? f.actual : [];
