@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
+import math
 import os
+import queue
 import socket
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -37,6 +41,7 @@ from agentv_py.runner.worker_target import WarmWorkers
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1
+BATCH_CASES = 32  # at most this many cases per Ray task
 CANCEL_GRACE_SECONDS = 5.0  # an interrupted task's run stops its commands within this, or is killed
 
 
@@ -80,13 +85,15 @@ def resolve_all(catalog: TargetCatalog) -> _Resolved:
     return _Resolved(found)
 
 
-def _run_one(spec: _Spec, prepared: PreparedCase) -> tuple[ResultRow, list[str]]:
-    """A Ray task: the case's row, as the local executor makes it (a one-case Run), and what
-    the run had to say (its notices)."""
-    rows: list[ResultRow] = []
+def _run_batch(spec: _Spec, cases: list[PreparedCase]) -> Iterator[tuple[ResultRow, list[str]]]:
+    """A Ray task (a streaming generator): a few cases run as the local executor runs them, in
+    one Run of one worker (its set-up paid once for the batch), each row yielded as it finishes,
+    with what the run had to say since the last (its notices). Cancelled (Ray raises
+    KeyboardInterrupt here), it stops the run: every process its commands started is killed."""
+    done: queue.Queue[ResultRow | BaseException | None] = queue.Queue()
     with Run(
         spec.dataset,
-        [prepared],
+        cases,
         spec.target,
         options=dataclasses.replace(spec.options, workers=1),
         judges=spec.judges,
@@ -95,8 +102,35 @@ def _run_one(spec: _Spec, prepared: PreparedCase) -> tuple[ResultRow, list[str]]
         catalog=spec.catalog,
         cache=spec.cache,
     ) as run:
-        run.execute(rows.append)
-    return rows[0], run.notices
+
+        def work() -> None:
+            try:
+                run.execute(done.put)
+            except BaseException as exc:  # noqa: BLE001 - handed to the task's thread, raised there
+                done.put(exc)
+            finally:
+                done.put(None)
+
+        thread = threading.Thread(target=work, name="agentv-ray-batch", daemon=True)
+        thread.start()
+        said = 0
+        try:
+            while True:
+                try:  # polled: Ray's cancel (a KeyboardInterrupt) lands between two waits
+                    item = done.get(timeout=_WAIT_SECONDS)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                notices, said = run.notices[said:], len(run.notices)
+                yield item, notices
+        except KeyboardInterrupt:
+            run.stop()
+            raise
+        finally:
+            thread.join(timeout=CANCEL_GRACE_SECONDS)
 
 
 def ray_problem(target: TargetConfig) -> str | None:
@@ -249,52 +283,72 @@ class RayRun:
             value = getattr(self.target, key, None)
             if value is not None:
                 resources[key] = value
-        task = ray.remote(_run_one).options(max_retries=0, **resources)
+        task = ray.remote(_run_batch).options(max_retries=0, num_returns="streaming", **resources)
         spec = ray.put(self._spec)
-        pending: dict[Any, PreparedCase] = {}
-        waiting = iter(self.cases)
         limit = max(2 * self.options.workers, 2)
+        # a few cases per task: the task's set-up (a Run: threads, scratch, reaper) is paid per
+        # batch, and each in-flight slot still gets several batches (the last ones even out)
+        size = max(1, min(BATCH_CASES, math.ceil(len(self.cases) / (4 * limit))))
         # SIGTERM as Ctrl-C, as a local run takes it: installed after ray.init, whose core put its
         # own handler there (a fatal-signal dump and exit 1)
         with sigterm_interrupts():
-            self._submit(task, spec, pending, waiting, limit, on_row)
+            self._submit(task, spec, iter(self.cases), size, limit, on_row)
 
     def _submit(
         self,
         task: Any,
         spec: Any,
-        pending: dict[Any, PreparedCase],
         waiting: Iterator[PreparedCase],
+        size: int,
         limit: int,
         on_row: Callable[[ResultRow], None],
     ) -> None:
-        """Keep at most `limit` tasks in flight, hand each finished row to `on_row`; Ctrl-C (or
-        SIGTERM): every outstanding task is cancelled, Interrupted is raised."""
+        """Keep at most `limit` batch tasks in flight, hand each row to `on_row` as its task yields
+        it; a task that fails (its worker died) gives each of its cases without a row an error row.
+        Ctrl-C (or SIGTERM): every outstanding task is cancelled, Interrupted is raised."""
         ray = self._ray
+        pending: dict[Any, dict[str, PreparedCase]] = {}  # a task's stream -> its cases still without a row
         try:
             more = True
             while more or pending:
                 while more and len(pending) < limit:
-                    prepared = next(waiting, None)
-                    if prepared is None:
+                    batch = list(itertools.islice(waiting, size))
+                    if not batch:
                         more = False
                         break
-                    pending[task.remote(spec, prepared)] = prepared
+                    pending[task.remote(spec, batch)] = {prepared.case.id: prepared for prepared in batch}
                 if not pending:
                     break
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
-                for ref in ready:
-                    prepared = pending.pop(ref)
-                    try:
-                        row, notices = ray.get(ref)
-                    except ray.exceptions.RayError as exc:
-                        row, notices = self._lost(prepared, exc), []
-                    for notice in notices:
-                        self._notice(notice)
-                    on_row(row)
+                for stream in ready:
+                    self._next_row(stream, pending, on_row)
         except KeyboardInterrupt:
             self._cancel(list(pending))
             raise Interrupted() from None
+
+    def _next_row(
+        self, stream: Any, pending: dict[Any, dict[str, PreparedCase]], on_row: Callable[[ResultRow], None]
+    ) -> None:
+        """The next row of a task's stream to `on_row`; at its end, an error row for each case the
+        task did not give one (it failed, or its worker died)."""
+        ray = self._ray
+        left = pending[stream]
+        failure: Exception
+        try:
+            row, notices = ray.get(next(stream))
+        except StopIteration:  # the end: every case had its row, unless the task stopped early
+            failure = RuntimeError("the task ended before every case had its row")
+        except ray.exceptions.RayError as exc:
+            failure = exc
+        else:
+            left.pop(row.eval_id, None)
+            for notice in notices:
+                self._notice(notice)
+            on_row(row)
+            return
+        del pending[stream]
+        for prepared in left.values():
+            on_row(self._lost(prepared, failure))
 
     def _cancel(self, refs: list[Any]) -> None:
         """Stop the tasks in flight as a local run stops: each task's run is interrupted (Ray
@@ -304,12 +358,13 @@ class RayRun:
         ray = self._ray
         for ref in refs:
             ray.cancel(ref, force=False)
+        ends = {ref.completed(): ref for ref in refs}  # a stream is done when its task is, not its next row
         try:
-            _, left = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_SECONDS)
+            _, left = ray.wait(list(ends), num_returns=len(ends), timeout=CANCEL_GRACE_SECONDS)
         except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
-            left = refs
-        for ref in left:
-            ray.cancel(ref, force=True)
+            left = list(ends)
+        for end in left:
+            ray.cancel(ends[end], force=True)
 
     def _notice(self, text: str) -> None:
         text = self.redact(text)
