@@ -149,7 +149,7 @@ class Reuse:
     shown: str  # the file as the user gave it
     selected: Sequence[PreparedCase]  # every selected case (the manifest's); `to_run` are those that run
     to_run: Sequence[PreparedCase]
-    kept: list[ResultRow]  # resume: the file's rows; a re-run: the rows copied into the new file
+    kept: Sequence[ResultRow]  # resume: the file's rows; a re-run: the rows copied into the new file (on disk)
     stored: RunManifest | None  # None: missing or unreadable, reused with --force
     run_id: str | None  # resume: the run's own id (rows and manifest keep it); None: a new one
     derived_from: str | None = None  # a re-run: the run whose rows it copies

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.loading.case_spool import CaseSpool
 from agentv_py.loading.evaluator_lists import added_evaluators
 from agentv_py.loading.source import read_yaml, unpack_cases
 from agentv_py.models.base import suggest
@@ -108,8 +109,8 @@ def _written(raw: Any, parts: list[str | int]) -> bool:
     """Is this key written in the YAML (not a default)?"""
     node = raw
     for part in parts:
-        if isinstance(node, (list, tuple)) and isinstance(part, int) and 0 <= part < len(node):
-            node = unpack_cases((node[part],))[0] if isinstance(node, tuple) else node[part]  # a packed case
+        if isinstance(node, (list, tuple, CaseSpool)) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part] if isinstance(node, list) else unpack_cases((node[part],))[0]  # a packed case
             continue
         if isinstance(node, dict) and isinstance(part, str) and part in node:
             node = node[part]

@@ -20,7 +20,7 @@ from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, TargetInfo
-from agentv_py.prepared import PreparedCase, case_ids, select
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, PreparedCase, case_ids, cases_where, select
 from agentv_py.report.jsonl import (
     not_results,
 )
@@ -80,8 +80,13 @@ class RescorePlan:
 def _judged(cases: Sequence[PreparedCase]) -> bool:
     """Does a code or LLM judge run for some case? Then worker threads score the rows (judges
     wait on processes and HTTP); else the calling thread scores them inline (pure scoring is
-    bound by the interpreter)."""
-    return any(_waits(config) for prepared in cases for config in prepared.evaluators)
+    bound by the interpreter). Only the cases whose evaluator lists may differ are read: those
+    with their own list or rubrics, and one of the others (they share the suite's list)."""
+    special = cases_where(cases, OWN_EVALUATORS | RUBRICS)
+    taken = set(special)
+    other = next((i for i in range(len(cases)) if i not in taken), None)
+    read = special if other is None else [*special, other]
+    return any(_waits(config) for i in read for config in cases[i].evaluators)
 
 
 def _waits(config: Any) -> bool:
@@ -312,7 +317,7 @@ def _spec(
     positions = {case_id: i for i, case_id in enumerate(case_ids(eval_plan.dataset.cases))}
     seed = ManifestSeed(
         dataset=eval_plan.dataset,
-        cases=sorted(cases, key=lambda prepared: positions[prepared.case.id]),  # in dataset order
+        cases=select(eval_plan.dataset.cases, sorted(case_ids(cases), key=positions.__getitem__)),  # dataset order
         target=DRY_RUN_TARGET,
         judges=eval_plan.judges,
         secrets=dry.secrets,

@@ -29,6 +29,7 @@ from agentv_py.report.manifest import (
     read_manifest,
 )
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
+from agentv_py.report.row_store import RowSelection
 from agentv_py.report.summary import plural
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 from agentv_py.runner.engine import pass_mark
@@ -93,7 +94,7 @@ def plan_reuse(
         hint = "agentv reuses only a results file it wrote (JSONL rows)" if exc.reason.startswith("line ") else None
         raise _reuse_refusal(verb, shown, exc.reason, hint) from None
     notes: list[str] = []
-    other = next((row.dataset for row in stored.rows if row.dataset != dataset.name), None)
+    other = next((name for name in stored.rows.datasets if name != dataset.name), None)
     manifest: RunManifest | None = None
     try:
         manifest = read_manifest(source)
@@ -111,7 +112,7 @@ def plan_reuse(
             hint="pass the dataset it was made from, or start a new run",
         )
     if manifest is not None:
-        strangers = sorted({row.run_id for row in stored.rows if row.run_id not in (None, manifest.run_id)})
+        strangers = sorted({run for run in stored.rows.run_ids if run is not None and run != manifest.run_id})
         differences = (
             [f"its manifest is of run {manifest.run_id}, but rows are of run {', '.join(strangers)}"]
             if strangers
@@ -151,7 +152,7 @@ def plan_reuse(
             f"the last line of {shown} (line {stored.cut_line}) was cut short (the run stopped while writing it): "
             f"it {gone} and its case runs again"
         )
-    by_case = stored.last_by_case()
+    by_case = stored.case_ids()
     known = set(dataset.cases.ids)
     unknown = [case_id for case_id in by_case if case_id not in known]
     if unknown:
@@ -161,14 +162,16 @@ def plan_reuse(
         notes.append(f"{shown} holds rows of {plural(len(unknown), 'case')} not in the dataset ({listed}): kept")
     if mode == "resume":
         to_run: Sequence[PreparedCase] = select(cases, (i for i in case_ids(cases) if i not in by_case))
-        kept = stored.rows
+        kept: Sequence[ResultRow] = stored.rows
     else:
         mark = pass_mark(dataset)
         again = (lambda row: not passed(row, mark)) if mode == "rerun_failed" else _has_error
-        redo = {i for i in case_ids(cases) if i not in by_case or again(by_case[i])}
+        last = set(by_case.values())
+        again_ids = {row.eval_id for i, row in enumerate(stored.rows) if i in last and again(row)}
+        redo = {i for i in case_ids(cases) if i not in by_case or i in again_ids}
         to_run = select(cases, (i for i in case_ids(cases) if i in redo))
-        kept = [row for row in stored.rows if row.eval_id not in redo]
-    last_run_id = next((row.run_id for row in reversed(stored.rows) if row.run_id), None)
+        kept = RowSelection(stored.rows, [i for i, case_id in enumerate(stored.rows.eval_ids) if case_id not in redo])
+    last_run_id = next((run for run in reversed(stored.rows.run_ids) if run), None)
     previous = manifest.run_id if manifest is not None else last_run_id
     return Reuse(
         mode,

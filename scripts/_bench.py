@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import sys
 import threading
@@ -73,3 +74,32 @@ def measured_child(
     )
     wall, rss_kib, code, cpu = out.stdout.split()
     return float(wall), float(cpu), int(rss_kib) / 1024, int(code)
+
+
+def cpu_medians(
+    commands: dict[str, list[str]], repeat: int, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> dict[str, float]:
+    """Median CPU seconds (user + sys, the command and everything it starts) of each command,
+    the commands interleaved `repeat` times so that a busy spell of a shared machine hits all alike."""
+    runs: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, argv in commands.items():
+            runs[name].append(measured_child(argv, cwd, env)[1])
+    return {name: statistics.median(times) for name, times in runs.items()}
+
+
+def orjson_read(path: Path) -> list[str]:
+    """A command that reads a JSONL file line by line with orjson: the calibration figure the
+    readers of results files (`metrics`, `compare`) are measured against."""
+    code = "import orjson, sys\nwith open(sys.argv[1], 'rb') as f:\n    for line in f:\n        orjson.loads(line)\n"
+    return [sys.executable, "-c", code, str(path)]
+
+
+def report(label: str, measured: float, floor: float, floor_label: str, goal: float) -> None:
+    """One line: goal, measured, calibration figure and their ratio."""
+    ratio = measured / floor if floor else float("inf")
+    verdict = "ok" if ratio <= goal else "OVER"
+    print(
+        f"  {label}: {measured:6.2f} s CPU; {floor_label} {floor:6.2f} s CPU; "
+        f"ratio {ratio:4.2f} (goal <= {goal:g}x): {verdict}"
+    )

@@ -9,7 +9,11 @@ fields (hit <-> miss). Prints, at both sizes, wall time, peak RSS and exit code 
 per 1,000 rows (memory should grow only with the per-case tables, not with the rows' size).
 `compare` exits 1 here: the flips are mostly hit -> miss (BASE hits 90%), a significant regression.
 
-Usage: python scripts/bench_compare.py [--rows 100000] [--repeat 3]
+Then the CPU (user + sys, median of --repeat, interleaved) of `agentv compare BASE NEW` against
+`agentv metrics BASE` + `agentv metrics NEW` at N rows (goal: compare <= 2x metrics of one file,
+the issue's bar, printed as such), with an orjson read of BASE as the machine's calibration.
+
+Usage: python scripts/bench_compare.py [--rows 100000] [--repeat 3] [--cpu-only]
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import timed_child  # noqa: E402
+from _bench import cpu_medians, orjson_read, report, timed_child  # noqa: E402
 
 from agentv_py.scoring.case import verdict_for  # noqa: E402
 
@@ -185,16 +189,34 @@ def measure(argv: list[str], repeat: int) -> tuple[float, float, int]:
     return statistics.median(walls), max(peaks), max(codes)
 
 
+def cpu_ratio(work: Path, agentv: list[str], rows: int, repeat: int) -> None:
+    """`agentv compare BASE NEW` CPU against `agentv metrics BASE` (goal: <= 2x)."""
+    base, new = work / "cpu-base.jsonl", work / "cpu-new.jsonl"
+    write_pair(base, new, rows)
+    commands = {
+        "compare": [*agentv, "compare", str(base), str(new), "--format", "json"],
+        "metrics": [*agentv, "metrics", str(base)],
+        "orjson": orjson_read(base),
+    }
+    cpu = cpu_medians(commands, repeat, cwd=REPO)
+    print(f"CPU over {rows:,} rows each (median of {repeat}); calibration: orjson read of BASE {cpu['orjson']:.2f} s")
+    report("agentv compare BASE NEW", cpu["compare"], cpu["metrics"], "agentv metrics BASE", 2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (median wall, max RSS)")
+    parser.add_argument("--cpu-only", action="store_true", help="only the CPU ratio at --rows")
     args = parser.parse_args()
     agentv = [sys.executable, "-m", "agentv_py"]
     work = Path(tempfile.mkdtemp(prefix="agentv-compare-bench-"))
     sizes = [args.rows // 10, args.rows]
     figures: dict[str, list[tuple[int, float, float]]] = {"metrics": [], "compare": []}
     try:
+        cpu_ratio(work, agentv, args.rows, args.repeat)
+        if args.cpu_only:
+            return 0
         print(
             f"results files: 1 field_accuracy result per row, {len(FIELDS)} fields, "
             f"NEW flips {FLIP_RATE:.0%} of BASE's fields; median wall of {args.repeat}, max peak RSS"

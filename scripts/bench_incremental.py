@@ -10,9 +10,11 @@ invocation to a counter file. It prints:
      time against the time agentv takes merely to read and re-write the same results (bar: <= 2x);
   3. SIGINT at about half way, then `--resume`: invocations over both runs (bar: exactly N) and
      each case exactly once in the final file;
-  4. `agentv rescore` of a 10,000-row field_accuracy run: wall time (bar: < 5 s).
+  4. `agentv rescore` of a 10,000-row field_accuracy run: wall time (bar: < 5 s), and its CPU
+     (user + sys, median of --repeat, interleaved) against `agentv eval --dry-run` of the same
+     dataset (calibration; goal: <= 1.2x).
 
-Usage: python scripts/bench_incremental.py [--cases 1000] [--big 10000] [--workers 4]
+Usage: python scripts/bench_incremental.py [--cases 1000] [--big 10000] [--workers 4] [--repeat 3] [--rescore-only]
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import cpu_medians, report  # noqa: E402
+
 AGENTV = [sys.executable, "-m", "agentv_py"]
 
 # Counts an invocation when it answers (a call killed by Ctrl-C before it answered is not a call
@@ -93,7 +99,13 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--big", type=int, default=10000)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command for the CPU medians of part 4")
+    parser.add_argument("--rescore-only", action="store_true", help="only part 4")
     options = parser.parse_args()
+    if options.rescore_only:
+        with tempfile.TemporaryDirectory(prefix="agentv-bench-incr-") as tmp:
+            big_rescore(Path(tmp), options)
+        return
     n, workers = options.cases, str(options.workers)
     with tempfile.TemporaryDirectory(prefix="agentv-bench-incr-") as tmp:
         root = Path(tmp) / "project"
@@ -168,19 +180,31 @@ def main() -> None:
             f"{len(ids)} rows, {len(set(ids))} distinct cases, each once: {len(ids) == len(set(ids)) == n}"
         )
 
-        # 4. rescore of a big field_accuracy run
-        big = root / "big"
-        big.mkdir()
-        (big / ".agentv").mkdir()
-        (big / ".agentv" / "targets.yaml").write_text((root / ".agentv" / "targets.yaml").read_text())
-        dataset(big / "d.yaml", options.big, tolerance=0.5)
-        made, made_code = agentv(["eval", "d.yaml", "--target", "echo", "-w", workers, "--out", "big.jsonl"], big)
-        dataset(big / "d.yaml", options.big, tolerance=0.1)
-        big_rescore, big_code = agentv(["rescore", "big.jsonl", "--out", "big-rescored.jsonl"], big)
-        print(
-            f"4. rescore of {options.big:,} rows: {big_rescore:.2f} s (exit {big_code}; the run itself took "
-            f"{made:.2f} s, exit {made_code}) (bar: < 5 s)"
-        )
+        big_rescore(Path(tmp), options)
+
+
+def big_rescore(tmp: Path, options: argparse.Namespace) -> None:
+    """Part 4: rescore of a big field_accuracy run, its wall time, then its CPU against a dry run."""
+    big = tmp / "big"
+    (big / ".git").mkdir(parents=True)
+    targets(big / ".agentv" / "targets.yaml", tmp / "calls.txt")
+    dataset(big / "d.yaml", options.big, tolerance=0.5)
+    workers = str(options.workers)
+    made, made_code = agentv(["eval", "d.yaml", "--target", "echo", "-w", workers, "--out", "big.jsonl"], big)
+    dataset(big / "d.yaml", options.big, tolerance=0.1)
+    big_rescore, big_code = agentv(["rescore", "big.jsonl", "--out", "big-rescored.jsonl"], big)
+    print(
+        f"4. rescore of {options.big:,} rows: {big_rescore:.2f} s (exit {big_code}; the run itself took "
+        f"{made:.2f} s, exit {made_code}) (bar: < 5 s)"
+    )
+    commands = {
+        "rescore": [*AGENTV, "rescore", "big.jsonl", "--out", "cpu-rescored.jsonl"],
+        "dry-run": [*AGENTV, "eval", "d.yaml", "--dry-run", "-w", workers, "--out", "cpu-dry.jsonl"],
+    }
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cpu = cpu_medians(commands, options.repeat, cwd=big, env=env)
+    print(f"   CPU, median of {options.repeat}:")
+    report(f"rescore of {options.big:,} rows", cpu["rescore"], cpu["dry-run"], "eval --dry-run", 1.2)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,12 @@ Prints, from one run:
   3. one `field_accuracy` `match: items` field over 1,500 shuffled line items: distinct
      descriptions, and all called `Fee` (ties: agreement, content pairing), wall time of one call.
 
-Usage: python scripts/bench_metrics.py [--rows 100000]
+  4. CPU (user + sys, median of --repeat, interleaved) of `agentv metrics` over N rows of two
+     shapes: the judges' `details.metrics` above, and `field_accuracy` rows with typed fields
+     (9 fields in `details.fields`, as scripts/bench_compare.py writes them), each against an
+     orjson read of the same file (calibration; goal: <= 4x).
+
+Usage: python scripts/bench_metrics.py [--rows 100000] [--repeat 3] [--cpu-only]
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import timed_child  # noqa: E402
+from _bench import cpu_medians, orjson_read, report, timed_child  # noqa: E402
+from bench_compare import write_pair  # noqa: E402
 
 HEADER_FIELDS = [
     "invoice_number",
@@ -179,13 +185,29 @@ def items_field_timings(n: int = 1500) -> list[tuple[str, float, float]]:
     return out
 
 
+def cpu_ratios(work: Path, agentv: list[str], rows: int, repeat: int) -> None:
+    """Part 4: `agentv metrics` CPU against an orjson read of the same file, for both row shapes."""
+    judges, fields = work / "cpu-judges.jsonl", work / "cpu-fields.jsonl"
+    write_results(judges, rows)
+    write_pair(fields, work / "cpu-fields-new.jsonl", rows)
+    print(f"agentv metrics CPU over {rows:,} rows against an orjson read of the file (median of {repeat})")
+    for label, path in (("judges' details.metrics", judges), ("field_accuracy fields  ", fields)):
+        cpu = cpu_medians({"metrics": [*agentv, str(path)], "orjson": orjson_read(path)}, repeat)
+        report(f"{label} ({path.stat().st_size / 2**20:5.1f} MiB)", cpu["metrics"], cpu["orjson"], "orjson read", 4)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command for the CPU medians")
+    parser.add_argument("--cpu-only", action="store_true", help="only part 4 (the CPU ratios)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="agentv-metrics-bench-"))
     agentv = [sys.executable, "-m", "agentv_py", "metrics"]
     try:
+        cpu_ratios(work, agentv, args.rows, args.repeat)
+        if args.cpu_only:
+            return 0
         print(
             "agentv metrics over results files "
             f"(2 metrics judges per row, {len(HEADER_FIELDS) + len(ITEM_FIELDS)} fields)"

@@ -160,3 +160,40 @@ def test_fingerprints_and_flags_of_cases_with_their_own_evaluators_and_rubrics(w
     }
     assert per_case == expected
     assert len(set(per_case.values())) == 4  # the suite's, its own, rubric + suite, rubric + its own
+
+
+def test_a_rescore_of_chunks_reads_each_chunk_back_twice_and_matches_a_whole_load(ws, monkeypatch):
+    """Once to check the cases' input files against the output, once to score them: planning the
+    re-score (are there judges? the manifest's fingerprints) reads back only a case per evaluator
+    list (here 2: c5's own, and c0 for the suite's), not every case again."""
+    import pickle
+
+    from tests.cli.test_eval import invoke
+
+    ws.file(".agentv/targets.yaml", "targets:\n  - {name: mock, provider: mock, echo_expected: true}\n")
+    own = "    evaluators: [{type: field_accuracy, fields: [{path: a}]}]\n"
+    ws.file("dataset.yaml", SUITE + "".join(case(i, extra=own if i == 5 else "") for i in range(7)))
+    assert invoke("eval", "dataset.yaml", "--out", "run.jsonl").exit_code == 0
+    loads = 0
+    real_loads = pickle.loads
+
+    def counted(data: bytes) -> object:
+        nonlocal loads
+        loads += 1
+        return real_loads(data)
+
+    def rescored(out: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+        result = invoke("rescore", "run.jsonl", "--out", out)
+        assert result.exit_code == 0, result.output
+        found = [json.loads(line) for line in Path(out).read_text().splitlines()]
+        for row in found:
+            for key in ("timestamp", "run_id"):
+                row.pop(key, None)
+        manifest = json.loads(Path(out + ".meta.json").read_text())
+        return found, {key: manifest[key] for key in ("case_evaluators", "evaluators", "evaluators_sha256", "files")}
+
+    whole = rescored("whole.jsonl")
+    monkeypatch.setattr(PreparedCases, "chunk_cases", 2)
+    monkeypatch.setattr("agentv_py.prepared.pickle.loads", counted)
+    assert rescored("chunked.jsonl") == whole
+    assert loads <= 2 * 4 + 2  # 7 cases in 4 chunks (a pass over every case per use: 16 and more)

@@ -525,7 +525,7 @@ def test_parse_cache_gives_the_same_data(ws, monkeypatch, tmp_path_factory):
         + "".join(f"  - id: c{i}\n    expected_output: {{a: {i}, when: 2025-01-15}}\n" for i in range(3000))
     )
     first = load_dataset("dataset.yaml")
-    assert len(list((cache / "yaml").glob("*.marshal"))) == 1
+    assert len(list((cache / "yaml").glob("*.cases"))) == 1
     second = load_dataset("dataset.yaml")  # from the cache
     assert [c.expected for c in second.cases] == [c.expected for c in first.cases]
     assert second.cases[5].expected == {"a": 5, "when": "2025-01-15"}

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentv_py.cli.base import EXIT_CONFIG, EXIT_INTERNAL, EXIT_OK, app, boundary
 from agentv_py.cli.help import HelpGroup, with_exit_codes
+
+if TYPE_CHECKING:
+    import sqlite3
 
 CACHE_EXIT_CODES = (
     (EXIT_OK, "done"),
@@ -71,6 +74,8 @@ def stats(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", metavar="DIR", help=_DIR_HELP),
 ) -> int:
     """Entries by kind (target answers, judge replies), size on disk, and how often they were reused."""
+    import sqlite3  # here, not at the top: every other command would import it too
+
     from agentv_py.report.render import visible
     from agentv_py.runner.cache_store import DATABASE_NAME, cache_stats
 
@@ -97,6 +102,8 @@ def clear(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", metavar="DIR", help=_DIR_HELP),
 ) -> int:
     """Remove stored target answers and judge replies: the next run calls again."""
+    import sqlite3
+
     from agentv_py.errors import AgentvError
     from agentv_py.report.render import visible
     from agentv_py.runner.cache_store import DATABASE_NAME, KINDS, NotOurs, clear_cache

@@ -41,7 +41,7 @@ def metrics(
 
     if (why := not_results(results)) is not None:
         raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
-    report = aggregate(results, evaluator)
+    report = aggregate(results, evaluator, taxonomy=taxonomy or output_format == "json")  # else not shown
     where = visible(str(results))
     for line, reason in report.problems:
         print(f"{where}:{line}: skipped: {visible(reason)}", file=sys.stderr)

@@ -18,7 +18,7 @@ from agentv_py.loading.config import GuidelineConfig
 from agentv_py.loading.source import Source
 from agentv_py.locate import not_found, repo_root, resolve_file, search_dirs
 from agentv_py.media import ImageRef, check_image_file, is_url, parse_data_uri
-from agentv_py.process.fetch import url_problem
+from agentv_py.process.urls import url_problem
 
 
 def raw_cases(raw: Any) -> list[Any]:

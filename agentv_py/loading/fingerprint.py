@@ -30,11 +30,20 @@ from agentv_py.process.redact import Redactor
 
 def dataset_sha256(dataset: LoadedDataset) -> str:
     """The dataset file's content hash (a JSONL dataset: its bytes, then its sidecar's)."""
-    digest = hashlib.sha256(dataset.path.read_bytes())
+    digest = _hashed(hashlib.sha256(), dataset.path)
     sidecar = sidecar_path(dataset.path) if is_jsonl(dataset.path) else None
     if sidecar is not None and sidecar.is_file():
-        digest.update(b"\0sidecar\0" + sidecar.read_bytes())
-    return digest.hexdigest()
+        digest.update(b"\0sidecar\0")
+        _hashed(digest, sidecar)
+    return str(digest.hexdigest())
+
+
+def _hashed(digest: Any, path: Path) -> Any:
+    """`digest` updated with the file's bytes, read a block (1 MiB) at a time, never whole."""
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+            digest.update(chunk)
+    return digest
 
 
 def canonical_sha256(value: Any) -> str:
@@ -43,11 +52,7 @@ def canonical_sha256(value: Any) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return str(_hashed(hashlib.sha256(), path).hexdigest())
 
 
 def config_data(value: Any) -> Any:

@@ -5,18 +5,19 @@ line numbers for locations, and pydantic errors turned into `file:line: location
 from __future__ import annotations
 
 import gc
-import hashlib
 import marshal
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import yaml
 
 from agentv_py.errors import ConfigError, Problem
+from agentv_py.loading.case_spool import CaseSpool, SpoolWriter
+from agentv_py.loading.parse_cache import SPOOL_MIN, Opener, cache_dir, parse_cached, parse_spooled
 from agentv_py.loading.yaml_loader import (
     MAX_DEPTH,
     Loader,
@@ -24,8 +25,7 @@ from agentv_py.loading.yaml_loader import (
     NodeRefused,
 )
 
-CACHE_VERSION = "3"  # 2: files are refused by the bounded composer before they are cached; 3: tags
-CACHE_MAX_ENTRIES = 32
+__all__ = ["cache_dir"]  # where it has always been imported from
 
 
 def format_location(parts: Iterable[str | int]) -> str:
@@ -116,16 +116,17 @@ class _ShiftedSource(Source):
         return self.base.problem(parts, message)
 
 
-PackedCases = tuple[bytes, ...]
+PackedCases = Sequence[bytes]
 """A dataset's cases packed one by one (`marshal`, about 150 bytes for a small case): what a
-parse hands the loader in place of the `evalcases` list, unpacked a slice at a time."""
+parse hands the loader in place of the `evalcases` list, unpacked a slice at a time. A tuple, or
+for a big YAML file a `CaseSpool`: on disk, read back a chunk at a time."""
 
 
 def pack_case(value: Any) -> bytes:
     return marshal.dumps(value)
 
 
-def unpack_cases(packed: PackedCases) -> list[Any]:
+def unpack_cases(packed: Iterable[bytes]) -> list[Any]:
     return [marshal.loads(item) for item in packed]
 
 
@@ -137,7 +138,7 @@ def split_cases(raw: Any) -> tuple[dict[str, Any], PackedCases] | None:
     cases = raw.get("evalcases")
     if isinstance(cases, list):
         cases = tuple(pack_case(case) for case in cases)
-    if not isinstance(cases, tuple):
+    if not isinstance(cases, (tuple, CaseSpool)):
         return None
     return {key: value for key, value in raw.items() if key != "evalcases"}, cases
 
@@ -154,22 +155,27 @@ def display_path(path: Path) -> str:
 def read_yaml(path: Path, *, pack_cases: bool = False) -> tuple[Source, Any]:
     """Read and parse a YAML file; unreadable or invalid YAML is a ConfigError with its line.
     `pack_cases`: a root mapping's `evalcases` list comes back packed (`PackedCases`), each case
-    packed as soon as it is parsed, so a dataset of any size is never held as Python objects whole."""
+    packed as soon as it is parsed, so a dataset of any size is never held as Python objects whole;
+    a file of `SPOOL_MIN` bytes or more is not read whole either: its packed cases go to disk as
+    they are parsed (`parse_cache.parse_spooled`) and come back as a `CaseSpool`."""
     display = display_path(path)
+    content: bytes | None = None
     try:
-        content = path.read_bytes()
+        with path.open("rb") as handle:
+            spooled = pack_cases and os.fstat(handle.fileno()).st_size >= SPOOL_MIN
+            content = None if spooled else handle.read()
     except FileNotFoundError:
         raise ConfigError([Problem(display, None, "", "file not found")]) from None
     except IsADirectoryError:
         raise ConfigError([Problem(display, None, "", "is a directory, expected a YAML file")]) from None
     source = Source(path, display, _LineIndex(path))
     try:
-        data = _parse_cached(content, pack_cases)
+        data = parse_cached(content, pack_cases, _load) if content is not None else parse_spooled(path, _load)
     except LoadRefused as exc:
         location = format_location(exc.parts[:_MAX_SHOWN_PARTS]) + ("..." if len(exc.parts) > _MAX_SHOWN_PARTS else "")
         raise ConfigError([Problem(display, exc.line, location, exc.message)]) from None
     except yaml.reader.ReaderError as exc:
-        line, reason = _unreadable(content, exc)
+        line, reason = _unreadable(path.read_bytes() if content is None else content, exc)
         raise ConfigError([Problem(display, line, "", reason)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -212,16 +218,6 @@ def _unreadable(content: bytes, exc: yaml.reader.ReaderError) -> tuple[int | Non
     )
 
 
-def cache_dir() -> Path | None:
-    """Where parsed YAML is cached (None when AGENTV_NO_CACHE is set)."""
-    if os.environ.get("AGENTV_NO_CACHE"):
-        return None
-    base = os.environ.get("AGENTV_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "agentv"
-    )
-    return Path(base) / "yaml"
-
-
 class _Unusual(Exception):
     """The fast path met something it leaves to the node path (an anchor, an alias, a tag, a
     merge key, a duplicate key, a refused value, a parse error)."""
@@ -231,12 +227,13 @@ _STR, _NULL, _BOOL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null", "tag:yam
 _BY_CONSTRUCTOR = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
-def _load_plain(content: bytes, pack_cases: bool = False) -> Any:
+def _load_plain(content: bytes | IO[bytes], pack_cases: bool = False, sink: SpoolWriter | None = None) -> Any:
     """The data of a YAML document built straight from the C parser's events, in one pass,
     without nodes: the common case (no anchors, aliases, explicit tags or merge keys; every
     bound kept). Anything else raises _Unusual, and the node path (`Loader`) parses the file
     again and says what is wrong, located, exactly as it always did. `pack_cases`: each item of
-    the root mapping's `evalcases` list is packed as soon as it is complete (`read_yaml`)."""
+    the root mapping's `evalcases` list is packed as soon as it is complete (`read_yaml`), and goes
+    to `sink` when there is one (the list is then None, and `sink.placed` set)."""
     loader = Loader(content)
     try:
         get_event = loader.get_event
@@ -287,7 +284,9 @@ def _load_plain(content: bytes, pack_cases: bool = False) -> Any:
                 value = stack.pop()[0]
                 identity = None  # a container: never a key
                 if pack_cases and len(stack) == 1 and stack[0][2] == ("evalcases",) and isinstance(value, list):
-                    value = tuple(value)  # the packed cases
+                    value = tuple(value) if sink is None else None  # the packed cases
+                    if sink is not None:
+                        sink.placed = True
             else:  # an alias, or anything unexpected
                 raise _Unusual
             if not stack:
@@ -301,6 +300,9 @@ def _load_plain(content: bytes, pack_cases: bool = False) -> Any:
             if not frame[1]:
                 if pack_cases and len(stack) == 2 and stack[0][2] == ("evalcases",):
                     value = marshal.dumps(value)  # a whole case: packed before the next is read
+                    if sink is not None:
+                        sink.add(value)
+                        continue
                 frame[0].append(value)
             elif frame[2] is None:
                 if identity is None or identity in frame[3]:
@@ -316,63 +318,34 @@ def _load_plain(content: bytes, pack_cases: bool = False) -> Any:
         loader.dispose()
 
 
-def _load(content: bytes, pack_cases: bool = False) -> Any:
-    """Parse one YAML document: the fast path (`_load_plain`), else `Loader`'s node path. The
-    cyclic garbage collector is paused meanwhile: a large file builds hundreds of thousands of
-    objects, none of them garbage, and collections triggered by those allocations would take
-    longer than the parse itself."""
+def _load(content: bytes | Opener, pack_cases: bool = False, sink: SpoolWriter | None = None) -> Any:
+    """Parse one YAML document (`content`, or the file `content()` opens, once per attempt): the
+    fast path (`_load_plain`), else `Loader`'s node path. The cyclic garbage collector is paused
+    meanwhile: a large file builds hundreds of thousands of objects, none of them garbage, and
+    collections triggered by those allocations would take longer than the parse itself.
+    `sink`: packed cases go there (`_load_plain`), never all held."""
     paused = gc.isenabled()
     gc.disable()
     try:
         try:
-            return _load_plain(content, pack_cases)
+            return _load_plain(content if isinstance(content, bytes) else content(), pack_cases, sink)
         except _Unusual:
             pass
-        loader = Loader(content)
+        if sink is not None:
+            sink.reset()
+        loader = Loader(content if isinstance(content, bytes) else content())
         try:
             data = loader.get_single_data()
         finally:
             loader.dispose()
         if pack_cases and isinstance(data, dict) and isinstance(data.get("evalcases"), list):
-            data["evalcases"] = tuple(pack_case(case) for case in data["evalcases"])
+            cases = data["evalcases"]
+            data["evalcases"] = tuple(pack_case(case) for case in cases) if sink is None else None
+            if sink is not None:
+                for case in cases:
+                    sink.add(pack_case(case))
+                sink.placed = True
         return data
     finally:
         if paused:
             gc.enable()
-
-
-def _parse_cached(content: bytes, pack_cases: bool = False) -> Any:
-    """yaml.load, memoised on disk by content hash: a large dataset is parsed once, not per run.
-
-    The cache holds only the parsed data; validation always runs in full. Any cache problem
-    falls back to parsing.
-    """
-    directory = cache_dir()
-    if directory is None or len(content) < 64 * 1024:
-        return _load(content, pack_cases)
-    digest = hashlib.blake2b(content, digest_size=20)
-    digest.update(f"{CACHE_VERSION}/{yaml.__version__}/{int(pack_cases)}".encode())
-    entry = directory / f"{digest.hexdigest()}.marshal"
-    try:
-        cached = entry.read_bytes()
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            return marshal.loads(cached)
-        finally:
-            if paused:
-                gc.enable()
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
-    data = _load(content, pack_cases)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(marshal.dumps(data))
-        os.replace(temporary, entry)
-        entries = sorted(directory.glob("*.marshal"), key=lambda p: p.stat().st_mtime)
-        for old in entries[:-CACHE_MAX_ENTRIES]:
-            old.unlink(missing_ok=True)
-    except (OSError, ValueError):
-        pass
-    return data

@@ -23,11 +23,14 @@ FieldStatus = Literal["hit", "miss", "not scored", "could not score"]
 class _Outcome(BaseModel):
     # A key the model does not name (another version's note) is not read: what every reader sees
     # is the model's (and ignoring costs half of keeping: `agentv metrics` reads every field).
-    model_config = ConfigDict(extra="ignore")
+    # Built on first use (`defer_build`), as results are: `validate` scores nothing.
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class ItemCounts(BaseModel):
     """A `match: items` field's exact counts (the alignment lists at most `LISTED` of each)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     expected: NonNegativeInt
     actual: NonNegativeInt
@@ -40,6 +43,8 @@ class ItemCounts(BaseModel):
 
 class ValueCounts(BaseModel):
     """A `match: set` field's counts: values expected, answered, and paired."""
+
+    model_config = ConfigDict(defer_build=True)
 
     expected: NonNegativeInt
     actual: NonNegativeInt
@@ -163,7 +168,8 @@ def to_details(outcome: BaseModel) -> dict[str, Any]:
     return outcome.model_dump(exclude_unset=True)
 
 
-_FIELD_LIST = TypeAdapter(list[FieldOutcome])
+_FIELD_LIST = TypeAdapter(list[FieldOutcome], config=ConfigDict(defer_build=True))
+DEFERRED_ROOTS: tuple[type[BaseModel], ...] = (_Outcome, ItemCounts, ValueCounts)  # and every subclass
 
 
 def read_fields(details: Mapping[str, Any]) -> list[FieldOutcome]:

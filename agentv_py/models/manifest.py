@@ -13,7 +13,8 @@ RunStatus = Literal["running", "completed", "interrupted", "failed"]
 
 class _Part(BaseModel):
     # Manifests are written by us and read back by later versions: unknown keys are ignored.
-    model_config = ConfigDict(extra="ignore")
+    # Built on first use (`defer_build`): `validate` writes no manifest.
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class DatasetInfo(_Part):

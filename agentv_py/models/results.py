@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from agentv_py.models.field_results import FieldOutcome, read_fields
+from agentv_py.models.field_results import DEFERRED_ROOTS, FieldOutcome, read_fields
 
 Verdict = Literal["pass", "partial", "fail"]
 EvaluatorStatus = Literal["processed", "error", "skipped"]
@@ -15,8 +15,9 @@ CaseStatus = Literal["ok", "error"]
 
 class _Result(BaseModel):
     # Results are produced by us and read back from files written by other versions:
-    # unknown keys are ignored on read, never silently invented on write.
-    model_config = ConfigDict(extra="ignore")
+    # unknown keys are ignored on read, never silently invented on write. Built on first use
+    # (`defer_build`): `validate` never makes a row (a run builds them before its workers start).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class EvaluatorResult(_Result):
@@ -166,3 +167,15 @@ class ResultRow(_Result):
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}
         data["evaluator_results"] = [_without_empty_children(result) for result in data["evaluator_results"]]
         return data
+
+
+def build_row_models() -> None:
+    """Build the row models now. They are deferred (`validate` makes no row); a run calls this
+    before its worker threads start, because older pydantic versions build a deferred model on
+    first use without a lock (pydantic issue 11849: a racing thread may validate with the parent's)."""
+    pending: list[type[BaseModel]] = [*DEFERRED_ROOTS, _Result]
+    while pending:  # in the order defined, so a model's parts are built (and reused) before it
+        model = pending.pop(0)
+        pending.extend(model.__subclasses__())
+        if not model.__pydantic_complete__:
+            model.model_rebuild()

@@ -1,5 +1,7 @@
-"""Input files given by `http(s)` URL: the form checked at load (no network), the content fetched
-once per run, bounded in time and size, and the URL's credentials never shown.
+"""Input files given by `http(s)` URL: the content fetched once per run, bounded in time and size,
+and the URL's credentials never shown. The checks that need no network (the URL's form, the
+addresses refused, the local name) are `agentv_py.process.urls`, re-exported here; this module
+(http.client, urllib.request, ssl) is imported only by a run that has a file given by URL.
 
 Only `http` and `https`, also after a redirect (at most `MAX_REDIRECTS`; a redirect to any other
 scheme, `file:` included, is refused). A `user:password@` in the URL is sent as basic
@@ -10,9 +12,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import ipaddress
-import os
-import re
 import socket
 import threading
 import time
@@ -24,89 +23,37 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-MAX_FILE_BYTES = 10 * 1024 * 1024  # as for a local file inlined into a message
-FETCH_TIMEOUT_SECONDS = 30.0  # for the whole fetch: connection, headers and body
-MAX_REDIRECTS = 5
+from agentv_py.process.urls import (
+    FETCH_TIMEOUT_SECONDS,
+    MAX_FILE_BYTES,
+    MAX_REDIRECTS,
+    SCHEMES,
+    FetchError,
+    address_problem,
+    is_url,
+    local_name,
+    masked_url,
+    url_problem,
+    url_secrets,
+)
+
+__all__ = [
+    "FETCH_TIMEOUT_SECONDS",
+    "MAX_FILE_BYTES",
+    "MAX_REDIRECTS",
+    "FetchError",
+    "RemoteFiles",
+    "address_problem",
+    "fetch",
+    "is_url",
+    "local_name",
+    "masked_url",
+    "url_problem",
+    "url_secrets",
+]
+
 _CHUNK = 64 * 1024
-_SCHEMES = ("http", "https")
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class FetchError(Exception):
-    """A URL that could not be fetched; the message names the URL with its credentials masked."""
-
-
-def is_url(value: str) -> bool:
-    """Is `value` an http(s) URL (rather than a path)?"""
-    return value.startswith(("http://", "https://"))
-
-
-def masked_url(url: str) -> str:
-    """The URL with any `user:password@` replaced by `***@`: what messages show."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//***@", url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-
-
-def url_secrets(url: str) -> list[str]:
-    """The credentials written in a URL (to mask wherever they might show up)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    found = [unquote(p) for p in (parts.password, parts.username) if p]
-    if parts.password:
-        found.append(parts.password)  # as written (percent-encoded), too
-    return [s for s in dict.fromkeys(found) if len(s) >= 4]  # a 1-3 character "secret" would mask ordinary text
-
-
-def url_problem(url: str) -> str | None:
-    """Why `url` cannot be fetched, judged by its form alone (no network), else None."""
-    shown = masked_url(url)
-    if any(c.isspace() or not c.isprintable() for c in url):
-        return f"URL {shown!r} holds spaces or control characters (percent-encode them)"
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        return f"malformed URL {shown}: {exc}"
-    if parts.scheme not in _SCHEMES:
-        return f"URL {shown} is not http or https"
-    if not parts.hostname:
-        return f"URL {shown} names no host"
-    if port == 0:
-        return f"URL {shown} names port 0"
-    return None
-
-
 _REDIRECTS = (301, 302, 303, 307, 308)
-ALLOW_PRIVATE_ENV = "AGENTV_ALLOW_PRIVATE_URLS"
-
-
-def address_problem(host: str, address: str) -> str | None:
-    """Why a dataset URL may not reach `address` (the IP `host` led to), else None: loopback,
-    private, link-local (cloud metadata services), multicast and reserved addresses are refused
-    unless AGENTV_ALLOW_PRIVATE_URLS=1 — a dataset is data, and must not make agentv read an
-    internal service and hand its reply to a target or a judge."""
-    if os.environ.get(ALLOW_PRIVATE_ENV) == "1":
-        return None
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
-        return (
-            f"{host} is a loopback, private or link-local address ({ip}); "
-            f"set {ALLOW_PRIVATE_ENV}=1 to fetch dataset files from such addresses"
-        )
-    return None
 
 
 def _resolved_problem(url: str) -> str | None:
@@ -142,7 +89,7 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Any, newurl: str
     ) -> urllib.request.Request | None:
         scheme = urlsplit(newurl).scheme.lower()
-        if scheme not in _SCHEMES:
+        if scheme not in SCHEMES:
             raise FetchError(_refused_redirect(code, newurl))
         if _proxied():
             problem = _resolved_problem(newurl)
@@ -307,7 +254,7 @@ def _read(
     except urllib.error.HTTPError as exc:
         location = exc.headers.get("Location") or ""
         scheme = urlsplit(location).scheme.lower()
-        if exc.code in _REDIRECTS and scheme not in ("", *_SCHEMES):  # refused by urllib itself
+        if exc.code in _REDIRECTS and scheme not in ("", *SCHEMES):  # refused by urllib itself
             raise FetchError(_refused_redirect(exc.code, location)) from None
         if exc.code in _REDIRECTS:  # the redirect limit; urllib's own words span lines
             raise FetchError(f"too many redirects (at most {MAX_REDIRECTS} are followed, never in a loop)") from None
@@ -324,13 +271,6 @@ def _read(
         raise FetchError(f"timed out after {timeout:g} s") from None
     except (OSError, HTTPException, ValueError) as exc:
         raise FetchError(f"{type(exc).__name__}: {exc}") from None
-
-
-def local_name(url: str) -> str:
-    """A safe file name for a fetched URL: its last path segment (`data.json`), else `download`."""
-    tail = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
-    name = _UNSAFE_NAME.sub("_", tail).lstrip(".")[:100]
-    return name or "download"
 
 
 @dataclass

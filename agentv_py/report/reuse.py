@@ -13,6 +13,7 @@ from pathlib import Path
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.row_store import RowStore
 from agentv_py.scoring.case import case_verdict
 
 NAMES_SHOWN = 5
@@ -104,12 +105,13 @@ class StoredError(Exception):
 class StoredResults:
     """The rows of a results file, in file order, and what was left out of them."""
 
-    rows: list[ResultRow] = field(default_factory=list)
+    rows: RowStore = field(default_factory=RowStore)  # on disk, read back as iterated
     cut_line: int | None = None  # the last line, cut short by a crash while it was written: ignored
 
-    def last_by_case(self) -> dict[str, ResultRow]:
-        """Each case's row (the last one, should a file hold two)."""
-        return {row.eval_id: row for row in self.rows}
+    def case_ids(self) -> dict[str, int]:
+        """Each case's row index (the last one, should a file hold two), in the order the cases
+        first appear."""
+        return {case_id: i for i, case_id in enumerate(self.rows.eval_ids)}
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -9,8 +9,8 @@ from typing import Any
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import TargetConfig, is_model_target
 from agentv_py.prepared import URL_FILES, PreparedCase, cases_where
-from agentv_py.process.fetch import is_url, url_secrets
 from agentv_py.process.redact import Redactor
+from agentv_py.process.urls import is_url, url_secrets
 from agentv_py.runner.chat_messages import NO_KEY, api_key
 
 

@@ -22,16 +22,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError, ConfigError
 from agentv_py.evaluators.target_proxy import ProxyTargets
-from agentv_py.models.results import ResultRow
+from agentv_py.models.results import ResultRow, build_row_models
 from agentv_py.models.targets import CliTarget, MockTarget, TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase
-from agentv_py.process.fetch import FetchError, RemoteFiles, is_url
 from agentv_py.process.redact import Redactor
 from agentv_py.process.spawn import ProcessRegistry
+from agentv_py.process.urls import FetchError, is_url
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
 from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
 from agentv_py.runner.cache_store import CacheStore
@@ -45,6 +46,9 @@ from agentv_py.runner.redaction import (
 )
 from agentv_py.runner.targets import CliRunner, make_runner
 from agentv_py.runner.worker_target import WarmWorkers
+
+if TYPE_CHECKING:
+    from agentv_py.process.fetch import RemoteFiles
 
 JOIN_SECONDS = 5.0  # how long stopping waits for all workers together (not per thread)
 _POLL_SECONDS = 0.1
@@ -91,6 +95,7 @@ class Run:
         stored answers: no program is run); `target` still says which keys the run sends.
         `warm`: the workers the target's start check started, adopted by the run's pool (those
         it does not adopt are stopped when the run closes)."""
+        build_row_models()  # here, in one thread: the workers make rows
         self.notices: list[str] = []  # what the run had to say while running (a failed batch)
         self._on_notice = on_notice
         self.cache: Cache | None = None  # the answer cache, when on and usable (runner/cache.py)
@@ -147,7 +152,8 @@ class Run:
         self._catalog = catalog  # given when a code judge has `target:`: its proxy may name any target
         judges_seen = clients if catalog is None else ProxyTargets(clients, catalog.names, self._proxy_target)
         self.judging = Judging(judges_seen, default_judge)
-        self.remote = RemoteFiles(self.work_dir / "fetched")  # files given by URL: fetched once per run
+        self._remote: RemoteFiles | None = None  # files given by URL: fetched once per run
+        self._remote_lock = threading.Lock()
 
     def _open_cache(self, settings: CacheSettings) -> Cache | None:
         """The run's cache, or None when it has nothing to cache or its store cannot be used (said
@@ -335,8 +341,19 @@ class Run:
         cannot be fetched): targets, judges and `{FILES}` see local files only."""
         if not any(is_url(path) for path in prepared.files):
             return prepared
-        files = [self.remote.local(path) if is_url(path) else path for path in prepared.files]
+        remote = self._remote_files()
+        files = [remote.local(path) if is_url(path) else path for path in prepared.files]
         return dataclasses.replace(prepared, files=files)
+
+    def _remote_files(self) -> RemoteFiles:
+        """The run's fetched files, made when the first case with a URL file runs: only such a
+        run imports the network code (http.client, urllib.request, ssl)."""
+        with self._remote_lock:
+            if self._remote is None:
+                from agentv_py.process.fetch import RemoteFiles
+
+                self._remote = RemoteFiles(self.work_dir / "fetched")
+            return self._remote
 
     def redacted(self, row: ResultRow) -> ResultRow:
         """`row` with the run's secrets masked (`redact_row`). Every row passes here before it is

@@ -101,6 +101,10 @@ class Counts:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Counts:
         """Counts from a `details.metrics` entry; raises ValueError if a count is not an int >= 0."""
+        get = data.get
+        tp, tn, fp, fn = get("tp", 0), get("tn", 0), get("fp", 0), get("fn", 0)
+        if type(tp) is type(tn) is type(fp) is type(fn) is int and min(tp, tn, fp, fn) >= 0:  # the common case, fast
+            return cls(tp, tn, fp, fn)
         values = []
         for key in COUNT_KEYS:
             value = data.get(key, 0)

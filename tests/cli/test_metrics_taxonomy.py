@@ -191,3 +191,20 @@ def test_a_file_without_misses(tmp_path):
     assert filtered.stdout.splitlines()[-1] == "Misses by kind: no field_accuracy miss in this file (evaluator fa)"
     data = json.loads(invoke("metrics", str(results), "-f", "json").stdout)
     assert data["taxonomy"] == {}
+
+
+def test_the_counts_are_the_same_whether_the_taxonomy_is_summed_or_not(tmp_path):
+    from agentv_py.report.metrics import aggregate
+
+    results = tmp_path / "run.jsonl"
+    judge = processed_result(name="h", type="code_judge", score=1.0, details={"metrics": {"a": {"tp": 1, "fn": 1}}})
+    lines = [
+        row(f"c{i}", [*fa(miss("number", f"INV-{i}", None if i % 3 else "inv"), name=f"fa{i % 2}"), judge])
+        for i in range(12)
+    ]
+    results.write_bytes(b"".join(lines) + b"{not json\n")
+    summed, plain = aggregate(results, taxonomy=True), aggregate(results, taxonomy=False)
+    assert plain.to_json() == {**summed.to_json(), "taxonomy": {}}
+    assert summed.to_json()["taxonomy"] and plain.kinds == {}
+    table, with_kinds = invoke("metrics", str(results)), invoke("metrics", str(results), "--taxonomy")
+    assert with_kinds.stdout.startswith(table.stdout) and "Misses by kind" in with_kinds.stdout

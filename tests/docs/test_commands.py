@@ -153,6 +153,10 @@ ALLOWED: list[tuple[str, str]] = [
         "a benchmark: minutes of CPU on big workloads; its script and options are checked",
     ),
     (
+        r"^agentv eval evals/dataset\.yaml --workers 4$",
+        "what scripts/bench_memory.py runs on the peer harness's generated workload (up to 100,000 cases)",
+    ),
+    (
         r"^python -m agentv_py\.worker ",
         "the worker a target or judge starts, serving JSON lines (tests/runner/test_workers.py)",
     ),

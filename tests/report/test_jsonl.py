@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,29 @@ def test_a_row_serialised_by_pydantic_reads_back_as_the_dict_path_writes_it(
         return
     assert orjson.loads(line) == orjson.loads(expected)
     assert list(orjson.loads(line)) == list(orjson.loads(expected))  # the same keys, in the same order
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(2**63 - 1, id="19 digits, within 64 bits"),
+        pytest.param(2**64 - 1, id="20 digits, the widest orjson reads"),
+        pytest.param(2**64, id="20 digits, one past 64 bits"),
+        pytest.param(10**40 + 7, id="41 digits"),
+        pytest.param(-(10**25) - 3, id="negative, 26 digits"),
+        pytest.param(123456789012345678, id="18 digits"),
+        pytest.param(1.0e30, id="a float written with an exponent"),
+        pytest.param(0.1234567890123456789, id="a float with 19 digits after the point"),
+    ],
+)
+def test_numbers_in_a_row_are_read_back_exactly(tmp_path, value):
+    path = tmp_path / "out.jsonl"
+    details = {"n": value, "text": "id 12345678901234567890123 in a string"}
+    result = processed_result(name="judge", type="field_accuracy", score=0.5, details=details)
+    row = make_row(eval_id="c1", target="x", score=0.5, verdict="fail", evaluator_results=[result])
+    with JsonlWriter(path) as writer:
+        writer.write(row)
+    [(_, back)] = list(read_rows(path))
+    assert isinstance(back, ResultRow)
+    read = back.evaluator_results[0].details["n"]
+    assert read == value and type(read) is type(value)

@@ -208,3 +208,24 @@ def test_vectorised_matrix_agrees_with_item_similarity(expected, parsed):
     assert len(fast) == len(slow)
     for row_fast, row_slow in zip(fast, slow, strict=False):
         assert row_fast == row_slow  # the same bits: installing numpy changes no pairing at a threshold
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param({"tp": 1, "fn": 2}, (1, 0, 0, 2), id="missing counts are 0"),
+        pytest.param({"tp": 10**30, "tn": 0, "fp": 0, "fn": 0}, (10**30, 0, 0, 0), id="a count wider than 64 bits"),
+        pytest.param({"tp": 1, "fp": -1}, "'fp' must be a whole number >= 0, got -1", id="negative"),
+        pytest.param({"tp": True}, "'tp' must be a whole number >= 0, got True", id="a boolean"),
+        pytest.param({"tp": 1.0}, "'tp' must be a whole number >= 0, got 1.0", id="a float"),
+        pytest.param({"tp": "1", "fn": -1}, "'tp' must be a whole number >= 0, got '1'", id="the first bad one named"),
+        pytest.param({"fn": None}, "'fn' must be a whole number >= 0, got None", id="null"),
+    ],
+)
+def test_counts_from_a_judges_mapping(data, expected):
+    if isinstance(expected, str):
+        with pytest.raises(ValueError, match=None) as raised:
+            Counts.from_mapping(data)
+        assert str(raised.value) == expected
+    else:
+        assert Counts.from_mapping(data).as_tuple() == expected

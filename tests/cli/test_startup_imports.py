@@ -1,0 +1,80 @@
+"""Start-up discipline (issue 28): a command imports only what its run uses. A dataset without
+URLs never loads the network code (http.client, urllib.request, ssl: `agentv_py.process.fetch`),
+and only `agentv cache` loads sqlite3 for the command line. Checked by module name in a fresh
+interpreter, never by timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT, Workspace
+
+NETWORK = ["agentv_py.process.fetch", "http.client", "ssl", "urllib.request"]
+
+# The command runs in a fresh interpreter, as `agentv` does; then the modules it loaded are listed.
+PROBE = """
+import json, sys
+args, modules = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+from agentv_py.cli import main
+sys.argv = ["agentv", *args]
+code = 0
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+sys.stderr.write("LOADED " + json.dumps(sorted(m for m in modules if m in sys.modules)) + "\\n")
+sys.stderr.write(f"EXIT {code}\\n")
+"""
+
+
+def loaded(args: list[str], modules: list[str], cwd: object) -> tuple[list[str], str]:
+    """(the `modules` that `agentv ARGS` imported, its exit code) from a fresh interpreter."""
+    argv = [sys.executable, "-c", PROBE, json.dumps(args), json.dumps(modules)]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, check=True)
+    lines = result.stderr.splitlines()
+    found = next(line for line in lines if line.startswith("LOADED "))
+    return json.loads(found.removeprefix("LOADED ")), lines[-1]
+
+
+@pytest.fixture
+def one_case(ws: Workspace) -> Workspace:
+    ws.cases_dataset([("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2})])
+    ws.cli_target("cat {FILES}")
+    return ws
+
+
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        pytest.param(["validate", "dataset.yaml"], NETWORK, id="validate-without-urls-imports-no-network-code"),
+        pytest.param(
+            ["eval", "dataset.yaml", "--out", "out.jsonl"], NETWORK, id="eval-without-urls-imports-no-network-code"
+        ),
+        pytest.param(["--help"], [*NETWORK, "pydantic", "sqlite3", "yaml"], id="help-imports-no-models-nor-sqlite"),
+    ],
+)
+def test_a_command_imports_only_what_its_run_uses(one_case: Workspace, args: list[str], absent: list[str]) -> None:
+    found, code = loaded(args, absent, one_case.root)
+    assert (found, code) == ([], "EXIT 0")
+
+
+def test_a_dataset_with_a_url_file_validates_without_the_network_code(ws: Workspace) -> None:
+    ws.dataset(
+        """
+        evalcases:
+          - id: c1
+            input_messages: [{role: user, content: [{type: file, value: "https://example.com/a.json"}]}]
+            expected_messages: [{role: assistant, content: {a: 1}}]
+        """
+    )
+    assert loaded(["validate", "dataset.yaml"], NETWORK, ws.root) == ([], "EXIT 0")
+
+
+def test_the_network_code_is_one_module_that_the_url_checks_do_not_import() -> None:
+    code = "import sys, agentv_py.process.urls; print('agentv_py.process.fetch' in sys.modules, 'ssl' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert result.stdout == "False False\n"
