@@ -18,12 +18,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar, overload
+from typing import IO, Any, Protocol
 
 from agentv_py.errors import Problem
 from agentv_py.media import ImageRef, is_url
 from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.evaluators import EvaluatorConfig
+from agentv_py.models.indexed import Indexed
 
 GUIDELINE_FILE_CAP = 10 * 1024 * 1024  # bytes of one guideline file: as much as a file inlined into a message
 
@@ -76,7 +77,6 @@ class PreparedCase:
         )
 
 
-_T = TypeVar("_T")
 _CHUNKS_KEPT = 2  # chunks kept unpickled (the one the run is in, and the one before or after)
 
 
@@ -114,29 +114,7 @@ def _unpack(stored: PreparedCase, shared: Sequence[EvaluatorConfig]) -> Prepared
     return stored
 
 
-class _Indexed(Sequence[_T]):
-    """A sequence read by index (`_at`): slices and negative indices as a list has them."""
-
-    def _at(self, index: int) -> _T:
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, index: int) -> _T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[_T]: ...
-
-    def __getitem__(self, index: int | slice) -> _T | list[_T]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("case index out of range")
-        return self._at(index)
-
-
-class PreparedCases(_Indexed[PreparedCase]):
+class PreparedCases(Indexed[PreparedCase]):
     """A dataset's prepared cases, in order. Up to `chunk_cases` they are held as objects; beyond
     that every chunk the loader adds is pickled into an unlinked temporary file, and read back (the
     last few kept) when a case of it is needed, so memory stays flat in the number of cases. Only
@@ -218,7 +196,7 @@ class PreparedCases(_Indexed[PreparedCase]):
         return [i for i, flags in enumerate(self.flags) if flags & flag]
 
 
-class CaseSelection(_Indexed[PreparedCase]):
+class CaseSelection(Indexed[PreparedCase]):
     """Some of a dataset's cases, by index (`--eval-id`, the cases a re-run or a re-score takes):
     read through the dataset's `PreparedCases` as they are needed, not held."""
 
@@ -264,7 +242,7 @@ def select(cases: Sequence[PreparedCase], wanted: Iterable[str]) -> CaseSelectio
     return CaseSelection(cases, [index[case_id] for case_id in wanted])
 
 
-class CaseModels(_Indexed[EvalCase]):
+class CaseModels(Indexed[EvalCase]):
     """The `EvalCase`s of `PreparedCases`, read through them (a loaded dataset's `model.evalcases`)."""
 
     def __init__(self, cases: PreparedCases) -> None:

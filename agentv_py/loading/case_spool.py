@@ -19,8 +19,10 @@ import marshal
 import os
 import struct
 import threading
-from collections.abc import Iterator, Sequence
-from typing import IO, Any, overload
+from collections.abc import Iterator
+from typing import IO, Any
+
+from agentv_py.models.indexed import Indexed
 
 MAGIC = b"agentv-cases 1\n"
 CHUNK_CASES = 1000  # cases per record: the loader's chunk (`PreparedCases.chunk_cases`)
@@ -32,7 +34,7 @@ def _digest(payload: bytes) -> bytes:
     return hashlib.blake2b(payload, digest_size=16).digest()
 
 
-class CaseSpool(Sequence[bytes]):
+class CaseSpool(Indexed[bytes]):
     """Packed cases read back from a spool file (`SpoolWriter`), a chunk at a time (the last read
     one kept). Thread-safe for reading; the file is closed with the spool."""
 
@@ -63,21 +65,6 @@ class CaseSpool(Sequence[bytes]):
     def _at(self, index: int) -> bytes:
         number = index // CHUNK_CASES  # every chunk but the last is whole
         return self._chunk(number)[index - self._starts[number]]
-
-    @overload
-    def __getitem__(self, index: int) -> bytes: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[bytes]: ...
-
-    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(self._len))]
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError("case index out of range")
-        return self._at(index)
 
     def __iter__(self) -> Iterator[bytes]:
         for number in range(len(self._chunks)):

@@ -11,14 +11,17 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import IO, overload
 
+from agentv_py.models.indexed import Indexed
 from agentv_py.models.results import ResultRow
 
 CHUNK_ROWS = 100  # a row of a 9-field eval is ~30 KiB as objects: 100 of them ~3 MiB
 
 
-class RowStore(Sequence[ResultRow]):
+class RowStore(Indexed[ResultRow]):
     """Rows in file order: `append`ed as they are read, then read back a chunk at a time (the last
     read one kept). `eval_ids`, `datasets` and `run_ids` are held for every row."""
+
+    noun = "row"
 
     def __init__(self) -> None:
         self.eval_ids: list[str] = []
@@ -76,21 +79,6 @@ class RowStore(Sequence[ResultRow]):
     def _at(self, index: int) -> ResultRow:
         number, within = divmod(index, CHUNK_ROWS)
         return self._chunk(number)[within] if number < len(self._chunks) else self._pending[within]
-
-    @overload
-    def __getitem__(self, index: int) -> ResultRow: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ResultRow]: ...
-
-    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("row index out of range")
-        return self._at(index)
 
     def __iter__(self) -> Iterator[ResultRow]:
         for number in range(len(self._chunks)):
