@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -9,6 +10,29 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+
+def installed_env(work: Path, **extra: str) -> dict[str, str]:
+    """The environment for timing agentv as an installed package runs: bytecode written and
+    read (a private `PYTHONPYCACHEPREFIX` under `work`, so nothing lands in the tree), whatever
+    `PYTHONDONTWRITEBYTECODE` the caller's shell sets. Without it every process recompiles
+    agentv's modules (about a second of CPU), which no installed copy pays. The first run of each
+    command compiles; time from the second."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPYCACHEPREFIX=str(work / "pyc"), **extra)
+    return env
+
+
+CALIBRATION_LOOP = (
+    "import time\nt = time.process_time()\nsum(i * i for i in range(3_000_000))\nprint(time.process_time() - t)"
+)
+
+
+def calibration_cpu(env: dict[str, str] | None = None) -> float:
+    """CPU seconds of a fixed pure-Python loop (3 million squares summed), in a fresh process:
+    printed beside every figure, so a reader can tell a slower machine from a regression."""
+    out = subprocess.run([sys.executable, "-c", CALIBRATION_LOOP], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout)
 
 
 def run_threads(task: Callable[[], None], count: int, workers: int) -> float:
@@ -95,11 +119,11 @@ def orjson_read(path: Path) -> list[str]:
     return [sys.executable, "-c", code, str(path)]
 
 
-def report(label: str, measured: float, floor: float, floor_label: str, goal: float) -> None:
-    """One line: goal, measured, calibration figure and their ratio."""
+def report(label: str, measured: float, floor: float, floor_label: str, goal: float, unit: str = "s") -> None:
+    """One line: goal, measured, calibration figure and their ratio (`unit`: of CPU)."""
     ratio = measured / floor if floor else float("inf")
     verdict = "ok" if ratio <= goal else "OVER"
     print(
-        f"  {label}: {measured:6.2f} s CPU; {floor_label} {floor:6.2f} s CPU; "
+        f"  {label}: {measured:6.2f} {unit} CPU; {floor_label} {floor:6.2f} {unit} CPU; "
         f"ratio {ratio:4.2f} (goal <= {goal:g}x): {verdict}"
     )

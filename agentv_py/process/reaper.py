@@ -17,11 +17,13 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Mapping
 
+from agentv_py.process.environ import environ_snapshot
+
 TAG_VARIABLE = "AGENTV_COMMAND"
 _PR_SET_CHILD_SUBREAPER = 36
 _SESSION_MEMORY_SECONDS = 30.0
 _REAP_SECONDS = 2.0
-_SWEEP_INTERVAL = 0.05  # seconds: a busy run sweeps at most this often, not after every command
+_SWEEP_INTERVAL = 0.2  # seconds: a busy run sweeps at most this often, not after every command
 
 
 class Reaper:
@@ -63,7 +65,9 @@ class Reaper:
         self._running: dict[int, int | None] = {}  # tag -> pid of each command running
         self._sessions: dict[int, float] = {}  # session id of an ended command -> boot time it ended
         self._last_sweep = -_SWEEP_INTERVAL  # monotonic time the last sweep ended
-        self._timer: threading.Timer | None = None  # a sweep due soon (`finished`)
+        self._due = False  # a sweep is due within `_SWEEP_INTERVAL` (`finished`)
+        self._wake = threading.Event()  # set when a sweep falls due: wakes `_sweeper`
+        self._sweeper: threading.Thread | None = None
 
     @property
     def active(self) -> bool:
@@ -81,7 +85,7 @@ class Reaper:
         with self._lock:
             tag = next(self._counter)
             self._running[tag] = None
-        return {**(os.environ if env is None else env), TAG_VARIABLE: f"{self._prefix}{tag}"}, tag
+        return {**(environ_snapshot() if env is None else env), TAG_VARIABLE: f"{self._prefix}{tag}"}, tag
 
     @contextlib.contextmanager
     def spawning(self) -> Iterator[None]:
@@ -121,33 +125,50 @@ class Reaper:
     def finished(self, tag: int | None, pid: int | None) -> None:
         """The command (reaped, or never started) has ended: kill what it left behind — now, or,
         when the last sweep was under `_SWEEP_INTERVAL` ago (a run ending hundreds of commands a
-        second), by a sweep at most that much later that takes every command ended meanwhile."""
+        second), by a sweep at most that much later that takes every command ended meanwhile. The
+        later sweep runs on one long-lived thread (`_sweeper`), woken only when a sweep falls
+        due: not a thread per sweep, and nothing woken per command."""
         if tag is None:
             return
         with self._lock:
             self._running.pop(tag, None)
             if pid is not None:
                 self._sessions[pid] = _boot_time()
-            wait = self._last_sweep + _SWEEP_INTERVAL - time.monotonic()
-            if wait > 0:
-                if self._timer is None:
-                    self._timer = threading.Timer(wait, self._timed_sweep)
-                    self._timer.daemon = True
-                    self._timer.start()
+            if self._last_sweep + _SWEEP_INTERVAL > time.monotonic():
+                if not self._due:
+                    self._due = True
+                    self._start_sweeper()
+                    self._wake.set()
                 return
         self.sweep()
 
-    def _timed_sweep(self) -> None:
-        with self._lock:
-            self._timer = None
-        self.sweep()
+    def _start_sweeper(self) -> None:
+        """The sweeper thread of this process (a forked child starts its own). Under `_lock`."""
+        if self._sweeper is None or not self._sweeper.is_alive():
+            self._sweeper = threading.Thread(target=self._sweep_when_due, name="agentv-reaper", daemon=True)
+            self._sweeper.start()
+
+    def _sweep_when_due(self) -> None:
+        pid = os.getpid()
+        while True:
+            self._wake.wait()
+            with self._lock:
+                if pid != self._pid:  # a forked child: its own reaper starts its own thread
+                    return
+                self._wake.clear()
+                wait = self._last_sweep + _SWEEP_INTERVAL - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            with self._lock:
+                due, self._due = self._due, False
+            if due:  # not flushed meanwhile
+                self.sweep()
 
     def flush(self) -> None:
         """A sweep that is due runs now (at exit: no leftover outlives agentv)."""
         with self._lock:
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+            due, self._due = self._due, False
+        if due:
             self.sweep()
 
     def sweep(self, killed: Collection[int] = ()) -> None:

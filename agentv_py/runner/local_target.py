@@ -16,6 +16,7 @@ from agentv_py.models.targets import (
     CliTarget,
     PythonTarget,
 )
+from agentv_py.process.environ import environ_bytes, environ_snapshot
 from agentv_py.process.redact import Redactor
 
 
@@ -113,8 +114,8 @@ def command_line_problem(argv: list[str], env: Mapping[str, str] | None, values:
     argument over MAX_ARG_BYTES, or arguments and environment (`env`; None: agentv's own) over
     ARG_MAX. The message names the largest placeholder value and what to do instead."""
     sizes = [len(os.fsencode(arg)) for arg in argv]
-    environ = os.environ if env is None else env
-    env_bytes = sum(len(os.fsencode(k)) + len(os.fsencode(v)) + 2 for k, v in environ.items())
+    environ = environ_snapshot() if env is None else env
+    env_bytes = environ_bytes(environ)
     total = sum(size + 1 for size in sizes) + env_bytes + 8 * (len(argv) + len(environ) + 2)
     arg_max = os.sysconf("SC_ARG_MAX")
     if MAX_ARG_BYTES is not None and max(sizes, default=0) > MAX_ARG_BYTES:
@@ -134,4 +135,4 @@ def command_line_problem(argv: list[str], env: Mapping[str, str] | None, values:
 def target_env(config: CliTarget | PythonTarget) -> dict[str, str] | None:
     """The environment of a cli target's commands (cases and healthcheck alike): agentv's own
     plus the target's `env:` (None: inherit agentv's unchanged)."""
-    return {**os.environ, **config.env} if config.env else None
+    return {**environ_snapshot(), **config.env} if config.env else None

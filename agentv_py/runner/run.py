@@ -14,7 +14,6 @@ downstream can leak one.
 from __future__ import annotations
 
 import dataclasses
-import queue
 import shutil
 import tempfile
 import threading
@@ -38,6 +37,7 @@ from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSetting
 from agentv_py.runner.cache_store import CacheStore
 from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
+from agentv_py.runner.handoff import Handoff
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.redaction import (
     case_url_secrets,
@@ -207,16 +207,10 @@ class Run:
         workers = max(1, min(self.options.workers, MAX_WORKERS, len(self.cases) or 1))
         pending = iter(self.cases)
         lock = threading.Lock()
-        # Bounded: when the writer falls behind, workers wait instead of piling rows up in memory.
-        done: queue.Queue[ResultRow | None] = queue.Queue(maxsize=workers * 2)
-
-        def hand_over(item: ResultRow | None) -> None:
-            while not self._stop.is_set():
-                try:
-                    done.put(item, timeout=_POLL_SECONDS)
-                    return
-                except queue.Full:
-                    continue
+        # Finished rows (None: a worker is done), taken all at once by this thread each time it
+        # wakes; bounded: when the writer falls behind, workers wait instead of piling rows up.
+        done: Handoff[ResultRow | None] = Handoff(workers * 2, self._stop.is_set, _POLL_SECONDS)
+        hand_over = done.put
 
         batch: BatchResult | None = None
 
@@ -270,14 +264,11 @@ class Run:
                     thread.start()
                 finished = 0
                 while finished < workers and not self._stop.is_set():  # stopped from elsewhere: done
-                    try:
-                        item = done.get(timeout=_POLL_SECONDS)
-                    except queue.Empty:
-                        continue
-                    if item is None:
-                        finished += 1
-                    else:
-                        on_row(item)
+                    for item in done.take():
+                        if item is None:
+                            finished += 1
+                        else:
+                            on_row(item)
                 if self._failure is not None:
                     raise self._failure
                 if finished < workers:

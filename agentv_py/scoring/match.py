@@ -191,17 +191,10 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     currency signs ("1,889.50", "$12") are not, nor are booleans and non-finite values (the failure
     taxonomy calls such a miss "format only": docs/metrics.md)."""
     c, e = to_number(candidate), to_number(expected)
-    if e == _NOT_NUMERIC:
-        return MatchResult(
-            False,
-            0.0,
-            f"expected value is not numeric: {json_type(expected)}"
-            + (f" {describe_value(expected)}" if isinstance(expected, str) else ""),
-            bad_expected=True,
-        )
+    refused = _expected_number_problem(expected, e)
+    if refused is not None:
+        return refused
     big_expected = e == _OUT_OF_RANGE and _is_int(expected)  # finite, exact, beyond a float
-    if isinstance(e, str) and not big_expected:
-        return MatchResult(False, 0.0, f"expected value is {_number_problem(expected, e)}", bad_expected=True)
     if c == _NOT_NUMERIC:
         return MatchResult(False, 0.0, "non-numeric value")
     big_candidate = c == _OUT_OF_RANGE and _is_int(candidate)
@@ -230,6 +223,27 @@ def match_numeric(candidate: Any, expected: Any, tolerance: float, relative: boo
     if at_most(diff, tolerance, scale):
         return MatchResult(True, 1.0, info=info)
     return MatchResult(False, 0.0, f"outside tolerance: diff={diff:.2f}, tolerance={_fmt(tolerance)}", info)
+
+
+def _expected_number_problem(expected: Any, e: Any) -> MatchResult | None:
+    """`match_numeric`'s refusal of an expected value (`e`: its `to_number`), or None."""
+    if e == _NOT_NUMERIC:
+        return MatchResult(
+            False,
+            0.0,
+            f"expected value is not numeric: {json_type(expected)}"
+            + (f" {describe_value(expected)}" if isinstance(expected, str) else ""),
+            bad_expected=True,
+        )
+    if isinstance(e, str) and not (e == _OUT_OF_RANGE and _is_int(expected)):  # a big integer is exact
+        return MatchResult(False, 0.0, f"expected value is {_number_problem(expected, e)}", bad_expected=True)
+    return None
+
+
+def numeric_truth_problem(expected: Any) -> MatchResult | None:
+    """What `match_numeric(expected, expected, ...)` refuses of `expected` (None: nothing),
+    without comparing it with itself: its refusal depends on the expected value alone."""
+    return _expected_number_problem(expected, to_number(expected))
 
 
 def _is_int(value: Any) -> bool:

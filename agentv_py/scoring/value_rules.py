@@ -24,7 +24,15 @@ from agentv_py.models.fields import FieldSpec
 from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
 from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.items import expected_items_problem
-from agentv_py.scoring.match import MatchResult, json_type, match_exact, match_fuzzy, match_numeric, shown
+from agentv_py.scoring.match import (
+    MatchResult,
+    json_type,
+    match_exact,
+    match_fuzzy,
+    match_numeric,
+    numeric_truth_problem,
+    shown,
+)
 from agentv_py.scoring.paths import is_empty, resolve
 
 PAIRED_EXACTLY = 40_000  # `set`: above this many (expected x answer) cells, values pair greedily
@@ -203,6 +211,11 @@ def truth_problem(spec: FieldSpec, want: Any) -> MatchResult | None:
     for `items`, the list and each item's sub-fields), or None when it can be scored."""
     if spec.match == "items":
         return _items_truth_problem(spec, want)
+    if spec.match == "exact":  # exact compares any two JSON values: it refuses no expected value
+        return None
+    if spec.match == "numeric_tolerance":  # its refusal depends on the expected value alone
+        refused = numeric_truth_problem(want)
+        return None if refused is None else _typed(refused, want, ("number", "string"))
     result = match_value(spec, want, want)
     return result if result.bad_expected else None
 
