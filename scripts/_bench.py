@@ -35,6 +35,14 @@ def calibration_cpu(env: dict[str, str] | None = None) -> float:
     return float(out.stdout)
 
 
+def print_calibration() -> None:
+    """The machine's calibration line every benchmark prints first (`calibration_cpu`)."""
+    print(
+        f"calibration: a fixed pure-Python loop (scripts/_bench.py) takes {calibration_cpu():.3f} s CPU here",
+        flush=True,
+    )
+
+
 def run_threads(task: Callable[[], None], count: int, workers: int) -> float:
     """Call `task` `count` times, `workers` threads at a time; return the wall time."""
     pending = iter(range(count))

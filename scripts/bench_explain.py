@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import print_calibration
 
 from agentv_py.evaluators.base import processed_result
 from agentv_py.models.results import ResultRow
@@ -51,6 +53,7 @@ def explain_seconds(fields: int, work: Path) -> float:
 
 
 def main() -> int:
+    print_calibration()
     with tempfile.TemporaryDirectory() as work:
         small, big = (explain_seconds(n, Path(work)) for n in (1_000, 10_000))
     print(f"agentv explain, one case: 1,000 fields {small:.2f} s, 10,000 fields {big:.2f} s, ratio {big / small:.1f}")

@@ -22,6 +22,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import print_calibration  # noqa: E402
 
 from agentv_py.evaluators import EvalContext, run_evaluator  # noqa: E402
 from agentv_py.models.evaluators import IouScoreConfig  # noqa: E402
@@ -39,6 +41,7 @@ def median_us(fn, repeat: int) -> float:
 
 
 def main() -> int:
+    print_calibration()
     box_a, _ = parse_shape([0, 0, 20, 20], "xyxy")
     box_b, _ = parse_shape([5, 5, 25, 25], "xyxy")
     poly_a, _ = parse_shape([[0, 0], [20, 0], [20, 20], [0, 20]], "polygon")

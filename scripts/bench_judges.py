@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import run_parallel, timed_child  # noqa: E402
+from _bench import print_calibration, run_parallel, timed_child  # noqa: E402
 
 PLAIN_JUDGE = """\
 import json, sys
@@ -127,6 +127,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
+    print_calibration()
     n, w = args.cases, args.workers
     work = Path(tempfile.mkdtemp(prefix="agentv-judge-bench-"))
     try:

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import run_threads  # noqa: E402
+from _bench import print_calibration, run_threads  # noqa: E402
 
 from tests.chat_server import ChatServer, text  # noqa: E402
 from tests.pngs import png  # noqa: E402
@@ -87,6 +87,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=400)
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
+    print_calibration()
     with ChatServer() as server:
         server.default = text(REPLY)
         agentv_run(server, 20, args.workers, images=False)  # warm-up: imports, first client

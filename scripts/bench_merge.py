@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import measured_child  # noqa: E402
+from _bench import measured_child, print_calibration  # noqa: E402
 
 FIELDS = [{"path": p} for p in ("a", "b", "c", "d", "e", "f", "g", "h", "i")]
 
@@ -76,6 +76,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--shards", type=int, default=10)
     args = parser.parse_args()
+    print_calibration()
     work = Path(tempfile.mkdtemp(prefix="agentv-bench-merge-"))
     agentv = str(Path(sys.executable).with_name("agentv"))
     try:

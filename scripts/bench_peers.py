@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import measured_child
+from _bench import measured_child, print_calibration
 
 
 def main() -> int:
@@ -38,6 +38,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
+    print_calibration()
 
     bench = args.bench.resolve()
     data = bench / "data" / f"n{args.cases}"

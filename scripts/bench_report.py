@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import timed_child  # noqa: E402
+from _bench import print_calibration, timed_child  # noqa: E402
 from bench_compare import BASE_MISS_RATE, FIELDS, make_row  # noqa: E402
 
 from tests.report.test_html_browser import CHROMIUM_ARGS, chromium  # noqa: E402
@@ -96,6 +96,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="page loads per report (median)")
     parser.add_argument("--build-only", action="store_true", help="no browser: build time and memory only")
     args = parser.parse_args()
+    print_calibration()
     peaks: list[float] = []
     agentv = [sys.executable, "-m", "agentv_py"]
     print(f"results: 1 field_accuracy result per row, {len(FIELDS)} fields, {BASE_MISS_RATE:.0%} missed")

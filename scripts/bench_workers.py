@@ -27,6 +27,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import print_calibration  # noqa: E402
 
 from agentv_py.process.worker import Worker  # noqa: E402
 
@@ -162,6 +164,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--judge-cases", type=int, default=1000, help="cases of the code-judge comparison")
     args = parser.parse_args()
+    print_calibration()
     with tempfile.TemporaryDirectory(prefix="agentv-bench-workers-") as tmp:
         folder = Path(tmp)
         (folder / "extractor.py").write_text(EXTRACTOR.format(seconds=args.import_seconds))
