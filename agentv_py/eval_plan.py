@@ -5,30 +5,23 @@ a reused results file's `Reuse`, the `RunSpec` to run). `session.plan_eval` buil
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from agentv_py.errors import Problem
-from agentv_py.loading import (
-    display_path,
-)
-from agentv_py.loading.inputs import judge_files
-from agentv_py.locate import Role, inputs_among, working_dir
-from agentv_py.models.dataset import Gates
-from agentv_py.models.manifest import RunManifest
-from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import (
-    CliTarget,
-    TargetConfig,
-)
-from agentv_py.prepared import LoadedDataset, PreparedCase
-from agentv_py.report.gates import Baseline
-from agentv_py.report.manifest import manifest_path
-from agentv_py.run_spec import RunSpec
-from agentv_py.runner.cache_keys import named_files
-from agentv_py.runner.engine import Shard
+if TYPE_CHECKING:  # annotations only: `validate` builds an EvalRequest without importing the runner
+    from collections.abc import Mapping, Sequence
+
+    from agentv_py.errors import Problem
+    from agentv_py.locate import Role
+    from agentv_py.models.dataset import Gates
+    from agentv_py.models.manifest import RunManifest
+    from agentv_py.models.results import ResultRow
+    from agentv_py.models.targets import TargetConfig
+    from agentv_py.prepared import LoadedDataset, PreparedCase
+    from agentv_py.report.gates import Baseline
+    from agentv_py.run_spec import RunSpec
+    from agentv_py.runner.engine import Shard
 
 ReuseMode = Literal["resume", "rerun_failed", "retry_errors"]
 
@@ -102,6 +95,12 @@ class EvalPlan:
         the judges' scripts and prompt files, the files the target's command names (its program),
         and of the cases' input files, those one of `outputs` already is (`locate.inputs_among`).
         --resume's file is the output itself, not an input."""
+        from agentv_py.loading.inputs import judge_files
+        from agentv_py.locate import inputs_among, working_dir
+        from agentv_py.models.targets import CliTarget
+        from agentv_py.report.manifest import manifest_path
+        from agentv_py.runner.cache_keys import named_files
+
         roles: list[Role] = [("the dataset", self.dataset.path), ("the targets file", self.targets_file)]
         for role, path in (("--baseline", self.baseline_path), (self._reused_role(), self._reused())):
             if path is not None:
@@ -134,6 +133,8 @@ class EvalPlan:
     @property
     def target_origin(self) -> str:
         """Where the target came from, for the run's header: `from .agentv/targets.yaml`."""
+        from agentv_py.loading import display_path
+
         shown = display_path(self.targets_file) if self.targets_file is not None else None
         if not self.dry_run:
             return f"from {shown}" if shown else "(no targets file)"

@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentv_py.errors import AgentvError, ConfigError, Problem, TargetError
 from agentv_py.eval_plan import EvalRequest
@@ -32,6 +32,7 @@ from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.model_targets import GeminiTarget
 from agentv_py.models.targets import (
+    DRY_RUN_TARGET,
     RUNNABLE_SUMMARY,
     CliTarget,
     OpaqueTarget,
@@ -41,9 +42,10 @@ from agentv_py.models.targets import (
 )
 from agentv_py.prepared import IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, cases_where
 from agentv_py.runner.chat_messages import NO_KEY, api_key
-from agentv_py.runner.run import TargetCatalog
 from agentv_py.runner.target_checks import check_targets
-from agentv_py.runner.targets import DRY_RUN_TARGET
+
+if TYPE_CHECKING:
+    from agentv_py.runner.run import TargetCatalog
 
 
 def proxy_catalog(dataset: LoadedDataset, loaded: LoadedTargets | None) -> TargetCatalog | None:
@@ -61,6 +63,8 @@ def proxy_catalog(dataset: LoadedDataset, loaded: LoadedTargets | None) -> Targe
         if isinstance(config, OpaqueTarget):  # before reading values it will never use
             raise TargetError(not_runnable_message(config))
         return loaded.with_env(name)
+
+    from agentv_py.runner.run import TargetCatalog  # here: validate and dry runs need no runner
 
     return TargetCatalog(loaded.names, resolve)
 
@@ -221,7 +225,7 @@ def check_file(path: Path, request: EvalRequest | None = None) -> FileCheck:
         sidecar_note = f"the sidecar of {dataset_of.name}: checked as part of that dataset"
         return replace(check, path=path, note=f"{sidecar_note}; {check.note}" if check.note else sidecar_note)
     try:
-        dataset = load_dataset(path)
+        dataset = load_dataset(path, flagged_only=True)  # validate runs no case: keeps only those checked
     except ConfigError as exc:
         return FileCheck(path, "cases", problems=exc.problems)
     base = request or EvalRequest(path)

@@ -9,23 +9,25 @@ copied (`kept`), the summary gated. Nothing after planning reads a request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from agentv_py.models.dataset import Gates
-from agentv_py.models.manifest import ShardInfo, TargetFingerprint, TargetInfo
-from agentv_py.models.results import ResultRow
-from agentv_py.models.targets import TargetConfig
-from agentv_py.prepared import LoadedDataset, PreparedCase
-from agentv_py.report.gates import Baseline
-from agentv_py.runner.cache import CacheSettings
-from agentv_py.runner.engine import RunOptions
-from agentv_py.runner.run import TargetCatalog
-from agentv_py.runner.worker_target import WarmWorkers
+if TYPE_CHECKING:  # annotations only: `validate` imports this module through eval_plan, not the runner
+    from collections.abc import Mapping, Sequence
 
-# local: worker threads here (`runner.run.Run`); ray: a Ray task per case (`runner.ray_executor`);
+    from agentv_py.models.dataset import Gates
+    from agentv_py.models.manifest import ShardInfo, TargetFingerprint, TargetInfo
+    from agentv_py.models.results import ResultRow
+    from agentv_py.models.targets import TargetConfig
+    from agentv_py.prepared import LoadedDataset, PreparedCase
+    from agentv_py.report.gates import Baseline
+    from agentv_py.runner.cache import CacheSettings
+    from agentv_py.runner.engine import RunOptions
+    from agentv_py.runner.run import TargetCatalog
+    from agentv_py.runner.worker_target import WarmWorkers
+
+# local: worker threads here (`runner.run.Run`); ray: Ray tasks of a few cases each (`runner.ray_executor`);
 # inline: each case scored in turn on the calling thread (`runner.executor.InlineRun`: re-scoring
 # stored answers with no judge to wait on)
 ExecutorKind = Literal["local", "ray", "inline"]

@@ -2,7 +2,8 @@
 each command's own exit codes as a table that wraps with a hanging indent at any terminal width.
 
 These are subclasses of Typer's public command and group classes (`typer.core`), selected with
-`cls=`; the help is written through click's `HelpFormatter` API, nothing of Typer is patched.
+`cls=`; the help is written through click's `HelpFormatter` API, nothing of Typer is patched. Their
+parameters coerce plain values without pydantic (`cli.params`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,30 @@ def write_exit_codes(formatter: Any, heading: str, codes: ExitCodes, note: str |
             formatter.write_text(note)
 
 
+_ONLY_HELP = frozenset({"-h", "--help", "-V", "--version"})
+
+
+def _plain_coercion(command: Any, ctx: Any, args: Sequence[str]) -> None:
+    """Before a command or group parses `args`: its plain parameters coerced without pydantic
+    (`cli.params`). Not for a command line that only asks for help or the version: nothing is
+    coerced then, and `agentv --help` does not import the module."""
+    if not set(args) - _ONLY_HELP:
+        return
+    try:
+        from agentv_py.cli.params import fast_coercion
+    except ImportError:  # a Typer without its runtime coercion layer (`typer._coercion`): its own
+        return
+    fast_coercion([*command.params, command.get_help_option(ctx)])
+
+
 class HelpCommand(TyperCommand):
     """A command whose help lists its arguments without type tags, then its own exit codes."""
 
     exit_codes: ExitCodes = ()
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _plain_coercion(self, ctx, args)
+        return super().parse_args(ctx, args)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -79,6 +100,10 @@ class HelpGroup(TyperGroup):
     exit_codes_heading: str = "Exit codes"
     exit_codes: ExitCodes = ()
     exit_codes_note: str | None = None
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _plain_coercion(self, ctx, args)
+        return super().parse_args(ctx, args)
 
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         super().format_epilog(ctx, formatter)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import (
     AfterValidator,
+    ConfigDict,
     field_validator,
 )
 
@@ -27,6 +28,9 @@ def unit_interval(value: float, what: str) -> float:
 
 
 class EvaluatorBase(StrictModel):
+    # Built on first use: a dataset names one or two of the twelve types (`models.tagged`).
+    model_config = ConfigDict(defer_build=True)
+
     name: str | None = None
     weight: float = 1.0
     # The evaluator's own pass mark: below it the evaluator fails, and fails its case (a must-pass

@@ -19,6 +19,7 @@ from agentv_py.models.base import StrictModel, Timeout, suggest, tag_checker
 from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative, script_problem, unit_interval
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import TEMPLATE_VARIABLE_RE, LlmJudgeConfig, RubricConfig, Templated, template_problem
+from agentv_py.models.tagged import Tagged
 from agentv_py.models.trace_evaluators import (
     CostConfig,
     ExecutionMetricsConfig,
@@ -34,6 +35,8 @@ class TargetAccess(StrictModel):
     """`target:` of a code_judge (AgentV, 2026-01-08): the judge may call a judge target through
     agentv's loopback proxy, at most `max_calls` times per judge run. `name` picks the judge
     target (default: the evaluator's default judge, as for llm_judge)."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
     max_calls: int = DEFAULT_PROXY_MAX_CALLS
     name: str | None = None
@@ -269,6 +272,16 @@ class CompositeConfig(EvaluatorBase):
                 )
         return value
 
+    @field_validator("aggregator")
+    @classmethod
+    def _aggregator_judge_built(cls, value: CompositeAggregator) -> CompositeAggregator:
+        # A code_judge aggregator is judged as a CodeJudgeConfig made while scoring, on a worker
+        # thread (`evaluators.composite`): that deferred model is built here, on the loading
+        # thread (older pydantic versions build a deferred model on first use without a lock).
+        if value.type == "code_judge":
+            CodeJudgeConfig.model_rebuild()
+        return value
+
     def aggregator_judge(self) -> LlmJudgeConfig:
         """The llm_judge an llm_judge aggregator asks as: its `target`, the default judge otherwise."""
         return LlmJudgeConfig(type="llm_judge", name=f"{self.display_name} aggregator", target=self.aggregator.target)
@@ -334,10 +347,19 @@ def _check_evaluator(value: Any) -> Any:
     return _check_type_tag(_rubric_mode(value))
 
 
+def _evaluator_tag(value: dict[Any, Any]) -> str | None:
+    tag = _rubric_mode(value).get("type")
+    return tag if isinstance(tag, str) else None
+
+
 EvaluatorConfig = Annotated[
-    Annotated[AnyEvaluatorConfig, Field(discriminator="type")], BeforeValidator(_check_evaluator)
+    AnyEvaluatorConfig,
+    Tagged(
+        Annotated[Annotated[AnyEvaluatorConfig, Field(discriminator="type")], BeforeValidator(_check_evaluator)],
+        _evaluator_tag,
+        dict(zip(EVALUATOR_TYPE_NAMES, EVALUATOR_CONFIG_TYPES, strict=True)),
+        before=_rubric_mode,
+    ),
 ]
 """An evaluator config as a dataset gives it: one precise error for a missing or unknown `type`,
-then the member named by `type`."""
-
-CompositeConfig.model_rebuild()  # its members are EvaluatorConfig, defined just above
+then the member named by `type` (built only when a dataset names it, `models.tagged`)."""

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import (
     AliasChoices,
+    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -69,6 +70,8 @@ class PromptScript(StrictModel):
     """`prompt: {script: [...]}` of an llm_judge (AgentV's definePromptTemplate, 2026-01-28): a
     program that reads the code-judge payload on stdin and prints the judge's user prompt."""
 
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
+
     script: Script
     cwd: str | None = None  # default: the dataset's directory, as for code judges
     config: dict[str, Any] | None = None  # the payload's `config`
@@ -79,6 +82,8 @@ class Templated(StrictModel):
     """A config whose `prompt` is a template file (resolved like other files) or the template
     itself. A prompt file is read once, at load time, into a new config (`with_template`), so a
     validated config is never changed."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
     _template: str | None = PrivateAttr(default=None)
 
@@ -164,6 +169,8 @@ def _score_integer(value: Any) -> int | None:
 class ScoreRange(StrictModel):
     """One band of a score_ranges rubric item (AgentV's analytic rubrics): the integer scores
     `score_range: [min, max]` (0-10) and what an answer scoring there looks like."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
     score_range: tuple[int, int]
     description: str = Field(validation_alias=AliasChoices("description", "expected_outcome"))
@@ -275,6 +282,8 @@ class RubricFields(StrictModel):
     """What every rubric item holds, wherever it is written (a `rubric` evaluator's `rubrics`, a
     case's inline `rubrics:`): a checklist item (`description`, satisfied or not) or, with
     `score_ranges`, a criterion scored 0-10 (AgentV's analytic rubrics; `description` optional)."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
     id: str | None = None
     description: str | None = None

@@ -1,17 +1,21 @@
-"""What every target config shares (`TargetBase`), and the checks of keys several providers have."""
+"""What every target config shares (`TargetBase`), the checks of keys several providers have, and
+a target's `Healthcheck`."""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
+    ConfigDict,
     Field,
     field_validator,
+    model_validator,
 )
 
-from agentv_py.models.base import StrictModel
+from agentv_py.models.base import StrictModel, positive_timeout
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -77,12 +81,16 @@ OutputSuffix = Annotated[str, AfterValidator(check_output_suffix)]
 
 
 class TargetBase(StrictModel):
+    # Built on first use: a targets file uses a few of the providers (`models.tagged`).
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
     vision: bool = False  # the target accepts images (required of judges of cases with images)
     cache: bool = False  # cache this target's answers (and its replies as a judge): docs/incremental.md
     cache_key: str | None = None  # part of every cache key: what the key cannot see (a model version)
-    # `--executor ray`: what each case's Ray task asks of the cluster (None: Ray's default, 1 CPU)
+    # `--executor ray`: what each Ray task (a few cases, one at a time) asks of the cluster
+    # (None: Ray's default, 1 CPU)
     num_cpus: float | None = Field(default=None, ge=0)
     num_gpus: float | None = Field(default=None, ge=0)
 
@@ -90,3 +98,43 @@ class TargetBase(StrictModel):
     @classmethod
     def _provider(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value  # case-insensitive, as in AgentV
+
+
+class Healthcheck(StrictModel):
+    """Run before the first case: `type: command` (the default) runs `command_template`, which
+    must exit 0; `type: http` GETs `url`, which must answer 2xx. Either within `timeout_seconds`."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
+
+    type: Literal["command", "http"] = "command"
+    command_template: str | None = Field(None, validation_alias=AliasChoices("command_template", "command"))
+    url: str | None = None
+    timeout_seconds: float = 30.0
+    cwd: str | None = None
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        return positive_timeout(value)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        # A `${{ VAR }}` url is checked once substituted.
+        if value is not None and "${{" not in value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https://, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Healthcheck:
+        if self.type == "http":
+            if self.url is None:
+                raise ValueError("a healthcheck of type http needs 'url'")
+            if self.command_template is not None:
+                raise ValueError("a healthcheck of type http takes 'url', not 'command_template'")
+        else:
+            if self.command_template is None:
+                raise ValueError("a healthcheck of type command needs 'command_template'")
+            if self.url is not None:
+                raise ValueError("a healthcheck of type command takes 'command_template', not 'url'")
+        return self

@@ -31,9 +31,11 @@ from agentv_py.models.model_targets import (
     GeminiTarget,
     OpenAITarget,
 )
+from agentv_py.models.tagged import Tagged
 from agentv_py.models.target_base import (
     DEFAULT_OUTPUT_SUFFIX,
     DEFAULT_TIMEOUT_SECONDS,
+    Healthcheck,
     OutputSuffix,
     TargetBase,
     Workers,
@@ -76,44 +78,6 @@ def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str
             listed = ", ".join("{" + v + "}" for v in valid)
             raise ValueError(f"unknown placeholder {{{name}}} in {what}{hint}. Valid placeholders: {listed}")
     return template
-
-
-class Healthcheck(StrictModel):
-    """Run before the first case: `type: command` (the default) runs `command_template`, which
-    must exit 0; `type: http` GETs `url`, which must answer 2xx. Either within `timeout_seconds`."""
-
-    type: Literal["command", "http"] = "command"
-    command_template: str | None = Field(None, validation_alias=AliasChoices("command_template", "command"))
-    url: str | None = None
-    timeout_seconds: float = 30.0
-    cwd: str | None = None
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        return positive_timeout(value)
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        # A `${{ VAR }}` url is checked once substituted.
-        if value is not None and "${{" not in value and not value.startswith(("http://", "https://")):
-            raise ValueError(f"url must start with http:// or https://, got {value!r}")
-        return value
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> Healthcheck:
-        if self.type == "http":
-            if self.url is None:
-                raise ValueError("a healthcheck of type http needs 'url'")
-            if self.command_template is not None:
-                raise ValueError("a healthcheck of type http takes 'url', not 'command_template'")
-        else:
-            if self.command_template is None:
-                raise ValueError("a healthcheck of type command needs 'command_template'")
-            if self.url is not None:
-                raise ValueError("a healthcheck of type command takes 'command_template', not 'url'")
-        return self
 
 
 class CliTarget(TargetBase):
@@ -213,8 +177,12 @@ class OpaqueTarget(StrictModel):
     file's other targets can run; an error only if a run selects it (`not_runnable_message`).
     Its common keys are checked; the others are kept verbatim in `settings`, unchecked."""
 
-    model_config = ConfigDict(
-        strict=True, extra="forbid", populate_by_name=True, json_schema_extra=lambda s: _opaque_schema(s)
+    model_config = ConfigDict(  # built on first use: few targets files have one
+        strict=True,
+        extra="forbid",
+        populate_by_name=True,
+        json_schema_extra=lambda s: _opaque_schema(s),
+        defer_build=True,
     )
 
     name: str
@@ -355,7 +323,17 @@ def _provider_tag(value: Any) -> str | None:
     return _MEMBER_TAGS.get(provider.lower(), provider.lower())
 
 
-TargetConfig = Annotated[
+def _runnable_tag(value: dict[Any, Any]) -> str | None:
+    """The member of a runnable provider (None: another provider, or none: the union decides)."""
+    provider = value.get("provider")
+    if not isinstance(provider, str) or provider.lower() not in PROVIDERS or provider in FOREIGN_PROVIDERS:
+        return None
+    return _provider_tag(value)
+
+
+_MEMBERS: dict[str, type[TargetBase]] = {"cli": CliTarget, "python": PythonTarget, "mock": MockTarget}
+_MEMBERS |= {"openai": OpenAITarget, "azure": AzureTarget, "anthropic": AnthropicTarget, "gemini": GeminiTarget}
+_DECLARED = Annotated[  # the union as declared: what a provider not named in _MEMBERS, or none, meets
     Annotated[
         Annotated[CliTarget, Tag("cli")]
         | Annotated[PythonTarget, Tag("python")]
@@ -373,6 +351,8 @@ TargetConfig = Annotated[
 ModelTarget = OpenAITarget | AzureTarget | AnthropicTarget | GeminiTarget
 # The targets agentv can run.
 RunnableTarget = CliTarget | PythonTarget | MockTarget | ModelTarget
+# A member is built only when a file names its provider (`models.tagged`).
+TargetConfig = Annotated[RunnableTarget | OpaqueTarget, Tagged(_DECLARED, _runnable_tag, _MEMBERS)]
 
 
 def is_model_target(config: object) -> TypeGuard[ModelTarget]:
@@ -395,3 +375,7 @@ class TargetsFile(StrictModel):
                 raise ValueError(f"duplicate target name '{target.name}'")
             seen.add(target.name)
         return value
+
+
+# The target of `--dry-run` (each case answered with its own ground truth): checked by identity.
+DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
+    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -23,6 +24,8 @@ class ExpectedToolCall(StrictModel):
     """One step of a `tool_trajectory` sequence: a tool, optionally its arguments (`any`, or a
     mapping checked key by key) and a latency limit. `input` and `output` are accepted and
     ignored, as AgentV ignored them (its tool-trajectory-advanced example gives them)."""
+
+    model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
     tool: str
     args: Any = None

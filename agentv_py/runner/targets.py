@@ -276,9 +276,6 @@ def model_client(config: ModelTarget, secrets: list[str] | None = None) -> Model
     return OpenAIClient(config, secrets)
 
 
-DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
-
-
 def make_runner(
     config: TargetConfig,
     *,

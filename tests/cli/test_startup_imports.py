@@ -1,7 +1,9 @@
 """Start-up discipline (issue 28): a command imports only what its run uses. A dataset without
 URLs never loads the network code (http.client, urllib.request, ssl: `agentv_py.process.fetch`),
-and only `agentv cache` loads sqlite3 for the command line. Checked by module name in a fresh
-interpreter, never by timing."""
+only `agentv cache` loads sqlite3 for the command line, the command line's values are coerced
+without Typer's pydantic adapters (`typer._adapters`, `cli.params`), and of the evaluator and
+target configs only the types a dataset names are built (`models.tagged`). Checked by module
+name and by which models are built, in a fresh interpreter, never by timing."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 from tests.conftest import REPO_ROOT, Workspace
 
 NETWORK = ["agentv_py.process.fetch", "http.client", "ssl", "urllib.request"]
+UNUSED = [*NETWORK, "typer._adapters"]  # what a one-case eval or validate of a local dataset never needs
 
 # The command runs in a fresh interpreter, as `agentv` does; then the modules it loaded are listed.
 PROBE = """
@@ -50,9 +53,11 @@ def one_case(ws: Workspace) -> Workspace:
 @pytest.mark.parametrize(
     ("args", "absent"),
     [
-        pytest.param(["validate", "dataset.yaml"], NETWORK, id="validate-without-urls-imports-no-network-code"),
+        pytest.param(["validate", "dataset.yaml"], UNUSED, id="validate-without-urls-imports-no-network-code"),
         pytest.param(
-            ["eval", "dataset.yaml", "--out", "out.jsonl"], NETWORK, id="eval-without-urls-imports-no-network-code"
+            ["eval", "dataset.yaml", "--out", "out.jsonl", "--workers", "2", "--threshold", "0.5"],
+            UNUSED,
+            id="eval-without-urls-imports-no-network-code",
         ),
         pytest.param(["--help"], [*NETWORK, "pydantic", "sqlite3", "yaml"], id="help-imports-no-models-nor-sqlite"),
     ],
@@ -78,3 +83,40 @@ def test_the_network_code_is_one_module_that_the_url_checks_do_not_import() -> N
     code = "import sys, agentv_py.process.urls; print('agentv_py.process.fetch' in sys.modules, 'ssl' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
     assert result.stdout == "False False\n"
+
+
+# Which evaluator and target config models are built once the command ran (`__pydantic_complete__`).
+BUILT = """
+import json, sys
+from agentv_py.cli import main
+sys.argv = ["agentv", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+from agentv_py.models.evaluators import EVALUATOR_CONFIG_TYPES
+from agentv_py.models.targets import RunnableTarget
+from typing import get_args
+models = [*EVALUATOR_CONFIG_TYPES, *get_args(RunnableTarget)]
+print(json.dumps(sorted(model.__name__ for model in models if model.__pydantic_complete__)))
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["validate", "dataset.yaml"], id="validate"),
+        pytest.param(["eval", "dataset.yaml", "--out", "out.jsonl"], id="eval"),
+    ],
+)
+def test_only_the_evaluator_and_target_types_a_dataset_names_are_built(one_case: Workspace, args: list[str]) -> None:
+    argv = [sys.executable, "-c", BUILT, json.dumps(args)]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=one_case.root, check=True)
+    # field_accuracy and the cli target are the dataset's; the mock is the dry run's target (built at
+    # import), llm_judge the default judge's evaluator config (built when loading)
+    assert json.loads(result.stdout.splitlines()[-1]) == [
+        "CliTarget",
+        "FieldAccuracyConfig",
+        "LlmJudgeConfig",
+        "MockTarget",
+    ]
