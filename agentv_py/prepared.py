@@ -123,7 +123,12 @@ class PreparedCases(Indexed[PreparedCase]):
 
     chunk_cases = 1000  # cases the loader validates, prepares and adds together
 
-    def __init__(self, shared: Sequence[EvaluatorConfig] = ()) -> None:
+    def __init__(self, shared: Sequence[EvaluatorConfig] = (), *, flagged_only: bool = False) -> None:
+        """`flagged_only`: keep only the cases with any `case_flags` bit (all the checks before a
+        run read back: `agentv validate` runs nothing), and for the others only their id and flags;
+        reading one of them back is a LookupError."""
+        self.flagged_only = flagged_only
+        self._kept_at: dict[int, tuple[int, int]] = {}  # flagged_only: case index -> (chunk, position)
         self.ids: list[str] = []
         self.flags = bytearray()  # each case's `case_flags`
         self._shared = list(shared)
@@ -138,8 +143,19 @@ class PreparedCases(Indexed[PreparedCase]):
 
     def add(self, chunk: list[PreparedCase]) -> None:
         """Append a chunk of cases (the loader's, `chunk_cases` at a time)."""
+        start = len(self.ids)
         self.ids.extend(prepared.case.id for prepared in chunk)
         self.flags.extend(case_flags(prepared) for prepared in chunk)
+        if self.flagged_only:
+            kept = [index for index in range(start, len(self.ids)) if self.flags[index]]
+            if kept:
+                if self._file is None:
+                    self._held = None
+                    self._file = tempfile.TemporaryFile(prefix="agentv-cases-")  # noqa: SIM115 - as long as the cases
+                for position, index in enumerate(kept):
+                    self._kept_at[index] = (len(self._chunks), position)
+                self._store([chunk[index - start] for index in kept])
+            return
         if self._held is not None and len(self._held) + len(chunk) <= self.chunk_cases:
             self._held.extend(chunk)
             return
@@ -179,12 +195,20 @@ class PreparedCases(Indexed[PreparedCase]):
         return len(self.ids)
 
     def _at(self, index: int) -> PreparedCase:
+        if self.flagged_only:
+            if index not in self._kept_at:
+                raise LookupError(f"case {index} has no flags: not kept (PreparedCases(flagged_only=True))")
+            number, position = self._kept_at[index]
+            return self._chunk(number)[position]
         if self._held is not None:
             return self._held[index]
         number = bisect.bisect_right(self._starts, index) - 1
         return self._chunk(number)[index - self._starts[number]]
 
     def __iter__(self) -> Iterator[PreparedCase]:
+        if self.flagged_only:
+            yield from (self._at(index) for index in range(len(self.ids)))
+            return
         if self._held is not None:
             yield from self._held
             return

@@ -51,6 +51,7 @@ def resolve_case_files(
     problems: list[Problem] = []
     dirs = search_dirs(base_dir)  # the same for every file of the dataset
     project = Project(base_dir)
+    files = _Files(base_dir, dirs, project)
     for i, case in enumerate(raw_cases(raw)):
         if not isinstance(case, dict):
             continue
@@ -73,17 +74,17 @@ def resolve_case_files(
                     resolved.setdefault((i, "file"), []).append(value)
                 continue
             if kind == "file":
-                found, tried = resolve_file(value, base_dir, dirs)
-                refused = None if found is None else project.refuse("file", value, found, label)
+                found, tried, real = files.find(value)
+                refused = None if found is None else project.refuse("file", value, found, label, real)
                 if found is None:
                     problems.append(source.problem(where, not_found("file", value, tried, label)))
                 elif refused is not None:
                     problems.append(source.problem(where, refused))
                 elif guidelines is not None and guidelines.is_guideline(found):
-                    resolved.setdefault((i, "guideline"), []).append(str(found))
+                    resolved.setdefault((i, "guideline"), []).append(found)
                     resolved.setdefault((i, "guideline_item"), []).append(file_item)
                 else:
-                    resolved.setdefault((i, "file"), []).append(str(found))
+                    resolved.setdefault((i, "file"), []).append(found)
                 continue
             image, problem = _image(kind, value, item.get("detail"), base_dir, dirs, label, project)
             if problem:
@@ -91,6 +92,48 @@ def resolve_case_files(
             elif image is not None:
                 resolved.setdefault((i, "image"), []).append(image)
     return resolved, problems
+
+
+class _Files:
+    """`resolve_file` for a dataset's input files, each distinct value looked up once, and with one
+    `lstat` per place tried: a regular file that is not a symlink is found, regular, and its real
+    path is its directory's (resolved once, `Project.realpath`). Anything else (a symlink, a
+    directory, an absolute path, no file at all) goes through `resolve_file` itself."""
+
+    def __init__(self, base_dir: Path, dirs: list[Path], project: Project) -> None:
+        self._base_dir = base_dir
+        self._dirs = dirs
+        self._names = [str(directory) for directory in dirs]
+        self._project = project
+        self._found: dict[str, tuple[str | None, list[Path], str | None]] = {}
+        self._places: dict[str, list[str]] = {}  # a value's folder -> where it is looked for
+
+    def find(self, value: str) -> tuple[str | None, list[Path], str | None]:
+        """(the file found or None, every place tried, its real path when it is a regular file
+        reached without a symlink, else None: `Project.refuse` then works it out)."""
+        known = self._found.get(value)
+        if known is None:
+            known = self._found[value] = self._look(value)
+        return known
+
+    def _look(self, value: str) -> tuple[str | None, list[Path], str | None]:
+        expanded = os.path.expanduser(value)
+        head, name = os.path.split(expanded)
+        if not os.path.isabs(expanded) and name not in ("", ".", ".."):
+            places = self._places.get(head)
+            if places is None:  # `os.path.normpath(os.path.join(directory, value))`, a folder at a time
+                places = self._places[head] = [os.path.normpath(os.path.join(d, head)) for d in self._names]
+            for place in places:
+                path = os.path.join(place, name)
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    continue  # `os.path.isfile` is False: the next place
+                if stat.S_ISREG(mode):
+                    return path, [], self._project.real_in_dir(path)
+                break  # a symlink, a directory, ...: as `resolve_file` decides
+        found, tried = resolve_file(value, self._base_dir, self._dirs)
+        return (str(found) if found is not None else None), tried, None
 
 
 _SYSTEM_DIRS = ("/proc", "/sys", "/dev")
@@ -113,23 +156,30 @@ class Project:
         self.cwd = os.path.realpath(os.getcwd())
         self._real_dirs: dict[str, str] = {}
 
-    def realpath(self, found: Path) -> str:
+    def realpath(self, found: str | Path) -> str:
         """`os.path.realpath(found)`, with each directory's resolved once: a dataset names
         thousands of files in a few directories."""
-        directory, name = os.path.split(found)
         try:
             if not stat.S_ISLNK(os.lstat(found).st_mode):
-                real_dir = self._real_dirs.get(directory)
-                if real_dir is None:
-                    real_dir = self._real_dirs[directory] = os.path.realpath(directory)
-                return os.path.join(real_dir, name)
+                return self.real_in_dir(str(found))
         except OSError:
             pass
         return os.path.realpath(found)
 
-    def refuse(self, what: str, value: str, found: Path, label: str) -> str | None:
-        """Why the dataset may not name `found` (its `what` item `value`), or None."""
-        real = self.realpath(found)
+    def real_in_dir(self, path: str) -> str:
+        """The real path of `path`, a file that is not a symlink: its directory's real path and its name."""
+        directory, name = os.path.split(path)
+        real_dir = self._real_dirs.get(directory)
+        if real_dir is None:
+            real_dir = self._real_dirs[directory] = os.path.realpath(directory)
+        return os.path.join(real_dir, name)
+
+    def refuse(
+        self, what: str, value: str, found: str | Path, label: str, regular_real: str | None = None
+    ) -> str | None:
+        """Why the dataset may not name `found` (its `what` item `value`), or None. `regular_real`:
+        `found`'s real path, known to be a regular file (`_Files`): not looked up again."""
+        real = regular_real if regular_real is not None else self.realpath(found)
         shown = value if real == value else f"{value} (really {real})"
         for system in _SYSTEM_DIRS:
             if _inside(real, system):
@@ -140,7 +190,7 @@ class Project:
                 f"a dataset may only name files inside it ({label})"
             )
         try:
-            regular = stat.S_ISREG(os.stat(real).st_mode)
+            regular = regular_real is not None or stat.S_ISREG(os.stat(real).st_mode)
         except OSError as exc:
             return f"{what} {shown} cannot be read: {exc.strerror or exc} ({label})"
         if not regular:

@@ -32,24 +32,23 @@ from agentv_py.loading.ground_truth import (
     read_ground_truth,
 )
 from agentv_py.loading.jsonl import is_jsonl, read_jsonl
+from agentv_py.loading.judge_checks import unrunnable_judges
 from agentv_py.loading.overrides import merge_case_evaluators
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
 from agentv_py.loading.truth_files import TruthFiles, truth_file
 from agentv_py.loading.validation import validate
-from agentv_py.locate import search_dirs, working_dir
+from agentv_py.locate import search_dirs
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, EvaluatorConfig, aggregator_template_problem
+from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig, aggregator_template_problem
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig
 from agentv_py.prepared import CaseModels, LoadedDataset, PreparedCase, PreparedCases
-from agentv_py.process.command import needs_shell, script_argv
-from agentv_py.process.programs import program_problem
 from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.paths import path_problem
 
 
-def load_dataset(path: str | Path) -> LoadedDataset:
+def load_dataset(path: str | Path, *, flagged_only: bool = False) -> LoadedDataset:
     """Load and validate a dataset file (YAML, or JSONL with its sidecar); raise ConfigError
     listing every problem found.
 
@@ -57,12 +56,14 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     prepared a chunk (`PreparedCases.chunk_cases`) at a time, each chunk with the suite keys, by the same checks
     a whole file gets; prepared chunks go to `PreparedCases`. Checks across cases (duplicate ids,
     gates, fields no case's ground truth has) keep what they need between chunks. So memory does
-    not grow with the number of cases, and every problem of the file is still found before a run."""
+    not grow with the number of cases, and every problem of the file is still found before a run.
+    `flagged_only` (`agentv validate`, which runs no case): only the cases the checks before a run
+    read back are kept (`PreparedCases(flagged_only=True)`)."""
     dataset_path = Path(path).resolve() if Path(path).exists() else Path(path)
     # A YAML file, or a JSONL file (+ sidecar) read into the same structure: one set of checks.
     source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path), pack_cases=True)
     guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
-    loading = _Loading(source, dataset_path.resolve().parent, guideline_config.config)
+    loading = _Loading(source, dataset_path.resolve().parent, guideline_config.config, flagged_only)
     split = split_cases(raw)
     if split is None:
         loading.add(raw, 0)  # not a mapping with a list of cases: one pass says what is wrong
@@ -81,8 +82,11 @@ class _Loading:
     stage with any is raised, as a whole-file load would; a chunk stops at its first failing stage.
     A later chunk reports only problems located in its cases (the suite's are the first chunk's)."""
 
-    def __init__(self, source: Source, dataset_dir: Path, guidelines: GuidelineConfig | None) -> None:
+    def __init__(
+        self, source: Source, dataset_dir: Path, guidelines: GuidelineConfig | None, flagged_only: bool = False
+    ) -> None:
         self.source = source
+        self.flagged_only = flagged_only
         self.dataset_dir = dataset_dir
         self.guidelines = guidelines
         self.stages: tuple[list[Problem], list[Problem], list[Problem]] = ([], [], [])
@@ -128,7 +132,7 @@ class _Loading:
         if truth_problems or self.stages[1]:
             self.stages[1].extend(truth_problems)
             return
-        judge_problems = _judge_problems(source, model, self.dataset_dir)
+        judge_problems = unrunnable_judges(source, model, self.dataset_dir)
         evaluators, prompt_problems = _resolve_prompts(source, model, self.dataset_dir)
         judge_problems = own(judge_problems + prompt_problems)
         if judge_problems or self.stages[2]:
@@ -136,7 +140,10 @@ class _Loading:
             return
         if first:
             self.suite = evaluators[("execution",)]
-            self.cases = PreparedCases(shared=[*self.suite, DEFAULT_JUDGE])
+            # Without suite evaluators every case may get the default judge: all are read back.
+            self.cases = PreparedCases(
+                [*self.suite, DEFAULT_JUDGE], flagged_only=self.flagged_only and bool(self.suite)
+            )
         assert self.cases is not None
         self.warnings += own(_path_warnings(source, model)) + _ignored_keys(source, model)
         self.warnings += ambiguous_truth_dates(source, model, truths, suite, self.dated)
@@ -292,44 +299,6 @@ def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
                 )
             )
     return warnings
-
-
-_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".php", ".r", ".jl", ".lua")
-
-
-def _judge_problems(source: Source, model: Dataset, dataset_dir: Path) -> list[Problem]:
-    """Code judges and llm_judge prompt scripts that cannot possibly run: caught when the dataset
-    loads, not mid-run."""
-
-    problems: list[Problem] = []
-    for where, config in walk_evaluators(model):
-        script_key = "script"
-        if isinstance(config, CodeJudgeConfig):
-            script, cwd_value = config.script, config.cwd
-        elif isinstance(config, LlmJudgeConfig) and config.prompt_script is not None:
-            where, script, cwd_value = [*where, "prompt"], config.prompt_script.script, config.prompt_script.cwd
-        elif isinstance(config, CompositeConfig) and config.aggregator.path is not None:
-            where, script, cwd_value = [*where, "aggregator"], config.aggregator.path, config.aggregator.cwd
-            script_key = "path"
-        else:
-            continue
-        cwd = working_dir(dataset_dir, cwd_value)
-        if not cwd.is_dir():
-            problems.append(source.problem([*where, "cwd"], f"directory not found: {cwd}"))
-            continue
-        if isinstance(script, str) and needs_shell(script):
-            continue  # shell syntax: the shell resolves it at run time
-        argv = script_argv(script)
-        problem = program_problem(argv[0], cwd, noun="script", as_script=True)
-        if problem:
-            problems.append(source.problem([*where, script_key], problem))
-        for arg in argv[1:]:
-            looks_like_file = arg.lower().endswith(_SCRIPT_SUFFIXES) and not arg.startswith("-")
-            if looks_like_file and not (cwd / arg).is_file():
-                problems.append(
-                    source.problem([*where, script_key], f"script file not found: {arg} (relative to {cwd})")
-                )
-    return problems
 
 
 ListKey = tuple[str, int] | tuple[str]  # ("execution",) for the suite, ("evalcases", i) for a case

@@ -16,6 +16,7 @@ from typing import IO, Any, Protocol
 import yaml
 
 from agentv_py.errors import ConfigError, Problem
+from agentv_py.loading.block_yaml import Undecided, load_block
 from agentv_py.loading.case_spool import CaseSpool, SpoolWriter
 from agentv_py.loading.parse_cache import SPOOL_MIN, Opener, cache_dir, parse_cached, parse_spooled
 from agentv_py.loading.yaml_loader import (
@@ -127,7 +128,14 @@ def pack_case(value: Any) -> bytes:
 
 
 def unpack_cases(packed: Iterable[bytes]) -> list[Any]:
-    return [marshal.loads(item) for item in packed]
+    """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return [marshal.loads(item) for item in packed]
+    finally:
+        if paused:
+            gc.enable()
 
 
 def split_cases(raw: Any) -> tuple[dict[str, Any], PackedCases] | None:
@@ -320,13 +328,20 @@ def _load_plain(content: bytes | IO[bytes], pack_cases: bool = False, sink: Spoo
 
 def _load(content: bytes | Opener, pack_cases: bool = False, sink: SpoolWriter | None = None) -> Any:
     """Parse one YAML document (`content`, or the file `content()` opens, once per attempt): the
-    fast path (`_load_plain`), else `Loader`'s node path. The cyclic garbage collector is paused
+    common block style read line by line (`block_yaml`), else the fast path from the parser's
+    events (`_load_plain`), else `Loader`'s node path. The cyclic garbage collector is paused
     meanwhile: a large file builds hundreds of thousands of objects, none of them garbage, and
     collections triggered by those allocations would take longer than the parse itself.
     `sink`: packed cases go there (`_load_plain`), never all held."""
     paused = gc.isenabled()
     gc.disable()
     try:
+        try:
+            return load_block(content if isinstance(content, bytes) else content(), pack_cases, sink)
+        except Undecided:
+            pass
+        if sink is not None:
+            sink.reset()
         try:
             return _load_plain(content if isinstance(content, bytes) else content(), pack_cases, sink)
         except _Unusual:

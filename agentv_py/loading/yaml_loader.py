@@ -109,7 +109,8 @@ def _power_of_ten(digits: int) -> int:
     return int(10**digits)
 
 
-def _too_many_digits(value: int) -> bool:
+def too_many_digits(value: int) -> bool:
+    """Whether `value` has more digits than Python reads from text."""
     limit = int_digit_limit()
     return bool(limit) and abs(value) >= _power_of_ten(limit)
 
@@ -281,7 +282,7 @@ def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
         value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
     except ValueError:
         raise NodeRefused(too_many_digits_message(), node) from None
-    if len(node.value) > 20 and _too_many_digits(value):
+    if len(node.value) > 20 and too_many_digits(value):
         raise NodeRefused(too_many_digits_message(), node)
     return value
 
