@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
 from agentv_py.models.manifest import RunManifest, TargetInfo
-from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, PreparedCase, case_ids, cases_where, select
+from agentv_py.models.targets import DRY_RUN_TARGET
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseSelection, PreparedCase, case_ids, cases_where
 from agentv_py.report.jsonl import (
     not_results,
 )
@@ -33,9 +34,9 @@ from agentv_py.report.manifest import (
 from agentv_py.report.summary import plural
 from agentv_py.run_spec import ManifestSeed, ResultsFile, RunSpec, StoredSource
 from agentv_py.runner.engine import RunOptions
-from agentv_py.runner.targets import DRY_RUN_TARGET
 from agentv_py.session import plan_eval
 from agentv_py.stored_rows import (
+    LineIndex,
     listed_ids,
     manifest_of,
     run_judge,
@@ -194,19 +195,24 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             "rescore runs judges only from a dataset you name",
             hint=f"check it, then pass --dataset {dataset.path}",
         )
-    by_id = set(case_ids(dataset.cases))
+    all_ids = case_ids(dataset.cases)
+    # case id -> its place in the dataset: the dry run's map when it has every case (no `skip:`)
+    positions = eval_plan.spec.positions
+    if positions is None or len(positions) != len(all_ids):
+        positions = {case_id: i for i, case_id in enumerate(all_ids)}
+    by_id = positions
     shown = str(results)
 
     if not scan.last:
         why = "it is empty" if not scan.skipped and scan.truncated is None else "no line of it is a result row"
         raise AgentvError(f"{shown} has no result rows ({why}): nothing to re-score")
-    known = [case_id for case_id in scan.last if case_id in by_id]
+    known = sum(1 for case_id in scan.last if case_id in by_id)
     gone = sorted(case_id for case_id in scan.last if case_id not in by_id)
-    if len(known) * 2 < len(scan.last):
+    if known * 2 < len(scan.last):
         ran = f" (the run used {manifest.dataset.path})" if manifest is not None else ""
         raise AgentvError(
-            f"{shown} does not hold results of {dataset.path}: only {len(known)} of the "
-            f"{plural(len(scan.last), 'case')} it has rows for {'is' if len(known) == 1 else 'are'} in that dataset "
+            f"{shown} does not hold results of {dataset.path}: only {known} of the "
+            f"{plural(len(scan.last), 'case')} it has rows for {'is' if known == 1 else 'are'} in that dataset "
             f"(not in it: {listed_ids(gone)})",
             hint=f"pass the dataset the run used with --dataset{ran}; rescore refuses a file whose rows are "
             "mostly for cases the dataset does not have",
@@ -234,7 +240,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             f"{shown}:{scan.truncated}: the last line is cut short (its run was stopped while writing it): "
             "skipped; its case counts as having no row"
         )
-    repeated = [f"{case_id} ({count} rows)" for case_id, count in sorted(scan.rows.items()) if count > 1]
+    repeated = [f"{case_id} ({count} rows)" for case_id, count in sorted(scan.repeated.items())]
     if repeated:
         have = "has" if len(repeated) == 1 else "have"
         warnings.append(
@@ -247,7 +253,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             f"{plural(len(gone), 'row')} of {shown} {are} for cases no longer in the dataset (dropped): "
             + listed_ids(gone)
         )
-    missing = [case_id for case_id in case_ids(dataset.cases) if case_id not in scan.last]
+    missing = [case_id for case_id in all_ids if case_id not in scan.last]
     if missing:
         have = "has" if len(missing) == 1 else "have"
         warnings.append(
@@ -255,25 +261,28 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             "(run them with agentv eval)"
         )
 
-    lines = {number: case_id for case_id, number in scan.last.items() if case_id in by_id}
-    ordered = sorted(lines)
+    lines = LineIndex(scan.last, positions, all_ids)  # the row that stands for each case, in file order
+    scanned_target, run_ids = scan.target, sorted(scan.run_ids)
+    del scan  # its {case id: line} map: not held while the run goes
     if manifest is not None:
         target = manifest.target
         derived_from: str | None = manifest.run_id
     else:
-        target = TargetInfo(name=scan.target or "unknown", provider="unknown", sha256="")
-        derived_from = next(iter(scan.run_ids)) if len(scan.run_ids) == 1 else None
-    cases = select(dataset.cases, (lines[number] for number in ordered))
+        target = TargetInfo(name=scanned_target or "unknown", provider="unknown", sha256="")
+        derived_from = run_ids[0] if len(run_ids) == 1 else None
+    cases = CaseSelection(dataset.cases, lines.positions)
     judged = _judged(cases)
     workers = request.workers if judged else 1
     spec = _spec(
         request,
         eval_plan,
+        CaseSelection(dataset.cases, sorted(lines.positions)),  # dataset order: the manifest's
         cases,
-        StoredSource(target.name, results, {number: lines[number] for number in ordered}),
+        StoredSource(target.name, results, lines),
         target,
         derived_from,
         workers if judged else None,
+        positions,
     )
     return RescorePlan(spec, eval_plan, cases, target, workers, warnings)
 
@@ -281,11 +290,13 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
 def _spec(
     request: RescoreRequest,
     eval_plan: EvalPlan,
+    recorded: Sequence[PreparedCase],
     cases: Sequence[PreparedCase],
     answers: StoredSource,
     target: TargetInfo,
     derived_from: str | None,
     workers: int | None,
+    positions: Mapping[str, int],
 ) -> RunSpec:
     """The re-score as a run: the stored answers stand for the target (no program runs), its
     judges run on `workers` threads (None: no judge runs, the rows are scored inline), judge replies may come
@@ -314,10 +325,9 @@ def _spec(
     if request.baseline:
         options |= {"baseline": str(request.baseline), "max_drop": request.max_drop or 0.0}
         options |= {"allow_flips": request.allow_flips}
-    positions = {case_id: i for i, case_id in enumerate(case_ids(eval_plan.dataset.cases))}
     seed = ManifestSeed(
         dataset=eval_plan.dataset,
-        cases=select(eval_plan.dataset.cases, sorted(case_ids(cases), key=positions.__getitem__)),  # dataset order
+        cases=recorded,
         target=DRY_RUN_TARGET,
         judges=eval_plan.judges,
         secrets=dry.secrets,

@@ -134,6 +134,7 @@ def plan_reuse(
         )
         differences += manifest_differences(manifest, current)
         changed = target_diff(manifest.target, current.target)
+        del current  # not held beside the manifest the run builds
         if manifest.target.fingerprint is None:
             notes.append(
                 f"the manifest of {shown} {UNRECORDED}: the target's scripts and environment are not "
@@ -171,6 +172,10 @@ def plan_reuse(
         redo = {i for i in case_ids(cases) if i not in by_case or i in again_ids}
         to_run = select(cases, (i for i in case_ids(cases) if i in redo))
         kept = RowSelection(stored.rows, [i for i, case_id in enumerate(stored.rows.eval_ids) if case_id not in redo])
+    if manifest is not None:  # compared: its per-case lists are not held while the run goes
+        manifest = manifest.model_copy(
+            update={"case_evaluators": {}, "dataset": manifest.dataset.model_copy(update={"case_ids": []})}
+        )
     last_run_id = next((run for run in reversed(stored.rows.run_ids) if run), None)
     previous = manifest.run_id if manifest is not None else last_run_id
     return Reuse(

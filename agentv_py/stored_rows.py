@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,7 @@ from agentv_py.models.model_targets import AZURE_PROVIDERS, GEMINI_PROVIDERS
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import PreparedCase
 from agentv_py.report.bounds import MAX_LINE_BYTES
-from agentv_py.report.jsonl import (
-    read_rows,
-)
+from agentv_py.report.jsonl import row_lines, row_of_line
 from agentv_py.runner.outcome import TargetOutcome
 
 IDS_SHOWN = 10  # case ids listed in one message before ", ..."
@@ -35,7 +34,7 @@ class _Scan:
     """What a quick pass over the results file found, line by line."""
 
     last: dict[str, int] = field(default_factory=dict)  # case id -> the line of its last row
-    rows: Counter[str] = field(default_factory=Counter)  # case id -> rows
+    repeated: dict[str, int] = field(default_factory=dict)  # case id -> rows, of those with more than one
     skipped: list[tuple[int, str]] = field(default_factory=list)  # lines that are no row, and why
     truncated: int | None = None  # the last line, cut short (no newline, not JSON)
     run_ids: set[str] = field(default_factory=set)
@@ -79,8 +78,9 @@ def scan_rows(path: Path) -> _Scan:
             if not isinstance(eval_id, str):
                 scan.skipped.append((number, "not a result row: it has no eval_id"))
                 continue
+            if eval_id in scan.last:
+                scan.repeated[eval_id] = scan.repeated.get(eval_id, 1) + 1
             scan.last[eval_id] = number
-            scan.rows[eval_id] += 1
             run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
             if isinstance(run_id, str):
                 scan.run_ids.add(run_id)
@@ -91,6 +91,41 @@ def scan_rows(path: Path) -> _Scan:
             if scan.target is None and isinstance(target, str):
                 scan.target = target
     return scan
+
+
+class LineIndex(Mapping[int, str]):
+    """Line number -> case id, of the rows a re-score takes (the last row of each case the dataset
+    has), held as two arrays in line order: a line number and the case's place in the dataset (its
+    id is the dataset's string), not as a map of 100,000 entries."""
+
+    def __init__(self, last: Mapping[str, int], places: Mapping[str, int], ids: Sequence[str]) -> None:
+        taken = sorted((number, places[case_id]) for case_id, number in last.items() if case_id in places)
+        self._numbers = array("q", (number for number, _ in taken))
+        self._places = array("q", (place for _, place in taken))
+        self._ids = ids
+
+    @property
+    def positions(self) -> list[int]:
+        """The cases' places in the dataset, in the order of their rows."""
+        return self._places.tolist()
+
+    def get(self, number: int, default: Any = None) -> Any:
+        at = bisect_left(self._numbers, number)
+        if at < len(self._numbers) and self._numbers[at] == number:
+            return self._ids[self._places[at]]
+        return default
+
+    def __getitem__(self, number: int) -> str:
+        found: str | None = self.get(number)
+        if found is None:
+            raise KeyError(number)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
 
 
 def listed_ids(ids: list[str]) -> str:
@@ -157,9 +192,10 @@ class StoredAnswers:
         self._lock = threading.Lock()
 
     def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
-        for number, item in read_rows(self._path):
+        for number, line in row_lines(self._path):
             case_id = self._lines.get(number)
-            if case_id is not None:
+            if case_id is not None:  # only the rows the re-score takes are read as rows
+                item = line if isinstance(line, str) else row_of_line(line)
                 yield case_id, item if isinstance(item, ResultRow) else f"line {number}: {item}"
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:

@@ -51,6 +51,17 @@ def canonical_sha256(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def mapping_sha256(pairs: dict[str, str]) -> str:
+    """`canonical_sha256` of a {str: str} map (the per-case evaluator hashes), fed to the digest an
+    entry at a time, never as one JSON text: the same value, keys in code point order."""
+    digest = hashlib.sha256(b"{")
+    encode = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a str
+    for n, key in enumerate(sorted(pairs)):
+        digest.update((b"," if n else b"") + (encode(key) + ":" + encode(pairs[key])).encode("utf-8"))
+    digest.update(b"}")
+    return digest.hexdigest()
+
+
 def file_sha256(path: Path) -> str:
     return str(_hashed(hashlib.sha256(), path).hexdigest())
 
@@ -137,7 +148,7 @@ def evaluator_fingerprints(
         listed = digests.setdefault(digest, digest)
         lists.put(configs, listed)
         per_case[prepared.case.id] = listed
-    return evaluators, per_case, canonical_sha256(per_case)
+    return evaluators, per_case, mapping_sha256(per_case)
 
 
 def _walk(configs: Iterable[Any]) -> Iterable[Any]:

@@ -5,11 +5,15 @@ built from the run's inputs by `loading.fingerprint`."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
+import re
 import secrets
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from pydantic import ValidationError
 
@@ -84,12 +88,12 @@ def finish_manifest(manifest: RunManifest, summary: RunSummary, result: GateResu
 def write_manifest(path: Path, manifest: RunManifest) -> None:
     """Write atomically (a temporary file in the same directory, then rename): a reader sees the
     old manifest or the new one, never half of one. A run of 100,000 cases has a 10 MB manifest:
-    it is streamed to the file, not built as one string."""
-    data = manifest.model_dump(mode="json")
+    its case lists are streamed to the file, never dumped to a dict or built as one string; the
+    text is `json.dump(indent=2, ensure_ascii=False)`'s."""
     fd, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)  # written as encoded: no whole text in memory
+            _dump(handle, manifest)
             handle.write("\n")
         os.replace(temporary, path)
     except BaseException:
@@ -98,6 +102,38 @@ def write_manifest(path: Path, manifest: RunManifest) -> None:
         except OSError:
             pass
         raise
+
+
+def _dump(handle: IO[str], manifest: RunManifest) -> None:
+    """The manifest as `json.dump(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False)`
+    writes it: all but the case lists dumped (small), then each list written where a marker holds
+    its place, a thousand entries at a time."""
+    marker = f"agentv-stream-{secrets.token_hex(8)}"
+    ids, per_case = manifest.dataset.case_ids, manifest.case_evaluators
+    skeleton = manifest.model_copy(
+        update={"case_evaluators": {}, "dataset": manifest.dataset.model_copy(update={"case_ids": []})}
+    ).model_dump(mode="json")
+    skeleton["dataset"]["case_ids"] = marker + "-ids"
+    skeleton["case_evaluators"] = marker + "-map"
+    text = json.dumps(skeleton, indent=2, ensure_ascii=False)
+    encode = json.encoder.encode_basestring  # json.dump's encoding of a str (ensure_ascii=False)
+    streams: dict[str, tuple[str, str, Iterator[str]]] = {
+        marker + "-ids": ("[", "]", (encode(case_id) for case_id in ids)),
+        marker + "-map": ("{", "}", (encode(key) + ": " + encode(value) for key, value in per_case.items())),
+    }
+    for part in re.split(f'"({marker}-(?:ids|map))"', text):
+        if part not in streams:
+            handle.write(part)
+            continue
+        opening, closing, items = streams[part]
+        line = text[: text.index(f'"{part}"')].rsplit("\n", 1)[-1]
+        pad = "\n" + " " * (len(line) - len(line.lstrip(" ")))
+        handle.write(opening)
+        written = False
+        while batch := list(itertools.islice(items, 1000)):
+            handle.write(("," if written else "") + pad + "  " + ("," + pad + "  ").join(batch))
+            written = True
+        handle.write((pad if written else "") + closing)
 
 
 def read_manifest(results: str | Path) -> RunManifest:
@@ -115,12 +151,29 @@ def read_manifest(results: str | Path) -> RunManifest:
     if len(data) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{shown} is over {MAX_MANIFEST_BYTES // (1024 * 1024)} MB: not a run manifest")
     try:
-        raw = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        del data  # not held beside the text, nor the text beside what it holds
+        raw = json.loads(text)
+        del text
     except (UnicodeDecodeError, ValueError) as exc:
         raise ManifestError(f"{shown} is not JSON ({exc}): it was edited or cut short") from None
     try:
-        return RunManifest.model_validate(raw)
+        return _compact(RunManifest.model_validate(raw))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise ManifestError(f"{shown} is not a run manifest: {where}: {first['msg']}") from None
+
+
+def _compact(manifest: RunManifest) -> RunManifest:
+    """The per-case map of a manifest read back, held small: its values (a few distinct evaluator
+    hashes) one string each, its keys the strings of `dataset.case_ids` when both list the same
+    cases in the same order (as agentv writes them). Equal to what was read."""
+    per_case, ids = manifest.case_evaluators, manifest.dataset.case_ids
+    if not per_case:
+        return manifest
+    shared: dict[str, str] = {}
+    keys: Iterable[str] = ids if len(ids) == len(per_case) and all(map(str.__eq__, ids, per_case)) else per_case
+    pairs = zip(keys, per_case.values(), strict=True)
+    manifest.case_evaluators = {key: shared.setdefault(value, value) for key, value in pairs}
+    return manifest

@@ -160,3 +160,56 @@ def test_a_manifest_round_trips(ws: Workspace, monkeypatch: pytest.MonkeyPatch) 
     project(ws)
     written = run(ws, monkeypatch)
     assert read_manifest(ws.root / "out.jsonl").model_dump(mode="json") == written
+
+
+@pytest.mark.parametrize(
+    "per_case",
+    [
+        pytest.param({}, id="empty"),
+        pytest.param({"c1": "a" * 64}, id="one"),
+        pytest.param({"b": "2", "a": "1", "B": "3", "é": "4", "\U0001f600": "5", "\uffff": "6"}, id="code-point-order"),
+        pytest.param({'q"uote\\d': "x", "ctl\x00\x1f\n": "y", "sep\u2028": 'v"\\'}, id="escaped"),
+    ],
+)
+def test_the_per_case_map_is_hashed_as_canonical_json(per_case: dict[str, str]) -> None:
+    from agentv_py.loading.fingerprint import canonical_sha256, mapping_sha256
+
+    assert mapping_sha256(per_case) == canonical_sha256(per_case)  # manifests of older runs compare equal
+
+
+def test_a_manifest_is_written_as_json_dump_writes_it_and_read_back_equal(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agentv_py.report.manifest import write_manifest
+
+    project(ws)
+    run(ws, monkeypatch)
+    manifest = read_manifest(ws.root / "out.jsonl")
+    ids = [f"case-{n}" for n in range(2500)] + ['odd "id"\u2028é']
+    variants = {
+        "as-run": manifest,
+        "no-cases": manifest.model_copy(
+            update={"case_evaluators": {}, "dataset": manifest.dataset.model_copy(update={"case_ids": []})}
+        ),
+        "many-cases": manifest.model_copy(
+            update={
+                "case_evaluators": {case_id: "ab"[n % 2] * 64 for n, case_id in enumerate(ids)},
+                "dataset": manifest.dataset.model_copy(update={"case_ids": ids}),
+            }
+        ),
+        "map-in-another-order": manifest.model_copy(
+            update={
+                "case_evaluators": {"c2": "x", "c1": "y"},
+                "dataset": manifest.dataset.model_copy(update={"case_ids": ["c1", "c2"]}),
+            }
+        ),
+    }
+    for name, variant in variants.items():
+        results = tmp_path / f"{name}.jsonl"
+        write_manifest(manifest_path(results), variant)
+        expected = json.dumps(variant.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        assert manifest_path(results).read_text(encoding="utf-8") == expected, name
+        back = read_manifest(results)
+        assert back == variant, name
+        assert list(back.case_evaluators) == list(variant.case_evaluators), name
+        assert len({id(value) for value in back.case_evaluators.values()}) <= 2, name  # one string per hash
