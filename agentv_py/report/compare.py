@@ -249,6 +249,9 @@ def _check_manifests(base: Path, new: Path, force: bool, forced: list[str]) -> b
     return True
 
 
+_DIRECTIONS = {(HIT, MISS): HIT_TO_MISS, (MISS, HIT): MISS_TO_HIT}  # a field's move between the runs
+
+
 def _pair(result: Comparison, store: Store, fields: Fields) -> array[float]:
     """The cases scored in both files: sums, verdict moves, changed cases and field moves; the
     score deltas are returned for the bootstrap."""
@@ -278,9 +281,7 @@ def _pair(result: Comparison, store: Store, fields: Fields) -> array[float]:
             changed.append((key, before, after, delta, was, now))
         status_before = {record[0]: record[1] for record in Fields.decode(base_fields)}
         for slot, status, *_ in Fields.decode(new_fields):
-            direction = {(HIT, MISS): HIT_TO_MISS, (MISS, HIT): MISS_TO_HIT}.get(
-                (status_before.get(slot, ABSENT), status)
-            )
+            direction = _DIRECTIONS.get((status_before.get(slot, ABSENT), status))
             if direction is not None:
                 moves.append((slot, direction, key))
                 fields.moves[slot, direction] = fields.moves.get((slot, direction), 0) + 1

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentv_py.models.results import ResultRow
-from agentv_py.report.jsonl import UnusableInput, read_rows
-from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
+from agentv_py.report.jsonl import UnusableInput
+from agentv_py.report.lean_rows import LeanRow, read_lean_rows, statuses_and_counts
+from agentv_py.scoring.metrics import Counts, FieldKey
 
 BATCH = 2000  # rows inserted at once
 
@@ -86,18 +86,9 @@ def check_field_results(store: Store, fields: Fields) -> None:
 _NO_COUNTS = (0, 0, 0, 0)  # a field with a status but no counts
 
 
-def field_statuses(row: ResultRow) -> dict[FieldKey, int]:
-    """(evaluator name, field path) -> hit / miss / other, from every `field_accuracy` result's
-    `details.fields`, nested ones included."""
-    statuses: dict[FieldKey, int] = {}
-    for name, entry in walk_fields(row.evaluator_results):
-        statuses[(name, entry.path)] = STATUS.get(entry.status, OTHER)
-    return statuses
-
-
-def rows_of(path: Path, role: str) -> Iterator[ResultRow]:
+def rows_of(path: Path, role: str) -> Iterator[LeanRow]:
     """The rows of a results file; a line that is not a row stops the comparison (exit 2)."""
-    for line, row in read_rows(path):
+    for line, row in read_lean_rows(path):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             raise CompareError(
                 f"{role} {path}:{line}: {row}",
@@ -106,8 +97,8 @@ def rows_of(path: Path, role: str) -> Iterator[ResultRow]:
         yield row
 
 
-def is_error(row: ResultRow) -> bool:
-    return row.status == "error" or not row.evaluator_results
+def is_error(row: LeanRow) -> bool:
+    return row.status == "error" or not row.results
 
 
 class Fields:
@@ -117,21 +108,30 @@ class Fields:
         self.slots: dict[FieldKey, int] = {}
         self.counts: tuple[dict[int, Counts], dict[int, Counts]] = ({}, {})
         self.moves: dict[tuple[int, int], int] = {}
+        self.summed: dict[int, list[int]] = {}  # the counts of the rows encoded since `load_side` began
 
-    def encode(self, row: ResultRow) -> bytes:
-        """A case's fields as stored: (slot, status, tp, tn, fp, fn) per field. marshal keeps
-        counts of any size exactly; it only ever reads back what this process wrote."""
-        statuses = field_statuses(row)
-        counts = row_field_counts(row.evaluator_results)
+    def encode(self, row: LeanRow) -> bytes:
+        """A case's fields as stored: (slot, status, tp, tn, fp, fn) per field, from every
+        `field_accuracy` result's `details.fields` (hit / miss / other) and the counts `agentv
+        metrics` sums, read in one walk. marshal keeps counts of any size exactly; it only ever
+        reads back what this process wrote."""
+        statuses, counts = statuses_and_counts(row, STATUS, OTHER)
         records = []
-        slots = self.slots
+        slots, summed = self.slots, self.summed
         for key in statuses.keys() | counts.keys():
             slot = slots.get(key)
             if slot is None:
                 slot = slots[key] = len(slots)
-            found = counts.get(key)
-            values = found.as_tuple() if found is not None else _NO_COUNTS
-            records.append((slot, statuses.get(key, ABSENT), *values))
+            tp, tn, fp, fn = counts.get(key, _NO_COUNTS)
+            records.append((slot, statuses.get(key, ABSENT), tp, tn, fp, fn))
+            total = summed.get(slot)  # a field with a status and no counts too, as load_side sums them
+            if total is None:
+                summed[slot] = [tp, tn, fp, fn]
+            else:
+                total[0] += tp
+                total[1] += tn
+                total[2] += fp
+                total[3] += fn
         return marshal.dumps(records)
 
     @staticmethod
@@ -144,7 +144,10 @@ def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) ->
     """One file into its table, the last row of a case replacing earlier ones (a resumed run)."""
     sql = f"INSERT OR REPLACE INTO {side} VALUES (?, ?, ?, ?, ?)"
     batch: list[tuple[bytes, float, int, int, bytes]] = []
+    fields.summed = {}
+    rows = 0
     for row in rows_of(path, role):
+        rows += 1
         key = row.eval_id.encode("utf-8", "surrogatepass")
         if is_error(row):
             batch.append((key, 0.0, 0, 1, b""))
@@ -155,7 +158,11 @@ def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) ->
             batch.clear()
     store.db.executemany(sql, batch)
     counts = fields.counts[SIDES.index(side)]
-    for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):
+    if store.count(f"SELECT COUNT(*) FROM {side}") == rows:  # no case twice: every row encoded is kept
+        for slot, (tp, tn, fp, fn) in fields.summed.items():
+            counts[slot] = Counts(tp, tn, fp, fn)
+        return
+    for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):  # a case's last row only
         for slot, _, tp, tn, fp, fn in Fields.decode(blob):
             summed = counts.get(slot)
             if summed is None:

@@ -331,26 +331,36 @@ def _lines(path: str | Path, max_line: int) -> Iterator[tuple[int, bytearray | N
 def read_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[int, ResultRow | str]]:
     """(line number, row) for each line; a bad line gives (line number, reason) instead, and so
     does a line over `max_line` bytes (default MAX_LINE_BYTES), which is skipped unread."""
+    for number, line in row_lines(path, max_line):
+        yield number, line if isinstance(line, str) else row_of_line(line)
+
+
+def row_lines(path: str | Path, max_line: int | None = None) -> Iterator[tuple[int, bytearray | str]]:
+    """(line number, line) for each line that is not blank; (line number, why) for a line over
+    `max_line` bytes (default MAX_LINE_BYTES), skipped unread."""
     cap = MAX_LINE_BYTES if max_line is None else max_line
     for number, line in _lines(path, cap):
         if line is None:
             yield number, f"line longer than {_size(cap)}: not read"
-            continue
-        if _BLANK.fullmatch(line):
-            continue
-        try:
-            value = _loads_line(line)
-            if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _too_deep(value):
-                value = bound_depth(value)  # a file written elsewhere: readers see what agentv writes
-            yield number, ResultRow.model_validate(value)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            yield number, f"not a result row: {loc}: {first['msg']}"
-        except RecursionError:
-            yield number, "not JSON: nested too deeply"
-        except ValueError as exc:  # not JSON (orjson's and the standard library's errors)
-            yield number, f"not JSON: {exc}"
+        elif not _BLANK.fullmatch(line):
+            yield number, line
+
+
+def row_of_line(line: bytes | bytearray) -> ResultRow | str:
+    """One line of a results file as a row, or why it is not one (`read_rows`)."""
+    try:
+        value = _loads_line(line)
+        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _too_deep(value):
+            value = bound_depth(value)  # a file written elsewhere: readers see what agentv writes
+        return ResultRow.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        return f"not a result row: {loc}: {first['msg']}"
+    except RecursionError:
+        return "not JSON: nested too deeply"
+    except ValueError as exc:  # not JSON (orjson's and the standard library's errors)
+        return f"not JSON: {exc}"
 
 
 def not_results(path: Path) -> str | None:

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_py.models.results import ResultRow
-from agentv_py.report.jsonl import read_rows
+from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
 from agentv_py.report.render import visible
-from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, row_field_counts, total
-from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy, row_taxonomy
+from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
+from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy
 
 HOW_TO_EMIT = (
     "per-field counts come from field_accuracy and iou_score results, and from judges that put them in "
@@ -104,15 +103,15 @@ def aggregate(
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
     also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty)."""
     report = MetricsReport(str(path), evaluator)
-    for line, row in read_rows(path, max_line):
-        if not isinstance(row, ResultRow):
+    for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
+        if isinstance(row, str):
             report.skip(line, row)
             continue
         report.rows += 1
         problems: list[str] = []
         found = False
         summed = report.counts
-        for key, counts in row_field_counts(row.evaluator_results, problems).items():
+        for key, counts in field_counts(row, problems).items():
             if evaluator is not None:
                 report.evaluators_with_metrics.add(key[0])
                 if key[0] != evaluator:
@@ -124,7 +123,7 @@ def aggregate(
                 summed[key] = counts  # fresh per row: owned from here on
             found = True
         if taxonomy:
-            kinds = row_taxonomy(row.evaluator_results)
+            kinds = row_kinds(row)
             add_taxonomy(
                 report.kinds, kinds if evaluator is None else {k: v for k, v in kinds.items() if k[0] == evaluator}
             )
