@@ -96,7 +96,7 @@ def eval_command(
         "local",
         "--executor",
         metavar="NAME",
-        help="local: cases run on threads here; ray: each case is a Ray task (pip install 'agentv-py[ray]').",
+        help="local: cases run on threads here; ray: in Ray tasks, a few cases each (pip install 'agentv-py[ray]').",
     ),
     ray_address: str | None = typer.Option(
         None,

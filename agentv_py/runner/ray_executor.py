@@ -1,30 +1,28 @@
-"""`--executor ray`: each case (its target call and its scoring) is a Ray task.
+"""`--executor ray`: the cases (their target calls and their scoring) run in Ray tasks, a batch each.
 
-The driver (this process) submits the cases, a bounded number at a time, and writes every row
-itself as its task finishes, so rows stream to the results file exactly as with the local thread
-pool. A task runs the case the way the local executor runs it: a one-case `Run` in the Ray worker
-(the same retries, timeouts, process reaping, redaction and scoring), which never raises; a task
-whose worker dies, or that Ray cannot run, becomes that case's error row. Ctrl-C cancels every
-outstanding task and leaves the results file valid. Ray is imported only here, only when asked
-for (`pip install 'agentv-py[ray]'`).
+The driver (this process) submits the batches, a bounded number at a time, and writes every row
+itself as its task sends it, so rows stream to the results file exactly as with the local thread
+pool. A task (runner/ray_task.py) runs its cases the way the local executor runs them: a `Run` in
+the Ray worker (the same retries, timeouts, process reaping, redaction and scoring), which never
+raises, sending its rows as they finish (those finished within FLUSH_SECONDS of each other as one
+object); a task whose worker dies, or that Ray cannot run, gives each of its cases without a row
+an error row (the cases it had not run, and those whose rows it had not yet sent). Ctrl-C cancels
+every outstanding task and leaves the results file valid. Ray is imported only here, only when
+asked for (`pip install 'agentv-py[ray]'`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import math
 import os
-import queue
 import socket
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
-from agentv_py.errors import AgentvError, ConfigError
+from agentv_py.errors import AgentvError
 from agentv_py.extras import extra_problem
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
@@ -35,102 +33,14 @@ from agentv_py.runner.engine import RunOptions, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.ray_driver import init_options, keeps_the_sigterm_handler, ray_messages
+from agentv_py.runner.ray_task import CANCEL_GRACE_SECONDS, Resolved, TaskSpec, resolve_all, run_batch
 from agentv_py.runner.redaction import redact_row, sent_keys
-from agentv_py.runner.run import Run, TargetCatalog
+from agentv_py.runner.run import TargetCatalog
 from agentv_py.runner.worker_target import WarmWorkers
 
 CONNECT_SECONDS = 10.0  # how long an unreachable --ray-address may take to say so
 _WAIT_SECONDS = 0.1
 BATCH_CASES = 32  # at most this many cases per Ray task
-CANCEL_GRACE_SECONDS = 5.0  # an interrupted task's run stops its commands within this, or is killed
-
-
-@dataclass(frozen=True)
-class _Spec:
-    """What every task needs besides its case: shipped to the cluster once (`ray.put`)."""
-
-    dataset: LoadedDataset  # without its cases
-    target: TargetConfig
-    options: RunOptions
-    judges: Mapping[str, TargetConfig]
-    default_judge: str | None
-    secrets: Sequence[str]
-    cache: CacheSettings | None
-    catalog: TargetCatalog | None  # resolved by the driver (`_Resolved`): the same targets as a local run
-
-
-@dataclass(frozen=True)
-class _Resolved:
-    """A proxy catalog's `resolve`, answered from what the driver resolved before the run (the
-    targets file and its `${{ VAR }}` values are the driver's, not the cluster's): a target, or
-    why not, the same sentence a local run gives."""
-
-    found: Mapping[str, tuple[TargetConfig, list[str]] | str]
-
-    def __call__(self, name: str) -> tuple[TargetConfig, list[str]]:
-        got = self.found.get(name, f"unknown target '{name}'")
-        if isinstance(got, str):
-            raise AgentvError(got)
-        return got
-
-
-def resolve_all(catalog: TargetCatalog) -> _Resolved:
-    """Every target of `catalog` resolved now, in the driver: what a Ray task can carry."""
-    found: dict[str, tuple[TargetConfig, list[str]] | str] = {}
-    for name in catalog.names:
-        try:
-            found[name] = catalog.resolve(name)
-        except AgentvError as exc:
-            found[name] = "; ".join(map(str, exc.problems)) if isinstance(exc, ConfigError) else exc.message
-    return _Resolved(found)
-
-
-def _run_batch(spec: _Spec, cases: list[PreparedCase]) -> Iterator[tuple[ResultRow, list[str]]]:
-    """A Ray task (a streaming generator): a few cases run as the local executor runs them, in
-    one Run of one worker (its set-up paid once for the batch), each row yielded as it finishes,
-    with what the run had to say since the last (its notices). Cancelled (Ray raises
-    KeyboardInterrupt here), it stops the run: every process its commands started is killed."""
-    done: queue.Queue[ResultRow | BaseException | None] = queue.Queue()
-    with Run(
-        spec.dataset,
-        cases,
-        spec.target,
-        options=dataclasses.replace(spec.options, workers=1),
-        judges=spec.judges,
-        default_judge=spec.default_judge,
-        secrets=spec.secrets,
-        catalog=spec.catalog,
-        cache=spec.cache,
-    ) as run:
-
-        def work() -> None:
-            try:
-                run.execute(done.put)
-            except BaseException as exc:  # noqa: BLE001 - handed to the task's thread, raised there
-                done.put(exc)
-            finally:
-                done.put(None)
-
-        thread = threading.Thread(target=work, name="agentv-ray-batch", daemon=True)
-        thread.start()
-        said = 0
-        try:
-            while True:
-                try:  # polled: Ray's cancel (a KeyboardInterrupt) lands between two waits
-                    item = done.get(timeout=_WAIT_SECONDS)
-                except queue.Empty:
-                    continue
-                if item is None:
-                    break
-                if isinstance(item, BaseException):
-                    raise item
-                notices, said = run.notices[said:], len(run.notices)
-                yield item, notices
-        except KeyboardInterrupt:
-            run.stop()
-            raise
-        finally:
-            thread.join(timeout=CANCEL_GRACE_SECONDS)
 
 
 def ray_problem(target: TargetConfig) -> str | None:
@@ -219,7 +129,7 @@ class RayRun:
         self._on_notice = on_notice
         self.dataset = dataset
         self.target = target
-        resolved = resolve_all(catalog) if catalog is not None else _Resolved({})
+        resolved = resolve_all(catalog) if catalog is not None else Resolved({})
         proxied = [found for found in resolved.found.values() if not isinstance(found, str)]
         if catalog is not None:
             catalog = TargetCatalog(list(catalog.names), resolved)
@@ -238,7 +148,9 @@ class RayRun:
             [],
             None,
         )
-        self._spec = _Spec(stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog)
+        self._spec = TaskSpec(
+            stub, target, self.options, dict(judges or {}), default_judge, list(secrets), cache, catalog
+        )
         self._address = self.options.ray_address or os.environ.get("RAY_ADDRESS") or None
         self._started = False
         self._guards = contextlib.ExitStack()  # closed after ray.shutdown: signal handlers, Ray's messages
@@ -283,7 +195,7 @@ class RayRun:
             value = getattr(self.target, key, None)
             if value is not None:
                 resources[key] = value
-        task = ray.remote(_run_batch).options(max_retries=0, num_returns="streaming", **resources)
+        task = ray.remote(run_batch).options(max_retries=0, num_returns="streaming", **resources)
         spec = ray.put(self._spec)
         limit = max(2 * self.options.workers, 2)
         # a few cases per task: the task's set-up (a Run: threads, scratch, reaper) is paid per
@@ -321,30 +233,31 @@ class RayRun:
                     break
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
                 for stream in ready:
-                    self._next_row(stream, pending, on_row)
+                    self._next_rows(stream, pending, on_row)
         except KeyboardInterrupt:
             self._cancel(list(pending))
             raise Interrupted() from None
 
-    def _next_row(
+    def _next_rows(
         self, stream: Any, pending: dict[Any, dict[str, PreparedCase]], on_row: Callable[[ResultRow], None]
     ) -> None:
-        """The next row of a task's stream to `on_row`; at its end, an error row for each case the
+        """The next rows of a task's stream to `on_row`; at its end, an error row for each case the
         task did not give one (it failed, or its worker died)."""
         ray = self._ray
         left = pending[stream]
         failure: Exception
         try:
-            row, notices = ray.get(next(stream))
+            rows, notices = ray.get(next(stream))
         except StopIteration:  # the end: every case had its row, unless the task stopped early
             failure = RuntimeError("the task ended before every case had its row")
         except ray.exceptions.RayError as exc:
             failure = exc
         else:
-            left.pop(row.eval_id, None)
             for notice in notices:
                 self._notice(notice)
-            on_row(row)
+            for row in rows:
+                left.pop(row.eval_id, None)
+                on_row(row)
             return
         del pending[stream]
         for prepared in left.values():

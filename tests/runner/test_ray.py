@@ -27,7 +27,7 @@ AGENTV = str(Path(sys.executable).with_name("agentv"))
 ANSWERS = [(f"c{i}", {"a": i, "b": "x"}, {"a": i, "b": "x" if i % 3 else "y"}) for i in range(8)]
 
 
-# Ray's own lines: its log prefixes ("(raylet) ...", "(_run_batch pid=12) ..."), its logger's format
+# Ray's own lines: its log prefixes ("(raylet) ...", "(run_batch pid=12) ..."), its logger's format
 # ("... WARNING authentication_token_setup.py:85 -- ..."), its banner, its dashboard address;
 # not agentv's own words about Ray
 RAY_SAYS = re.compile(r"ray|dashboard|pid=|\.py:\d+ --", re.IGNORECASE)
