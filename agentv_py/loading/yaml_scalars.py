@@ -34,11 +34,7 @@ def _int(text: str) -> int:
     if value[0] == "0":
         return sign * int(value, 8)
     if ":" in value:
-        total, base = 0, 1
-        for digit in reversed([int(part) for part in value.split(":")]):
-            total += digit * base
-            base *= 60
-        return sign * total
+        return sign * int(_base_60(value, int))
     return sign * int(value)
 
 
@@ -53,12 +49,19 @@ def _float(text: str) -> float:
     if value == ".nan":
         return float("nan")
     if ":" in value:
-        total, base = 0.0, 1
-        for digit in reversed([float(part) for part in value.split(":")]):
-            total += digit * base
-            base *= 60
-        return sign * total
+        return sign * float(_base_60(value, float))
     return sign * float(value)
+
+
+def _base_60(value: str, number: type[int] | type[float]) -> int | float:
+    """YAML 1.1's sexagesimal numbers (`1:30` is 90), as PyYAML builds them: the parts read by
+    `number`, the last one first, each times the next power of 60."""
+    total: int | float = 0
+    base = 1
+    for digit in reversed([number(part) for part in value.split(":")]):
+        total += digit * base
+        base *= 60
+    return total
 
 
 def plain(text: str) -> Any:
