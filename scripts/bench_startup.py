@@ -38,11 +38,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import measured_child  # noqa: E402
+from _bench import calibration_cpu, measured_child  # noqa: E402
 from bench_runner import make_workload  # noqa: E402
 
 GOALS = {"eval, one case": 0.30, "validate, one case": 0.25, "--help": 0.15}
-LOOP = "import time\nt = time.process_time()\nsum(i * i for i in range(3_000_000))\nprint(time.process_time() - t)"
 
 
 def agentv() -> str:
@@ -50,12 +49,6 @@ def agentv() -> str:
     if not console.exists():
         raise SystemExit(f"no agentv console script beside {sys.executable}: install the package first")
     return str(console)
-
-
-def loop_cpu(env: dict[str, str]) -> float:
-    """CPU seconds of the fixed pure-Python loop, measured inside the process."""
-    out = subprocess.run([sys.executable, "-c", LOOP], env=env, capture_output=True, text=True, check=True)
-    return float(out.stdout)
 
 
 def instructions(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
@@ -117,7 +110,7 @@ def main() -> int:
                 if rep:
                     cpu.setdefault(("", name), []).append(seconds)
             if rep:
-                loops.append(loop_cpu(env))
+                loops.append(calibration_cpu(env))
 
         print(f"agentv start-up, CPU seconds (user + system, children included), medians of {args.reps} runs")
         print(f"  {'command':<22}{'tree':<12}{'goal':>7}{'measured':>10}{'ratio':>8}  (min - max)")

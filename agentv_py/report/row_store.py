@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import IO, overload
+from collections.abc import Iterator
+from typing import IO
 
 from agentv_py.models.indexed import Indexed
 from agentv_py.models.results import ResultRow
@@ -86,8 +86,10 @@ class RowStore(Indexed[ResultRow]):
         yield from list(self._pending)
 
 
-class RowSelection(Sequence[ResultRow]):
+class RowSelection(Indexed[ResultRow]):
     """Some rows of a `RowStore`, by index, read through it as they are needed."""
+
+    noun = "row"
 
     def __init__(self, rows: RowStore, indices: list[int]) -> None:
         self._rows = rows
@@ -96,15 +98,7 @@ class RowSelection(Sequence[ResultRow]):
     def __len__(self) -> int:
         return len(self._indices)
 
-    @overload
-    def __getitem__(self, index: int) -> ResultRow: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ResultRow]: ...
-
-    def __getitem__(self, index: int | slice) -> ResultRow | list[ResultRow]:
-        if isinstance(index, slice):
-            return [self._rows[i] for i in self._indices[index]]
+    def _at(self, index: int) -> ResultRow:
         return self._rows[self._indices[index]]
 
     def __iter__(self) -> Iterator[ResultRow]:
