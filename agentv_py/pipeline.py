@@ -12,7 +12,6 @@ failed, and propagates.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -42,6 +41,8 @@ def log_notice(message: str) -> None:
     """A run's notice (`Run.notice`: a failed batch call) as a terminal-safe `warning: ...` line
     of the `agentv` logger: on stderr when logging is not configured (`agentv eval`), where an
     application that configures logging wants it otherwise."""
+    import logging  # here: most runs have no notice, and `logging` costs a run's start-up to import
+
     logging.getLogger("agentv").warning("warning: %s", visible(message))
 
 

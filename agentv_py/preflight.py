@@ -41,7 +41,6 @@ from agentv_py.models.targets import (
     not_runnable_message,
 )
 from agentv_py.prepared import IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, cases_where
-from agentv_py.runner.chat_messages import NO_KEY, api_key
 from agentv_py.runner.target_checks import check_targets
 
 if TYPE_CHECKING:
@@ -169,6 +168,8 @@ def preflight(
             checked.secrets.extend(judge_secrets)
     for config in (checked.target, *checked.judges.values()):
         if is_model_target(config):
+            from agentv_py.runner.chat_messages import NO_KEY, api_key  # only for a model target
+
             try:
                 key = api_key(config)  # no key for the provider's API: a config error now, not one per case
             except TargetError as exc:

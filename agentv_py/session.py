@@ -27,7 +27,6 @@ from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, default_results_path
 from agentv_py.report.manifest import ManifestError, new_run_id, read_manifest
 from agentv_py.report.summary import RunSummary
-from agentv_py.reuse_plan import plan_reuse
 from agentv_py.run_spec import Execution, ManifestSeed, ResultsFile, RunSpec
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_store import default_cache_dir
@@ -53,7 +52,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         check_ray(checked.target, checked.judges)
     out = request.out or str(default_results_path(dataset.name))
     fingerprint = target_fingerprint(checked.target, dataset.directory, project_dirs(dataset), checked.secrets)
-    reuse = plan_reuse(request, dataset, cases, checked, out, fingerprint) if request.reuse is not None else None
+    reuse = None
+    if request.reuse is not None:  # --resume, --rerun-failed, --retry-errors: a fresh run reads no stored rows
+        from agentv_py.reuse_plan import plan_reuse
+
+        reuse = plan_reuse(request, dataset, cases, checked, out, fingerprint)
     baseline = None
     if request.baseline is not None:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)

@@ -1,25 +1,57 @@
 """The `agentv` command line: thin commands, one error boundary, documented exit codes.
 
-The app, the boundary and the exit codes live in `agentv_py.cli.base`; importing the command
-modules here registers their commands on it.
+The app, the boundary and the exit codes live in `agentv_py.cli.base`; importing a command module
+registers its command on it. `app` here is the app with every command. `main` (the `agentv`
+console script) registers only the command its command line names when the first argument is a
+command's name: Typer turns each registered command's signature into click parameters on every
+run, and a run uses one. Anything else (no argument, help, the version, an unknown name) gets
+every command, so help and errors list them all.
 """
 
 from __future__ import annotations
 
-from agentv_py.cli import cache_cmd as _cache_cmd  # noqa: F401  (registers the commands)
-from agentv_py.cli import compare_cmd as _compare_cmd  # noqa: F401
-from agentv_py.cli import eval_cmd as _eval_cmd  # noqa: F401
-from agentv_py.cli import explain_cmd as _explain_cmd  # noqa: F401
-from agentv_py.cli import merge_cmd as _merge_cmd  # noqa: F401
-from agentv_py.cli import metrics_cmd as _metrics_cmd  # noqa: F401
-from agentv_py.cli import report_cmd as _report_cmd  # noqa: F401
-from agentv_py.cli import rescore_cmd as _rescore_cmd  # noqa: F401
-from agentv_py.cli import schema_cmd as _schema_cmd  # noqa: F401
-from agentv_py.cli import validate_cmd as _validate_cmd  # noqa: F401
-from agentv_py.cli.base import app
+import importlib
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import typer
+
+# Each command's name and the module that registers it, in the order `agentv --help` lists them.
+COMMAND_MODULES = {
+    "cache": "cache_cmd",
+    "compare": "compare_cmd",
+    "eval": "eval_cmd",
+    "explain": "explain_cmd",
+    "merge": "merge_cmd",
+    "metrics": "metrics_cmd",
+    "report": "report_cmd",
+    "rescore": "rescore_cmd",
+    "schema": "schema_cmd",
+    "validate": "validate_cmd",
+}
+
+
+def _register(*names: str) -> typer.Typer:
+    """The app, with the commands of `names` registered (every command when none are named)."""
+    for name in names or COMMAND_MODULES:
+        importlib.import_module(f"agentv_py.cli.{COMMAND_MODULES[name]}")
+    from agentv_py.cli.base import app
+
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        app = _register()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
+    first = sys.argv[1] if len(sys.argv) > 1 else None
+    app = _register(first) if first in COMMAND_MODULES else _register()
     app(prog_name="agentv")
 
 

@@ -196,9 +196,9 @@ def boundary(func: F) -> F:
 
 
 def visible_lines(text: str) -> str:
-    """A message's lines, each with its control characters made visible (`report.render.visible`):
+    """A message's lines, each with its control characters made visible (`report.text.visible`):
     messages quote data (case ids, file names), and data never drives the terminal."""
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
 
     return "\n".join(visible(line) for line in text.split("\n"))
 
@@ -267,7 +267,7 @@ def gate_exit(
 
     result = gate(summary, threshold, gates, baseline)
     if result.outcome != "interrupted":
-        from agentv_py.report.render import visible
+        from agentv_py.report.text import visible
 
         for check in result.checks:  # field paths, evaluator names and case ids are data
             print(visible(check.line), file=sys.stderr)

@@ -45,8 +45,7 @@ def validate(
     from agentv_py.eval_plan import EvalRequest
     from agentv_py.loading.discover import expand_paths
     from agentv_py.preflight import check_file
-    from agentv_py.report.render import visible
-    from agentv_py.report.summary import plural
+    from agentv_py.report.text import plural, visible
 
     expanded = expand_paths(paths)
     problems = len(expanded.empty)

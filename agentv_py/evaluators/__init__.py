@@ -1,27 +1,18 @@
-"""Evaluator adapters: (config, context) -> EvaluatorResult, in a registry keyed by config type."""
+"""Evaluator adapters: (config, context) -> EvaluatorResult, in a registry keyed by config type.
+
+Each evaluator's module is imported when a config of its type is first run: a run imports only
+the evaluators its dataset names (a one-case `field_accuracy` run loads no judge, trajectory or
+geometry code)."""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
-from agentv_py.evaluators.code_judge import evaluate_code_judge
-from agentv_py.evaluators.composite import evaluate_composite
-from agentv_py.evaluators.field_accuracy import evaluate_field_accuracy
-from agentv_py.evaluators.geometry import evaluate_distance
-from agentv_py.evaluators.iou import evaluate_iou
-from agentv_py.evaluators.llm_judge import evaluate_llm_judge, evaluate_rubric
-from agentv_py.evaluators.tool_trajectory import evaluate_tool_trajectory
-from agentv_py.evaluators.trace import (
-    evaluate_cost,
-    evaluate_execution_metrics,
-    evaluate_latency,
-    evaluate_token_usage,
-)
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, CoordinateDistanceConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
-from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import (
     CostConfig,
     ExecutionMetricsConfig,
@@ -31,20 +22,47 @@ from agentv_py.models.trace_evaluators import (
 )
 from agentv_py.scoring.case import with_pass_mark
 
-REGISTRY: dict[type[Any], Evaluator] = {
-    FieldAccuracyConfig: evaluate_field_accuracy,
-    CodeJudgeConfig: evaluate_code_judge,
-    IouScoreConfig: evaluate_iou,
-    CoordinateDistanceConfig: evaluate_distance,
-    LlmJudgeConfig: evaluate_llm_judge,
-    RubricConfig: evaluate_rubric,
-    CompositeConfig: lambda config, context: evaluate_composite(config, context, run_evaluator),
-    ToolTrajectoryConfig: evaluate_tool_trajectory,
-    LatencyConfig: evaluate_latency,
-    CostConfig: evaluate_cost,
-    TokenUsageConfig: evaluate_token_usage,
-    ExecutionMetricsConfig: evaluate_execution_metrics,
+if TYPE_CHECKING:
+    from agentv_py.models.results import EvaluatorResult
+
+
+# Each config type's evaluator, as (module in this package, function): imported when a config of
+# that type first runs (`_Lazy`), so a run imports only the evaluators its dataset names.
+_WHERE: dict[type[Any], tuple[str, str]] = {
+    FieldAccuracyConfig: ("field_accuracy", "evaluate_field_accuracy"),
+    CodeJudgeConfig: ("code_judge", "evaluate_code_judge"),
+    IouScoreConfig: ("iou", "evaluate_iou"),
+    CoordinateDistanceConfig: ("geometry", "evaluate_distance"),
+    LlmJudgeConfig: ("llm_judge", "evaluate_llm_judge"),
+    RubricConfig: ("llm_judge", "evaluate_rubric"),
+    CompositeConfig: ("composite", "evaluate_composite"),
+    ToolTrajectoryConfig: ("tool_trajectory", "evaluate_tool_trajectory"),
+    LatencyConfig: ("trace", "evaluate_latency"),
+    CostConfig: ("trace", "evaluate_cost"),
+    TokenUsageConfig: ("trace", "evaluate_token_usage"),
+    ExecutionMetricsConfig: ("trace", "evaluate_execution_metrics"),
 }
+
+
+class _Lazy:
+    """An evaluator whose module is imported on its first call (a composite's gets `run_evaluator`
+    to run its members)."""
+
+    def __init__(self, module: str, function: str) -> None:
+        self.module, self.function = module, function
+        self._evaluate: Any = None
+
+    def __call__(self, config: Any, context: EvalContext) -> EvaluatorResult:
+        if self._evaluate is None:
+            self._evaluate = getattr(importlib.import_module(f"agentv_py.evaluators.{self.module}"), self.function)
+        if self.module == "composite":
+            result: EvaluatorResult = self._evaluate(config, context, run_evaluator)
+        else:
+            result = self._evaluate(config, context)
+        return result
+
+
+REGISTRY: dict[type[Any], Evaluator] = {kind: _Lazy(*where) for kind, where in _WHERE.items()}
 
 
 def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:

@@ -12,7 +12,6 @@ from agentv_py.loading.source import Source
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import EvaluatorConfig
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
-from agentv_py.scoring.dates import ambiguous_date
 from agentv_py.scoring.paths import resolve
 
 
@@ -24,6 +23,10 @@ def ambiguous_truth_dates(
     fields, across chunks of a big dataset)."""
     found: dict[str, tuple[list[str | int], list[str]]] = {}  # field location -> (location, notes)
     shared = _unsettled(["execution", "evaluators"], suite)  # walked once, not per case
+    if not shared and all(case.case_evaluators is None for case in model.evalcases):
+        return []  # no unsettled date field: the date scorer (and its fuzzy matcher) is not even imported
+    from agentv_py.scoring.dates import ambiguous_date
+
     for i, case in enumerate(model.evalcases):
         own = case.case_evaluators
         fields = shared if own is None else _unsettled(["evalcases", i, case.own_key], own)

@@ -10,7 +10,6 @@ to its `evalcases:`; of a JSONL file, its first line.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import stat
@@ -53,6 +52,8 @@ def expand_paths(arguments: Sequence[Path]) -> Expanded:
             for path in found:
                 add(path)
         elif not argument.exists() and _GLOB_CHARS & set(text):
+            import glob  # here: a plain path (the usual argument) needs no pattern matching
+
             matches = sorted(Path(match) for match in glob.glob(text, recursive=True) if Path(match).is_file())
             if not matches:
                 out.empty.append((text, "the pattern matches no file"))

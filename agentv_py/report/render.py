@@ -6,12 +6,12 @@ import errno
 import os
 import shutil
 import sys
-import unicodedata
 from typing import TYPE_CHECKING, TextIO
 
 from agentv_py.models.results import ResultRow
 from agentv_py.report.layout import Column, print_boxed, print_items, print_wrapped, table_widths
 from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary, plural
+from agentv_py.report.text import visible as visible  # re-exported: imported from here across the package
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,26 +27,6 @@ _VERDICT_STYLE = {
 }
 BAR_WIDTH = 30
 MIN_REASON_WIDTH = 30  # a progress line's error reason is shortened to its room, but never below this
-
-
-# Characters a terminal acts on rather than shows: bidi embeddings, overrides and isolates, and
-# the line and paragraph separators (every other one is a control character: category Cc).
-_INVISIBLE = frozenset("\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def visible(text: str) -> str:
-    """`text` safe to show on a terminal: every control character (C0, DEL and C1: ESC, CR, BS,
-    NUL, newline, tab, ...) and every bidi or line-separator format character is written as its
-    Python escape (`\\x1b`, `\\n`, `\\x9b`, `\\u202e`), so it is seen, never obeyed. Everything
-    else, backslashes and Rich markup included, is kept as it is; callers print the result as
-    plain text (`rich.text.Text`, `markup=False`), never as markup. The one rule for data
-    (case ids, misses, errors, judge text, file names) shown on a terminal."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii") if ch in _INVISIBLE or unicodedata.category(ch) == "Cc" else ch
-        for ch in text
-    )
 
 
 def stdout_console() -> Console:

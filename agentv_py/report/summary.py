@@ -16,6 +16,7 @@ from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
 from agentv_py.report.misses import Miss, miss_parts
+from agentv_py.report.text import plural as plural  # re-exported: imported from here across the package
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
 
@@ -301,7 +302,3 @@ def gate(
         not_passed = gated - (summary.passed - len(summary.xpassed))
         return GateResult("gate_failed", f"gate failed: {not_passed} of {gated} cases did not pass", rule)
     return GateResult("ok", "", rule)
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

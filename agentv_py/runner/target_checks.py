@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentv_py.errors import TargetError
 from agentv_py.locate import working_dir
@@ -20,10 +21,10 @@ from agentv_py.process.command import (
 )
 from agentv_py.process.programs import program_problem
 from agentv_py.process.redact import Redactor
-from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, run_process
 from agentv_py.runner.local_target import target_env
-from agentv_py.runner.outcome import describe_failure
-from agentv_py.runner.worker_target import WarmWorkers, start_workers
+
+if TYPE_CHECKING:
+    from agentv_py.runner.worker_target import WarmWorkers
 
 
 def target_problem(config: TargetConfig, dataset_dir: Path) -> str | None:
@@ -68,6 +69,8 @@ def run_healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str],
     run) when it fails. The message and hint (its output, command and cwd) have `secrets` masked.
     A worker target first starts its `slots` workers (`start_workers`): returned for the run to
     adopt (stopped again when the healthcheck fails)."""
+    from agentv_py.runner.worker_target import start_workers  # here: `validate` starts no process
+
     started = start_workers(config, dataset_dir, secrets, slots)
     if isinstance(started, str):
         raise TargetError(started, hint="docs/workers.md: a worker first writes its handshake line")
@@ -92,6 +95,9 @@ def _healthcheck(config: TargetConfig, dataset_dir: Path, secrets: list[str]) ->
             raise TargetError(redact(f"healthcheck of target '{config.name}' failed: GET {check.url} {failure}"))
         return
     assert check.command_template is not None
+    from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, run_process
+    from agentv_py.runner.outcome import describe_failure
+
     cwd = str(working_dir(dataset_dir, check.cwd))
     command = render_command(check.command_template, {})
     result = run_process(command.argv, timeout=check.timeout_seconds, cwd=cwd, env=target_env(config))

@@ -6,6 +6,7 @@ parentheses of `<path> (<reason>)`), and `info` with the rule's numbers (diff, s
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -13,17 +14,23 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import ModuleType
 from typing import Any
 
 from agentv_py.scoring.jsontext import OutOfRangeNumber
 from agentv_py.scoring.thresholds import at_least, at_most
 
-try:  # rapidfuzz is a dependency of agentv; judges may import this module from a bare Python
-    from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-    HAVE_RAPIDFUZZ = True
-except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
-    HAVE_RAPIDFUZZ = False
+@functools.cache
+def _rapidfuzz() -> ModuleType | None:
+    """`rapidfuzz.distance`, imported on the first string comparison (a run that compares none,
+    like `agentv validate`, never loads it); None where it cannot be imported: rapidfuzz is a
+    dependency of agentv, but judges may import this module from a bare Python."""
+    try:
+        from rapidfuzz import distance
+    except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+        return None
+    return distance
 
 
 @dataclass(slots=True)
@@ -303,11 +310,12 @@ def normalize_text(text: str, case_sensitive: bool = False) -> str:
 
 def similarity(a: str, b: str, algorithm: str = "levenshtein") -> float:
     """Normalized similarity in [0, 1] (rapidfuzz): Levenshtein 1 - d/max(len); Jaro-Winkler p=0.1."""
-    if not HAVE_RAPIDFUZZ:
+    distance = _rapidfuzz()
+    if distance is None:
         return _py_jaro_winkler(a, b) if algorithm == "jaro_winkler" else _py_levenshtein_similarity(a, b)
     if algorithm == "jaro_winkler":
-        return float(JaroWinkler.normalized_similarity(a, b, prefix_weight=0.1))
-    return float(Levenshtein.normalized_similarity(a, b))
+        return float(distance.JaroWinkler.normalized_similarity(a, b, prefix_weight=0.1))
+    return float(distance.Levenshtein.normalized_similarity(a, b))
 
 
 # Pure-Python versions, used only where rapidfuzz cannot be imported (a code judge running under

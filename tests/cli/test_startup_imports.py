@@ -1,6 +1,8 @@
 """Start-up discipline (issue 28): a command imports only what its run uses. A dataset without
 URLs never loads the network code (http.client, urllib.request, ssl: `agentv_py.process.fetch`),
-only `agentv cache` loads sqlite3 for the command line, the command line's values are coerced
+only `agentv cache` loads sqlite3 for the command line, a command's run registers that command
+alone (`agentv_py.cli.main`), an evaluator's code is imported when a dataset names it, `validate`
+loads no fuzzy matcher, result models nor renderer, the command line's values are coerced
 without Typer's pydantic adapters (`typer._adapters`, `cli.params`), and of the evaluator and
 target configs only the types a dataset names are built (`models.tagged`). Checked by module
 name and by which models are built, in a fresh interpreter, never by timing."""
@@ -17,6 +19,30 @@ from tests.conftest import REPO_ROOT, Workspace
 
 NETWORK = ["agentv_py.process.fetch", "http.client", "ssl", "urllib.request"]
 UNUSED = [*NETWORK, "typer._adapters"]  # what a one-case eval or validate of a local dataset never needs
+# ... nor the other commands' modules, the evaluators its dataset does not name, logging (a run's
+# notices), the reuse planner (--resume and the like), nor glob (a pattern among the paths)
+NOT_RUN = [
+    *UNUSED,
+    "agentv_py.cli.metrics_cmd",
+    "agentv_py.cli.rescore_cmd",
+    "agentv_py.evaluators.code_judge",
+    "agentv_py.evaluators.llm_judge",
+    "agentv_py.evaluators.tool_trajectory",
+    "agentv_py.reuse_plan",
+    "glob",
+    "logging",
+]
+# `validate` scores nothing and writes no row: no fuzzy matcher, no result models, no renderer
+NOT_VALIDATED = [
+    *NOT_RUN,
+    "agentv_py.cli.eval_cmd",
+    "agentv_py.evaluators",
+    "agentv_py.models.results",
+    "agentv_py.report.render",
+    "agentv_py.report.summary",
+    "agentv_py.runner.outcome",
+    "rapidfuzz",
+]
 
 # The command runs in a fresh interpreter, as `agentv` does; then the modules it loaded are listed.
 PROBE = """
@@ -53,11 +79,11 @@ def one_case(ws: Workspace) -> Workspace:
 @pytest.mark.parametrize(
     ("args", "absent"),
     [
-        pytest.param(["validate", "dataset.yaml"], UNUSED, id="validate-without-urls-imports-no-network-code"),
+        pytest.param(["validate", "dataset.yaml"], NOT_VALIDATED, id="validate-imports-no-network-nor-scoring-code"),
         pytest.param(
             ["eval", "dataset.yaml", "--out", "out.jsonl", "--workers", "2", "--threshold", "0.5"],
-            UNUSED,
-            id="eval-without-urls-imports-no-network-code",
+            NOT_RUN,
+            id="eval-without-urls-imports-no-network-code-nor-unused-evaluators",
         ),
         pytest.param(["--help"], [*NETWORK, "pydantic", "sqlite3", "yaml"], id="help-imports-no-models-nor-sqlite"),
     ],
