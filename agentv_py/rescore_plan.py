@@ -19,6 +19,7 @@ from agentv_py.loading.fingerprint import dataset_sha256
 from agentv_py.loading.inputs import judge_commands
 from agentv_py.locate import same_file
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_judge
+from agentv_py.models.indexed import IdPositions
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.targets import DRY_RUN_TARGET
 from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseSelection, PreparedCase, case_ids, cases_where
@@ -199,7 +200,7 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     # case id -> its place in the dataset: the dry run's map when it has every case (no `skip:`)
     positions = eval_plan.spec.positions
     if positions is None or len(positions) != len(all_ids):
-        positions = {case_id: i for i, case_id in enumerate(all_ids)}
+        positions = IdPositions(all_ids)
     by_id = positions
     shown = str(results)
 

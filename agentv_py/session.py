@@ -16,6 +16,7 @@ from agentv_py.eval_plan import EvalPlan, EvalRequest
 from agentv_py.loading import load_dataset
 from agentv_py.loading.fingerprint import dataset_sha256
 from agentv_py.locate import output_clash, repo_root
+from agentv_py.models.indexed import IdPositions
 from agentv_py.models.manifest import ShardInfo
 from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import TargetConfig
@@ -105,7 +106,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         manifest=seed,
         kept=reuse.kept if reuse is not None else (),
         copy_kept=reuse is not None and not resumed,
-        positions={case_id: i for i, case_id in enumerate(case_ids(ordered))},  # ids are unique
+        positions=IdPositions(case_ids(ordered)),  # ids are unique
         threshold=request.threshold,
         gates=dataset.model.gates,
         baseline=baseline,

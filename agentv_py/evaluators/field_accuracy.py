@@ -353,4 +353,4 @@ def evaluate_field_accuracy(config: FieldAccuracyConfig, context: EvalContext) -
         reasoning=reasoning,
         details=to_details(typed),
         verdict="fail" if critical or unreadable else None,
-    )
+    ).keep_fields(typed.fields)

@@ -41,6 +41,19 @@ class EvaluatorResult(_Result):
     _failed_hard: bool = PrivateAttr(default=False)
     _fields: list[FieldOutcome] | None = PrivateAttr(default=None)  # `field_outcomes`, read once
 
+    def __eq__(self, other: object) -> bool:
+        """Pydantic's equality, less the `_fields` cache: whether `field_outcomes` was asked yet
+        (or the outcomes kept, `keep_fields`) does not make two results differ."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.__dict__ == other.__dict__
+            and self._failed_hard == other.__pydantic_private__.get("_failed_hard")  # type: ignore[union-attr]
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # as pydantic's models: mutable, not hashable
+
     @property
     def failed_hard(self) -> bool:
         return self._failed_hard
@@ -57,6 +70,14 @@ class EvaluatorResult(_Result):
         if fields is None:
             fields = private["_fields"] = read_fields(self.details) if self.type == "field_accuracy" else []
         return fields
+
+    def keep_fields(self, fields: list[FieldOutcome]) -> EvaluatorResult:
+        """This result, with `fields` as what `field_outcomes` returns: the typed outcomes its
+        `details["fields"]` were dumped from (so they are not read back from the dump)."""
+        private = self.__pydantic_private__
+        assert private is not None
+        private["_fields"] = fields
+        return self
 
 
 def _without_empty_children(result: dict[str, Any]) -> dict[str, Any]:

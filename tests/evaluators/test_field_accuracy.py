@@ -149,3 +149,36 @@ def test_malformed_path_is_missing_not_an_exception():
 def test_zero_weight_fields_give_zero_not_a_crash():
     result = run(config([{"path": "a", "weight": 0}]), '{"a": 1}', {"a": 1})
     assert result.status == "processed" and result.score == 0.0
+
+
+KEPT_CASES = {
+    "hits and misses": (
+        [{"path": "a"}, {"path": "b", "match": "numeric_tolerance", "tolerance": 1}],
+        '{"a": 1, "b": 2.5}',
+    ),
+    "optional and missing": ([{"path": "a"}, {"path": "b", "required": False}], '{"c": null}'),
+    "fuzzy and date": (
+        [{"path": "n", "match": "fuzzy"}, {"path": "d", "match": "date", "formats": ["DD-MMM-YYYY"]}],
+        '{"n": "Acme Shiping", "d": "02-Feb-2025", "extra": [1, {"x": null}]}',
+    ),
+    "items": ([{"path": "rows", "match": "items", "fields": [{"path": "q"}]}], '{"rows": [{"q": 1}, {"q": 3}]}'),
+}
+KEPT_TRUTH = {"a": 1, "b": 2, "n": "Acme Shipping", "d": "2025-02-02", "rows": [{"q": 1}, {"q": 2}]}
+
+
+@pytest.mark.parametrize("fields, answer", KEPT_CASES.values(), ids=KEPT_CASES.keys())
+def test_kept_field_outcomes_are_what_the_details_read_back(fields, answer):
+    """The evaluator keeps the typed outcomes its details were dumped from (`keep_fields`), so the
+    summary and metrics do not read them back: they must be exactly what reading back gives, and
+    a result read back from its row must still equal it."""
+    from agentv_py.models.field_results import read_fields
+    from agentv_py.models.results import EvaluatorResult
+
+    result = run(config(fields), answer, KEPT_TRUTH)
+    assert result.field_outcomes() == read_fields(result.details)
+    assert [f.model_fields_set for f in result.field_outcomes()] == [
+        f.model_fields_set for f in read_fields(result.details)
+    ]
+    again = EvaluatorResult.model_validate_json(result.model_dump_json())
+    assert again == result and result == again  # the cache is not part of equality
+    assert again.field_outcomes() == result.field_outcomes()
