@@ -28,8 +28,9 @@ _KEY_SPAN = 1000  # libyaml refuses a simple key longer than 1024 characters: le
 
 # Characters this reader leaves to the parser: anything YAML does not print (the reader refuses
 # it, located), and tabs, carriage returns, the other line breaks (NEL, U+2028, U+2029) and byte
-# order marks, whose meaning depends on where they stand.
-_AWKWARD = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# order marks, whose meaning depends on where they stand. (`_decoded` looks for them in the
+# bytes, faster: tests hold the two to the same answer for every character. Not compiled here.)
+_AWKWARD = r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 _DOUBLE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _SINGLE = re.compile(r"'((?:[^']|'')*)'")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)")
@@ -184,14 +185,83 @@ def _texts(content: bytes | IO[bytes]) -> Iterator[list[str]]:
         yield _decoded(left).split("\n")
 
 
+# _AWKWARD in the bytes of UTF-8 text, where a lead byte is never a continuation byte: every byte
+# but ASCII's control characters (what `translate` leaves of a block), then U+0080..U+009F,
+# U+2028, U+2029, U+FEFF, U+FFFE and U+FFFF (surrogates are not UTF-8: `decode` refuses them).
+_NOT_CONTROL = bytes(range(0x20, 0x7F)) + b"\n" + bytes(range(0x80, 0x100))
+_AWKWARD_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbb\xbf|\xef\xbf[\xbe\xbf]")
+
+
 def _decoded(block: bytes) -> str:
+    if block.translate(None, _NOT_CONTROL):
+        raise Undecided  # an ASCII control character
+    if block.isascii():
+        return block.decode("ascii")
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError:
         raise Undecided from None
-    if _AWKWARD.search(text):
+    if _AWKWARD_UTF8.search(block):
         raise Undecided
     return text
+
+
+_NO_KEY = object()  # a line with no key: a scalar entry of a list (`- text`), or dashes only
+_LINES_KEPT = 16384  # lines decoded and kept for their repeats (then forgotten, all at once)
+_MUTABLE = (list, dict)  # values never shared between lines
+Decoded = tuple[tuple[int, ...], int, Any, Any]
+
+
+def _decode(line: str, keys: dict[str, Any]) -> Decoded | None:
+    """What a line says, from its text alone: the columns of its dashes (each opens an entry of a
+    list), the column of what follows them, its key (_NO_KEY: none) and its value (_EMPTY: on the
+    lines below); None for a blank or comment line. Undecided for a line this reader leaves.
+    The same text always says the same: a dataset's many repeated lines are decoded once.
+    `keys`: plain keys already resolved (`plain`), by their text."""
+    found = _COMMON.match(line)
+    if found is not None:
+        spaces, dash, text, quoted, integer, decimal = found.groups()
+        column = len(spaces)
+        dashes: tuple[int, ...] = ()
+        if dash is not None:
+            dashes = (column,)
+            column += len(dash)
+        if quoted is not None:
+            value: Any = quoted
+        elif integer is not None:
+            value = int(integer)
+        elif decimal is not None:
+            value = float(decimal)
+        else:
+            value = _EMPTY
+        key = keys.get(text, _NO_KEY)
+        if key is _NO_KEY:
+            if len(keys) >= _LINES_KEPT:
+                keys.clear()
+            key = keys[text] = _key_value(plain(text))
+        return dashes, column, key, value
+    rest = line.lstrip(" ")
+    if not rest or rest[0] == "#":
+        return None
+    column = len(line) - len(rest)
+    if column == 0 and (rest[0] == "%" or rest.startswith(("---", "..."))):
+        raise Undecided  # a directive or a document marker
+    columns: list[int] = []
+    while rest[0] == "-" and (len(rest) == 1 or rest[1] == " "):
+        columns.append(column)
+        stripped = rest[1:].lstrip(" ")
+        column += len(rest) - len(stripped)
+        rest = stripped
+        if not rest:
+            return tuple(columns), column, _NO_KEY, _EMPTY
+    if rest[0] == "#":
+        return tuple(columns), column, _NO_KEY, _EMPTY
+    keyed = _key(rest)
+    if keyed is None:
+        return tuple(columns), column, _NO_KEY, _value(rest)
+    key, after = keyed
+    value = _value(after)
+    return tuple(columns), column, _key_value(key), value
 
 
 def load_block(content: bytes | IO[bytes], pack_cases: bool = False, sink: Sink | None = None) -> Any:
@@ -259,37 +329,6 @@ def load_block(content: bytes | IO[bytes], pack_cases: bool = False, sink: Sink 
         child(top, frame)
         return frame
 
-    def general(line: str) -> None:
-        """Any line (`fast` below reads the most common ones)."""
-        rest = line.lstrip(" ")
-        if not rest or rest[0] == "#":
-            return
-        column = len(line) - len(rest)
-        if column == 0 and (rest[0] == "%" or rest.startswith(("---", "..."))):
-            raise Undecided  # a directive or a document marker
-        while rest[0] == "-" and (len(rest) == 1 or rest[1] == " "):
-            entry(column)
-            stripped = rest[1:].lstrip(" ")
-            column += len(rest) - len(stripped)
-            rest = stripped
-            if not rest:
-                return
-        if rest[0] == "#":
-            return
-        keyed = _key(rest)
-        if keyed is None:
-            frame = stack[-1] if stack else None
-            if frame is None or frame.is_map or not frame.open or frame.indent >= column:
-                raise Undecided  # a scalar on a line of its own
-            value = _value(rest)
-            if value is not _EMPTY:
-                frame.obj[-1] = value
-                frame.open = False
-            return
-        key, after = keyed
-        value = _value(after)
-        keyed_value(column, _key_value(key), value)
-
     def entry(column: int) -> None:
         """A dash at `column`: a new entry of the list there, its value to come."""
         frame = place(column, False)
@@ -298,52 +337,43 @@ def load_block(content: bytes | IO[bytes], pack_cases: bool = False, sink: Sink 
         frame.obj.append(None)
         frame.open = True
 
-    def keyed_value(column: int, key: Any, value: Any) -> None:
-        top = stack[-1] if stack else None
-        frame = top if top is not None and top.indent == column and top.is_map else place(column, True)
-        if key in frame.obj:
-            raise Undecided  # a duplicate key: refused, located, by the node path
-        frame.key = key
-        if value is _EMPTY:
-            frame.obj[key] = None
-            frame.open = True
-        else:
-            frame.obj[key] = value
-            frame.open = False
-
+    seen: dict[str, Decoded] = {}
+    seen_get = seen.get
     keys: dict[str, Any] = {}
-    fast = _COMMON.match
     for line in itertools.chain.from_iterable(_texts(content)):
-        found = fast(line)
-        if found is None:
-            general(line)
-            continue
-        spaces, dash, text, quoted, integer, decimal = found.groups()
-        column = len(spaces)
-        if dash is not None:
-            entry(column)
-            column += len(dash)
+        decoded = seen_get(line)
+        if decoded is None:
+            decoded = _decode(line, keys)
+            if decoded is None:
+                continue  # blank, or a comment
+            if type(decoded[3]) not in _MUTABLE:  # `key: []` is a new list on every line
+                if len(seen) >= _LINES_KEPT:
+                    seen.clear()
+                seen[line] = decoded
+        dashes, column, key, value = decoded
+        if dashes:
+            for dash in dashes:
+                entry(dash)
         top = stack[-1] if stack else None
+        if key is _NO_KEY:
+            if value is _EMPTY:
+                continue
+            if top is None or top.is_map or not top.open or top.indent >= column:
+                raise Undecided  # a scalar on a line of its own
+            top.obj[-1] = value
+            top.open = False
+            continue
         frame = top if top is not None and top.indent == column and top.is_map else place(column, True)
-        key = keys.get(text, keys)
-        if key is keys:
-            key = keys[text] = _key_value(plain(text))
         obj = frame.obj
         if key in obj:
             raise Undecided  # a duplicate key: refused, located, by the node path
         frame.key = key
-        if quoted is not None:
-            obj[key] = quoted
-            frame.open = False
-        elif integer is not None:
-            obj[key] = int(integer)
-            frame.open = False
-        elif decimal is not None:
-            obj[key] = float(decimal)
-            frame.open = False
-        else:
+        if value is _EMPTY:
             obj[key] = None
             frame.open = True
+        else:
+            obj[key] = value
+            frame.open = False
     while stack:
         close()
     return None if root is None else root.obj

@@ -3,7 +3,7 @@ the parse cache entry, or an unlinked temporary file) and what the loader reads 
 time, so that neither the file's text nor its cases are ever held whole.
 
 The format (a parse cache entry is exactly this): a magic line, then records, each
-`<length u64><cases u32><blake2b-16 of the payload>` and the payload, a `marshal` value: the case
+`<length u64><cases u32><the first 16 bytes of the payload's SHA-256>` and the payload, a `marshal` value: the case
 chunks (each a tuple of `CHUNK_CASES` packed cases, the last one maybe fewer), then the end record
 (no cases) `("end", chunks, cases, placed, document)`: the document, with None for its `evalcases`
 list when `placed` (the chunks are that list).
@@ -24,14 +24,15 @@ from typing import IO, Any
 
 from agentv_py.models.indexed import Indexed
 
-MAGIC = b"agentv-cases 1\n"
+MAGIC = b"agentv-cases 2\n"  # 2: SHA-256 digests (1: BLAKE2b)
 CHUNK_CASES = 1000  # cases per record: the loader's chunk (`PreparedCases.chunk_cases`)
+_DIGEST = 16  # bytes of a record's digest
 _HEAD = struct.Struct("<QI16s")
 _BLOCK = 1024 * 1024
 
 
 def _digest(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=16).digest()
+    return hashlib.sha256(payload).digest()[:_DIGEST]
 
 
 class CaseSpool(Indexed[bytes]):
@@ -138,7 +139,7 @@ def read_spool(handle: IO[bytes]) -> tuple[Any] | None:
         if len(head) != _HEAD.size:
             return None  # truncated (an end record is always last)
         length, count, digest = _HEAD.unpack(head)
-        check = hashlib.blake2b(digest_size=16)
+        check = hashlib.sha256()
         blocks: list[bytes] = []
         left = length
         while left:
@@ -149,7 +150,7 @@ def read_spool(handle: IO[bytes]) -> tuple[Any] | None:
             if not count:
                 blocks.append(block)  # the end record: small, read whole
             left -= len(block)
-        if check.digest() != digest:
+        if check.digest()[:_DIGEST] != digest:
             return None
         start = offset + _HEAD.size
         offset = start + length

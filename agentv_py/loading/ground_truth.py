@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentv_py.errors import Problem
+from agentv_py.loading.finite_truth import all_finite, describe_non_finite, non_finite_at
 from agentv_py.loading.source import Source
 from agentv_py.loading.yaml_loader import MAX_DEPTH, int_digit_limit, too_many_digits_message
 from agentv_py.models.dataset import Dataset
@@ -103,33 +104,6 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _skip(value: Any) -> None:
-    return None
-
-
-def all_finite(values: Sequence[Any]) -> bool:
-    """True when no value holds a NaN or an infinity (checked by the C JSON encoder: one call)."""
-    try:
-        json.dumps(values, allow_nan=False, default=_skip, skipkeys=True, check_circular=False)
-    except (ValueError, TypeError, RecursionError):
-        return False  # the walks (`_depth`, `non_finite_at`) say where, if anywhere
-    return True
-
-
-def non_finite_at(value: Any) -> tuple[list[str | int], float] | None:
-    """The path inside `value` to its first NaN or infinity, and that number (None: all finite)."""
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
-    while stack:
-        node, parts = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            return parts, node
-        if isinstance(node, dict):
-            stack.extend((child, [*parts, str(key)]) for key, child in reversed(node.items()))
-        elif isinstance(node, list):
-            stack.extend((child, [*parts, i]) for i, child in reversed(list(enumerate(node))))
-    return None
-
-
 def ground_truth_location(raw_case: Any, index: int) -> list[str | int]:
     """Where a case's ground truth is written: the `expected_output` shorthand, else the content
     of the last assistant message of `expected_messages` (or its alias `expected_output`)."""
@@ -148,10 +122,6 @@ def ground_truth_location(raw_case: Any, index: int) -> list[str | int]:
         if messages[position].get("role") == "assistant":
             return [*base, key, position, "content"]
     return [*base, key]
-
-
-def describe_non_finite(number: float) -> str:
-    return "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
 
 
 # ----------------------------------------------------------------------------- warnings
@@ -183,6 +153,11 @@ class _Check:
     path: str | None  # None: the whole ground truth
     spec: FieldSpec | None = None
     geometry: IouScoreConfig | CoordinateDistanceConfig | None = None
+    verdicts: dict[tuple[type, Any], tuple[str, bool] | None] | None = None  # `_field_problem` of a text or integer
+
+
+_VERDICTS_KEPT = 4096  # verdicts a check keeps (expected texts repeat: currencies, dates, codes)
+_UNSEEN: Any = object()
 
 
 class _Fields:
@@ -267,7 +242,17 @@ def _run(check: _Check, case_id: str, truth: Any) -> None:
     if want is None:
         return  # an expected null is compared exactly (geometry skips it)
     if check.spec is not None:
-        refused = _field_problem(check.spec, want)
+        kind = want.__class__
+        if kind is str or kind is int:  # the verdict is the same for the same value (floats: -0.0 == 0.0)
+            if check.verdicts is None:
+                check.verdicts = {}
+            refused = check.verdicts.get((kind, want), _UNSEEN)
+            if refused is _UNSEEN:
+                refused = _field_problem(check.spec, want)
+                if len(check.verdicts) < _VERDICTS_KEPT:
+                    check.verdicts[kind, want] = refused
+        else:
+            refused = _field_problem(check.spec, want)
         reason, wrong_type = refused if refused is not None else (None, False)
     else:
         assert check.geometry is not None

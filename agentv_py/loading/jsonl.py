@@ -9,14 +9,16 @@ case's line; problems in the suite keys name the sidecar and its line.
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Iterable
+import marshal
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from agentv_py.errors import ConfigError, Problem
-from agentv_py.loading.source import PackedCases, Source, display_path, format_location, pack_case, read_yaml
+from agentv_py.loading.source import Source, display_path, format_location, pack_case, read_yaml
 from agentv_py.loading.yaml_loader import MAX_DEPTH
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
 
@@ -63,7 +65,7 @@ class JsonlSource(Source):
 
 def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
     """Read a JSONL dataset and its sidecar into `{**sidecar, "evalcases": cases}`, the cases
-    packed as a YAML dataset's are (`PackedCases`: each line's object packed as it is read); a line that
+    packed (`JsonlCases`: each line checked as it is read, kept as its text); a line that
     is not a JSON object (and a sidecar that is not a mapping of suite keys) is a ConfigError
     naming the file and the line. Every bad line is reported, not only the first."""
     display = display_path(path)
@@ -81,48 +83,134 @@ def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
     return source, {**suite, "evalcases": cases}
 
 
-def _parse_lines(content: bytes, display: str) -> tuple[PackedCases, list[int], list[Problem]]:
+class JsonlCases(tuple[bytes, ...]):
+    """A JSONL dataset's cases, packed (`PackedCases`): each case as its line's text, read back by
+    orjson (`unpack`), which reads such a line exactly as the standard library's `json` does
+    (`read_jsonl` checked it); or, for a line it could not vouch for at a glance (a run of 19
+    digits: maybe an integer beyond 64 bits, which orjson reads as a float; a `\\u003a` escape;
+    over 100 brackets), the standard library's value `marshal`led, as a YAML case is. A slice
+    is again a JsonlCases; an item, or an iteration, gives `marshal`led cases."""
+
+    marshalled: frozenset[int]  # the positions of the cases packed by `marshal`
+
+    def __new__(cls, items: Iterable[bytes], marshalled: Iterable[int] = ()) -> JsonlCases:
+        cases = super().__new__(cls, items)
+        cases.marshalled = frozenset(marshalled)
+        return cases
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> JsonlCases: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> bytes | JsonlCases:
+        if isinstance(index, slice):
+            positions = range(*index.indices(len(self)))
+            marshalled = [i for i, at in enumerate(positions) if at in self.marshalled] if self.marshalled else ()
+            return JsonlCases(super().__getitem__(index), marshalled)
+        position = range(len(self))[index]  # IndexError as a tuple has it
+        item = super().__getitem__(position)
+        return item if position in self.marshalled else pack_case(_orjson().loads(item))
+
+    def __iter__(self) -> Iterator[bytes]:
+        return (self[i] for i in range(len(self)))
+
+    def unpack(self) -> list[Any]:
+        """The cases (what `source.unpack_cases` gives for them)."""
+        loads = _orjson().loads
+        items = tuple.__iter__(self)
+        if not self.marshalled:
+            return list(map(loads, items))
+        return [marshal.loads(item) if i in self.marshalled else loads(item) for i, item in enumerate(items)]
+
+
+def _orjson() -> Any:
+    import orjson  # only when a JSONL dataset is read
+
+    return orjson
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # the fewest digits of an integer beyond 64 bits (which orjson reads as a float)
+
+
+def _parse_lines(content: bytes, display: str) -> tuple[JsonlCases, list[int], list[Problem]]:
+    """Each line read by orjson, and kept as its text when orjson's value is the standard
+    library's and needs no check of its own: an object that orjson writes back byte for byte, or
+    whose colons (its keys) all survive that (no key written twice) and which holds no run of 19
+    digits (no integer beyond 64 bits), nested no deeper than the text's brackets allow. Any other
+    line is read by the standard library (`_read_line`), exactly as it always was."""
     cases: list[bytes] = []
+    marshalled: list[int] = []
     lines: list[int] = []
     problems: list[Problem] = []
     if content.startswith(b"\xef\xbb\xbf"):
         content = content[3:]  # a UTF-8 byte order mark (editors on Windows write one)
-    for number, raw in enumerate(content.split(b"\n"), 1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            byte = raw[exc.start]
-            problems.append(
-                Problem(display, number, "", f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})")
-            )
-            continue
-        if not text.strip():
-            continue
-        try:
-            value = loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(display, number, "", f"not JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        except ValueError as exc:
-            reason = f"nests deeper than {MAX_DEPTH} levels" if str(exc) == TOO_DEEP else str(exc)
-            problems.append(Problem(display, number, "", f"not JSON: {reason}"))
-            continue
-        duplicate = _duplicate_key(text)
-        if duplicate is not None:
-            problems.append(Problem(display, number, "", f"duplicate key '{duplicate}' (keys must be unique)"))
-            continue
-        if not isinstance(value, dict):
-            kind = _json_kind(value)
-            problems.append(
-                Problem(display, number, "", f"expected a JSON object (one case per line), got {kind} {_short(text)}")
-            )
-            continue
-        if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-            problems.append(Problem(display, number, "", f"JSON nests deeper than {MAX_DEPTH} levels"))
-            continue
-        cases.append(pack_case(value))
-        lines.append(number)
-    return tuple(cases), lines, problems
+    orjson = _orjson()
+    loads, dumps, refused = orjson.loads, orjson.dumps, orjson.JSONDecodeError
+    paused = gc.isenabled()
+    gc.disable()  # every value read dies at once: no cycles to look for
+    try:
+        for number, raw in enumerate(content.split(b"\n"), 1):
+            try:
+                value = loads(raw)
+            except refused:
+                value = None
+            if type(value) is dict and raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+                written = dumps(value)
+                if written == raw or (
+                    raw.count(b":") == written.count(b":")
+                    and b"\\u003" not in raw  # `\u003a`, a colon that is not one in the text
+                    and _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO)
+                ):
+                    cases.append(raw)
+                    lines.append(number)
+                    continue
+            case = _read_line(raw, number, display, problems)
+            if case is not None:
+                marshalled.append(len(cases))
+                cases.append(pack_case(case))
+                lines.append(number)
+    finally:
+        if paused:
+            gc.enable()
+    return JsonlCases(cases, marshalled), lines, problems
+
+
+def _read_line(raw: bytes, number: int, display: str, problems: list[Problem]) -> dict[str, Any] | None:
+    """A line read by the standard library: its object, or None (blank, or a problem appended)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start]
+        problems.append(Problem(display, number, "", f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})"))
+        return None
+    if not text.strip():
+        return None
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(display, number, "", f"not JSON: {exc.msg} at column {exc.colno}"))
+        return None
+    except ValueError as exc:
+        reason = f"nests deeper than {MAX_DEPTH} levels" if str(exc) == TOO_DEEP else str(exc)
+        problems.append(Problem(display, number, "", f"not JSON: {reason}"))
+        return None
+    duplicate = _duplicate_key(text)
+    if duplicate is not None:
+        problems.append(Problem(display, number, "", f"duplicate key '{duplicate}' (keys must be unique)"))
+        return None
+    if not isinstance(value, dict):
+        kind = _json_kind(value)
+        problems.append(
+            Problem(display, number, "", f"expected a JSON object (one case per line), got {kind} {_short(text)}")
+        )
+        return None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        problems.append(Problem(display, number, "", f"JSON nests deeper than {MAX_DEPTH} levels"))
+        return None
+    return value
 
 
 class _Duplicate(ValueError):

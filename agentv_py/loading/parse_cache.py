@@ -28,7 +28,16 @@ CACHE_MAX_ENTRIES = 32
 SPOOL_MIN = 64 * 1024  # bytes: a smaller file is parsed from memory, and cached only whole
 _BLOCK = 1024 * 1024
 
+_KEY_DIGITS = 40  # hex digits of a cache key (160 bits)
 Opener = Callable[[], IO[bytes]]
+
+
+def _hash(data: bytes = b"") -> Any:
+    """The digest cache keys are made with: SHA-256, which processors hash in hardware (SHA
+    extensions), two to three times as fast as BLAKE2b here."""
+    return hashlib.sha256(data)
+
+
 Load = Callable[[bytes | Opener, bool, SpoolWriter | None], Any]
 
 
@@ -44,7 +53,7 @@ def cache_dir() -> Path | None:
 
 def _key(digest: Any, pack_cases: bool) -> str:
     digest.update(f"{CACHE_VERSION}/{yaml.__version__}/{int(pack_cases)}".encode())
-    return str(digest.hexdigest())
+    return str(digest.hexdigest())[:_KEY_DIGITS]
 
 
 def _prune(directory: Path) -> None:
@@ -59,7 +68,7 @@ def parse_cached(content: bytes, pack_cases: bool, load: Load) -> Any:
     directory = cache_dir()
     if directory is None or len(content) < SPOOL_MIN:
         return load(content, pack_cases, None)
-    entry = directory / f"{_key(hashlib.blake2b(content, digest_size=20), pack_cases)}.marshal"
+    entry = directory / f"{_key(_hash(content), pack_cases)}.marshal"
     try:
         cached = entry.read_bytes()
         paused = gc.isenabled()
@@ -90,7 +99,7 @@ class _HashingReader:
 
     def __init__(self, handle: IO[bytes]) -> None:
         self._handle = handle
-        self.digest = hashlib.blake2b(digest_size=20)
+        self.digest = _hash()
 
     def read(self, size: int = -1) -> bytes:
         block = self._handle.read(size)
@@ -100,7 +109,7 @@ class _HashingReader:
 
 def file_key(path: Path, pack_cases: bool) -> str:
     """The cache key of a file's content, hashed in blocks."""
-    digest = hashlib.blake2b(digest_size=20)
+    digest = _hash()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)

@@ -128,10 +128,15 @@ def pack_case(value: Any) -> bytes:
 
 
 def unpack_cases(packed: Iterable[bytes]) -> list[Any]:
-    """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`)."""
+    """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`); cases
+    that unpack themselves (`jsonl.JsonlCases`: JSON text) by their `unpack`."""
     paused = gc.isenabled()
     gc.disable()
     try:
+        unpack = getattr(packed, "unpack", None)
+        if unpack is not None:
+            cases: list[Any] = unpack()
+            return cases
         return [marshal.loads(item) for item in packed]
     finally:
         if paused:
@@ -199,7 +204,8 @@ def read_yaml(path: Path, *, pack_cases: bool = False) -> tuple[Source, Any]:
 _MAX_SHOWN_PARTS = 12  # a location nested deeper is shown cut short (the line says where)
 
 # What YAML allows in a file (YAML 1.1 "printable"): everything else is refused by the reader.
-_NOT_PRINTABLE = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Compiled when first needed (`re`'s cache): a big character class, and only an unreadable file needs it.
+_NOT_PRINTABLE = r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def _unreadable(content: bytes, exc: yaml.reader.ReaderError) -> tuple[int | None, str]:
@@ -213,7 +219,7 @@ def _unreadable(content: bytes, exc: yaml.reader.ReaderError) -> tuple[int | Non
         line = None if utf16 else content.count(b"\n", 0, error.start) + 1
         byte = content[error.start]
         return line, f"not valid {encoding.upper()} (byte 0x{byte:02x} at offset {error.start}: {error.reason})"
-    found = _NOT_PRINTABLE.search(text)
+    found = re.search(_NOT_PRINTABLE, text)
     if found is None:
         return None, f"unreadable: {exc.reason}"
     index = found.start()
