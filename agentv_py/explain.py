@@ -24,7 +24,7 @@ from agentv_py.prepared import LoadedDataset
 from agentv_py.report.explain import EvaluatorSource, Explained
 from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.manifest import ManifestError, read_manifest
-from agentv_py.report.render import visible
+from agentv_py.report.text import visible
 from agentv_py.run_reports import run_dataset
 
 IDS_LISTED = 5  # case ids named when the case is not found

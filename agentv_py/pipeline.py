@@ -26,8 +26,8 @@ from agentv_py.recorder import (
 )
 from agentv_py.report.jsonl import JsonlWriter
 from agentv_py.report.manifest import finish_manifest
-from agentv_py.report.render import visible
 from agentv_py.report.summary import RunSummary, gate
+from agentv_py.report.text import visible
 from agentv_py.run_spec import Execution, ResultsFile, RunSpec
 from agentv_py.runner.executor import Executor, InlineRun, Interrupted
 from agentv_py.runner.run import Run

@@ -32,7 +32,7 @@ from agentv_py.report.manifest import (
     new_run_id,
     read_manifest,
 )
-from agentv_py.report.summary import plural
+from agentv_py.report.text import plural
 from agentv_py.run_spec import ManifestSeed, ResultsFile, RunSpec, StoredSource
 from agentv_py.runner.engine import RunOptions
 from agentv_py.session import plan_eval

@@ -30,8 +30,8 @@ from agentv_py.report.manifest import (
 )
 from agentv_py.report.reuse import StoredError, manifest_differences, passed, read_stored
 from agentv_py.report.row_store import RowSelection
-from agentv_py.report.summary import plural
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
+from agentv_py.report.text import plural
 from agentv_py.runner.engine import pass_mark
 
 

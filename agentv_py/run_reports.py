@@ -193,7 +193,7 @@ def say_written(console: Any, written: list[tuple[str, Path]]) -> None:
     """`Reports written to: junit.xml (JUnit report), ...` after a run's summary (nothing silent)."""
     from rich.text import Text
 
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
 
     if written:
         listed = ", ".join(f"{visible(str(path))} ({what})" for what, path in written)
@@ -234,7 +234,7 @@ def write_html(
     from agentv_py.errors import AgentvError, OutputError
     from agentv_py.report.html import ReportError, build_report
     from agentv_py.report.manifest import ManifestError, read_manifest, utc_now
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
 
     try:
         manifest = read_manifest(results) if results.is_file() else None

@@ -46,7 +46,7 @@ def _directory(cache_dir: Path | None) -> Path:
     if cache_dir is not None:
         if cache_dir.exists() and not cache_dir.is_dir():
             from agentv_py.errors import AgentvError
-            from agentv_py.report.render import visible
+            from agentv_py.report.text import visible
 
             raise AgentvError(
                 f"--cache-dir {visible(str(cache_dir))} is a file, not a directory",
@@ -60,7 +60,7 @@ def _directory(cache_dir: Path | None) -> Path:
 def _failed(what: str, path: Path, exc: sqlite3.Error) -> Exception:
     """The error (exit 2) for a cache database that cannot be read or written."""
     from agentv_py.errors import AgentvError
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
 
     return AgentvError(
         f"cannot {what} the cache {visible(str(path))}: {exc}",
@@ -76,7 +76,7 @@ def stats(
     """Entries by kind (target answers, judge replies), size on disk, and how often they were reused."""
     import sqlite3  # here, not at the top: every other command would import it too
 
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
     from agentv_py.runner.cache_store import DATABASE_NAME, cache_stats
 
     directory = _directory(cache_dir)
@@ -105,7 +105,7 @@ def clear(
     import sqlite3
 
     from agentv_py.errors import AgentvError
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
     from agentv_py.runner.cache_store import DATABASE_NAME, KINDS, NotOurs, clear_cache
 
     if kind is not None and kind not in KINDS:

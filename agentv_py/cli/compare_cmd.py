@@ -57,7 +57,8 @@ def compare(
     from agentv_py.report.compare_render import render_markdown, render_table
     from agentv_py.report.compare_store import CompareError
     from agentv_py.report.regressions import Rules
-    from agentv_py.report.render import stdout_console, visible
+    from agentv_py.report.render import stdout_console
+    from agentv_py.report.text import visible
 
     if output_format not in ("table", "json", "md"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, json or md")

@@ -261,8 +261,8 @@ def _run(
     from rich.console import Console
     from rich.text import Text
 
-    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
-    from agentv_py.report.summary import plural
+    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console
+    from agentv_py.report.text import plural, visible
     from agentv_py.run_reports import case_images, say_written, write_reports
     from agentv_py.session import execute
 

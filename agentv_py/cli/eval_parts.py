@@ -65,7 +65,7 @@ def reuse_option(
 
 def run_header(plan: EvalPlan, workers: int) -> str:
     """The run's first line: what runs, against what; with a reused results file, what it reuses."""
-    from agentv_py.report.summary import plural
+    from agentv_py.report.text import plural
 
     executor = ", Ray executor" if plan.spec.execution.kind == "ray" else ""
     against = f"against target '{plan.target.name}' {plan.target_origin} ({plural(workers, 'worker')}{executor})"
@@ -145,7 +145,7 @@ def run_each(files: Sequence[Path], run_one: Callable[[Path], int]) -> int:
     Ends with one line per dataset and returns the worst exit code (an interrupt stops at once)."""
     from agentv_py.errors import AgentvError
     from agentv_py.loading import display_path
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
 
     codes: list[tuple[Path, int]] = []
     for path in files:

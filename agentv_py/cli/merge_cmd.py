@@ -53,8 +53,9 @@ def merge(
     from agentv_py.recorder import tool_version
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.merge import MISSING_SHOWN, MergeError, merge_results
-    from agentv_py.report.render import render_summary, stdout_console, visible
+    from agentv_py.report.render import render_summary, stdout_console
     from agentv_py.report.summary import gate
+    from agentv_py.report.text import visible
     from agentv_py.run_reports import refuse_clash, refuse_directory
     from agentv_py.runner.engine import shard_of
     from agentv_py.session import merge_dataset

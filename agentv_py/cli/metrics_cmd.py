@@ -31,7 +31,8 @@ def metrics(
     """Sum per-field TP/TN/FP/FN (field_accuracy, iou_score, judges) into precision, recall, F1, micro and macro."""
     from agentv_py.errors import AgentvError
     from agentv_py.report.metrics import HOW_TO_EMIT, aggregate, render_csv, render_table, render_taxonomy
-    from agentv_py.report.render import stdout_console, visible
+    from agentv_py.report.render import stdout_console
+    from agentv_py.report.text import visible
 
     if output_format not in ("table", "csv", "json"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")

@@ -31,7 +31,7 @@ def report(
     precision/recall/F1, misses by kind, and a case table to filter, sort and open (field diffs,
     line items, judge replies, boxes over the image)."""
     from agentv_py.report.manifest import manifest_path
-    from agentv_py.report.render import visible
+    from agentv_py.report.text import visible
     from agentv_py.run_reports import named_dataset, refuse_clash, refuse_directory, write_html
 
     refuse_directory(results)

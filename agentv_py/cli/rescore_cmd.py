@@ -132,8 +132,8 @@ def rescore(
 
     from agentv_py.loading.inputs import judge_commands, judge_target_commands
     from agentv_py.report.manifest import manifest_path
-    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console, visible
-    from agentv_py.report.summary import plural
+    from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console
+    from agentv_py.report.text import plural, visible
     from agentv_py.rescore import execute_rescore, open_rescore_results
     from agentv_py.rescore_plan import RescoreRequest, plan_rescore
     from agentv_py.run_reports import (

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentv_py.report.compare import Comparison
-from agentv_py.report.render import visible
+from agentv_py.report.text import visible
 
 SHOWN = 10  # cases (and case ids per field) listed in the table and Markdown; JSON has them all
 

@@ -25,7 +25,7 @@ from agentv_py.report.explain_items import render_items
 from agentv_py.report.explain_text import Say, cut_text, shown
 from agentv_py.report.explain_text import num as _num
 from agentv_py.report.layout import Column, print_table
-from agentv_py.report.render import visible
+from agentv_py.report.text import visible
 from agentv_py.scoring.dates import parse_date
 from agentv_py.scoring.match import normalize_text, to_number
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentv_py.report.layout import wrapped_lines
-from agentv_py.report.render import visible
+from agentv_py.report.text import visible
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -32,9 +32,9 @@ from agentv_py.report.manifest import (
     new_run_id,
     read_manifest,
 )
-from agentv_py.report.render import visible
 from agentv_py.report.summary import GateResult, RunSummary
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
+from agentv_py.report.text import visible
 
 MISSING_SHOWN = 10  # case ids a message names before "and N more"
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from agentv_py.models.results import ResultRow
 from agentv_py.report.layout import Column, print_boxed, print_items, print_wrapped, table_widths
-from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary, plural
-from agentv_py.report.text import visible as visible  # re-exported: imported from here across the package
+from agentv_py.report.summary import MISSES_SHOWN, CaseLine, RunSummary
+from agentv_py.report.text import plural, visible
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -16,7 +16,7 @@ from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
 from agentv_py.report.misses import Miss, miss_parts
-from agentv_py.report.text import plural as plural  # re-exported: imported from here across the package
+from agentv_py.report.text import plural
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from agentv_py.models.manifest import TargetInfo
-from agentv_py.report.render import visible
 from agentv_py.report.reuse import short
+from agentv_py.report.text import visible
 
 LINES_SHOWN = 10  # lines of a diff shown before "... and N more"
 

@@ -1,6 +1,6 @@
 """Data never breaks the terminal (issue 11, point 7): Rich markup and terminal control sequences in
 case ids, misses, errors, stderr tails, judge text and field names are shown literally, control
-characters escaped (`report.render.visible`): in the summary (table and narrow list, verbose or
+characters escaped (`report.text.visible`): in the summary (table and narrow list, verbose or
 not), both progress displays, warnings, error messages and `agentv metrics`."""
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 from agentv_py.cli import app
 from agentv_py.evaluators.base import error_result, processed_result
 from agentv_py.models.results import ResultRow
-from agentv_py.report.render import PlainProgress, RichProgress, render_summary, visible
+from agentv_py.report.render import PlainProgress, RichProgress, render_summary
 from agentv_py.report.summary import RunSummary
+from agentv_py.report.text import visible
 from tests.conftest import REPO_ROOT, make_row
 
 MARKUP = ["[/INST]", "[/]", "[bold red]x[/]", "[link=file:///etc/passwd]click[/link]"]
