@@ -39,6 +39,7 @@ from agentv_py.report.compare_store import (
 )
 from agentv_py.report.jsonl import not_results
 from agentv_py.report.jsonstream import Pairs, write_json
+from agentv_py.report.lean_sums import WIDTH, unpack
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.regressions import Rules, regressions
 from agentv_py.scoring.metrics import Counts, field_labels
@@ -264,32 +265,36 @@ def _pair(result: Comparison, store: Store, fields: Fields) -> array[float]:
         "SELECT b.id, b.score, b.verdict, b.fields, n.score, n.verdict, n.fields FROM base b"
         " JOIN new n ON n.id = b.id WHERE b.errored = 0 AND n.errored = 0"
     )
+    add_delta, moved = deltas.append, fields.moves
     for key, before, was, base_fields, after, now, new_fields in store.rows(sql):
         delta = after - before
-        deltas.append(delta)
+        add_delta(delta)
         base_sum += before
         new_sum += after
-        was_pass, is_pass = was == 0, now == 0
-        base_passed += was_pass
-        new_passed += is_pass
-        result.pass_to_fail += was_pass and not is_pass
-        result.fail_to_pass += is_pass and not was_pass
+        base_passed += was == 0
+        new_passed += now == 0
         if was != now:
+            result.pass_to_fail += was == 0
+            result.fail_to_pass += now == 0
             moved_to = f"{VERDICTS[was]}->{VERDICTS[now]}"
             result.verdict_changes[moved_to] = result.verdict_changes.get(moved_to, 0) + 1
-        if delta != 0 or was != now:
             changed.append((key, before, after, delta, was, now))
-        status_before = {record[0]: record[1] for record in Fields.decode(base_fields)}
-        for slot, status, *_ in Fields.decode(new_fields):
-            direction = _DIRECTIONS.get((status_before.get(slot, ABSENT), status))
-            if direction is not None:
-                moves.append((slot, direction, key))
-                fields.moves[slot, direction] = fields.moves.get((slot, direction), 0) + 1
-        if len(changed) >= BATCH or len(moves) >= BATCH:
+        elif delta != 0:
+            changed.append((key, before, after, delta, was, now))
+        if base_fields != new_fields:  # the same record: no field moved
+            before_flat, new_flat = unpack(base_fields), unpack(new_fields)
+            status_before = dict(zip(before_flat[0::WIDTH], before_flat[1::WIDTH], strict=True))
+            for slot, status in zip(new_flat[0::WIDTH], new_flat[1::WIDTH], strict=True):
+                direction = _DIRECTIONS.get((status_before.get(slot, ABSENT), status))
+                if direction is not None:
+                    moves.append((slot, direction, key))
+                    moved[slot, direction] = moved.get((slot, direction), 0) + 1
+            if len(moves) >= BATCH:
+                store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
+                moves.clear()
+        if len(changed) >= BATCH:
             store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
-            store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
             changed.clear()
-            moves.clear()
     store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
     store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
     store.db.execute("CREATE INDEX changed_order ON changed (delta, id)")

@@ -4,7 +4,6 @@ and counts), and the per-field tables; memory stays flat in the number of rows."
 
 from __future__ import annotations
 
-import marshal
 import os
 import sqlite3
 import tempfile
@@ -13,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.report.jsonl import UnusableInput
-from agentv_py.report.lean_rows import LeanRow, read_lean_rows, statuses_and_counts
+from agentv_py.report.lean_rows import LeanRow, read_lean_rows
+from agentv_py.report.lean_sums import WIDTH, Slots, case_fields, case_fields_merged, pack, unpack
 from agentv_py.scoring.metrics import Counts, FieldKey
 
 BATCH = 2000  # rows inserted at once
@@ -83,9 +83,6 @@ def check_field_results(store: Store, fields: Fields) -> None:
         )
 
 
-_NO_COUNTS = (0, 0, 0, 0)  # a field with a status but no counts
-
-
 def rows_of(path: Path, role: str) -> Iterator[LeanRow]:
     """The rows of a results file; a line that is not a row stops the comparison (exit 2)."""
     for line, row in read_lean_rows(path):  # rows as `jsonl.read_rows` reads them, lighter
@@ -101,50 +98,65 @@ def is_error(row: LeanRow) -> bool:
     return row.status == "error" or not row.results
 
 
+_KINDS_KEPT = 4096  # distinct records counted before they are summed (memory stays flat)
+
+
 class Fields:
     """The per-field tables: a slot per (evaluator, field), counts per side, moves per direction."""
 
     def __init__(self) -> None:
-        self.slots: dict[FieldKey, int] = {}
+        self._slots = Slots()
+        self.slots: dict[FieldKey, int] = self._slots.of
         self.counts: tuple[dict[int, Counts], dict[int, Counts]] = ({}, {})
         self.moves: dict[tuple[int, int], int] = {}
-        self.summed: dict[int, list[int]] = {}  # the counts of the rows encoded since `load_side` began
+        self._summed: dict[int, list[int]] = {}  # the counts of the records folded since `begin`
+        self._records: dict[bytes, int] = {}  # records encoded since the last fold, and how often
+
+    def begin(self) -> None:
+        """Start summing a file's records afresh (`sums`)."""
+        self._summed, self._records = {}, {}
 
     def encode(self, row: LeanRow) -> bytes:
-        """A case's fields as stored: (slot, status, tp, tn, fp, fn) per field, from every
-        `field_accuracy` result's `details.fields` (hit / miss / other) and the counts `agentv
-        metrics` sums, read in one walk. marshal keeps counts of any size exactly; it only ever
-        reads back what this process wrote."""
-        statuses, counts = statuses_and_counts(row, STATUS, OTHER)
-        records = []
-        slots, summed = self.slots, self.summed
-        for key in statuses.keys() | counts.keys():
-            slot = slots.get(key)
-            if slot is None:
-                slot = slots[key] = len(slots)
-            tp, tn, fp, fn = counts.get(key, _NO_COUNTS)
-            records.append((slot, statuses.get(key, ABSENT), tp, tn, fp, fn))
-            total = summed.get(slot)  # a field with a status and no counts too, as load_side sums them
-            if total is None:
-                summed[slot] = [tp, tn, fp, fn]
-            else:
-                total[0] += tp
-                total[1] += tn
-                total[2] += fp
-                total[3] += fn
-        return marshal.dumps(records)
+        """A case's fields as stored (`lean_sums.pack`): slot, status (hit / miss / other, or
+        absent for counts only) and TP/TN/FP/FN per field, from every `field_accuracy` result's
+        `details.fields` and the counts `agentv metrics` sums, read in one walk. Records are
+        counted as they come (the rows of a run repeat a few) and summed by `sums`."""
+        flat = case_fields(row, self._slots, STATUS, OTHER, ABSENT)
+        if flat is None:
+            flat = case_fields_merged(row, self._slots, STATUS, OTHER, ABSENT)
+        record = pack(flat)
+        records = self._records
+        records[record] = records.get(record, 0) + 1
+        if len(records) >= _KINDS_KEPT:
+            self._fold()
+        return record
 
-    @staticmethod
-    def decode(blob: bytes) -> list[tuple[int, ...]]:
-        records: list[tuple[int, ...]] = marshal.loads(blob)
-        return records
+    def _fold(self) -> None:
+        summed = self._summed
+        for record, times in self._records.items():
+            flat = unpack(record)
+            for at in range(0, len(flat), WIDTH):
+                total = summed.get(flat[at])
+                if total is None:
+                    total = summed[flat[at]] = [0, 0, 0, 0]
+                total[0] += flat[at + 2] * times
+                total[1] += flat[at + 3] * times
+                total[2] += flat[at + 4] * times
+                total[3] += flat[at + 5] * times
+        self._records = {}
+
+    def sums(self) -> dict[int, list[int]]:
+        """Per slot, the counts of every record encoded since `begin` (a field with a status and
+        no counts included, at 0)."""
+        self._fold()
+        return self._summed
 
 
 def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) -> None:
     """One file into its table, the last row of a case replacing earlier ones (a resumed run)."""
     sql = f"INSERT OR REPLACE INTO {side} VALUES (?, ?, ?, ?, ?)"
     batch: list[tuple[bytes, float, int, int, bytes]] = []
-    fields.summed = {}
+    fields.begin()
     rows = 0
     for row in rows_of(path, role):
         rows += 1
@@ -158,17 +170,20 @@ def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) ->
             batch.clear()
     store.db.executemany(sql, batch)
     counts = fields.counts[SIDES.index(side)]
+    summed = fields.sums()
     if store.count(f"SELECT COUNT(*) FROM {side}") == rows:  # no case twice: every row encoded is kept
-        for slot, (tp, tn, fp, fn) in fields.summed.items():
+        for slot, (tp, tn, fp, fn) in summed.items():
             counts[slot] = Counts(tp, tn, fp, fn)
         return
     for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):  # a case's last row only
-        for slot, _, tp, tn, fp, fn in Fields.decode(blob):
-            summed = counts.get(slot)
-            if summed is None:
+        flat = unpack(blob)
+        for at in range(0, len(flat), WIDTH):
+            slot, tp, tn, fp, fn = flat[at], flat[at + 2], flat[at + 3], flat[at + 4], flat[at + 5]
+            known = counts.get(slot)
+            if known is None:
                 counts[slot] = Counts(tp, tn, fp, fn)
             else:  # in place: no Counts per record
-                summed.tp += tp
-                summed.tn += tn
-                summed.fp += fp
-                summed.fn += fn
+                known.tp += tp
+                known.tn += tn
+                known.fp += fp
+                known.fn += fn

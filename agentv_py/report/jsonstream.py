@@ -16,23 +16,69 @@ class Pairs:
         self.pairs = pairs
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_CHUNK = 256  # plain items of an array written at once
+
+
+def _plain(item: Any) -> bool:
+    """Written alike by `json.dumps` and item by item: a scalar, or an object of str keys and
+    scalar values (exact types: a subclass may write otherwise)."""
+    kind = type(item)
+    if kind in _SCALARS:
+        return True
+    return kind is dict and all(type(key) is str and type(value) in _SCALARS for key, value in item.items())
+
+
 def write_json(out: IO[str], value: Any, depth: int = 0, *, ensure_ascii: bool = True) -> None:
     """`json.dump(value, out, indent=2, ensure_ascii=...)`, streaming: generators become arrays
-    and `Pairs` objects, written one item at a time."""
+    and `Pairs` objects, written one item at a time (`_write_array`: plain items a chunk at a time)."""
     if isinstance(value, dict):
         value = Pairs(value.items())
     if not isinstance(value, Pairs) and not isinstance(value, (Iterator, list)):
         out.write(json.dumps(value, ensure_ascii=ensure_ascii))
         return
     pad, inner = "\n" + "  " * depth, "\n" + "  " * (depth + 1)
-    is_object = isinstance(value, Pairs)
-    items: Iterable[Any] = value.pairs if isinstance(value, Pairs) else value
+    if not isinstance(value, Pairs):
+        _write_array(out, value, depth, ensure_ascii)
+        return
     empty = True
-    for item in items:
-        out.write(("{" if is_object else "[") + inner if empty else "," + inner)
+    for key, item in value.pairs:
+        out.write("{" + inner if empty else "," + inner)
         empty = False
-        if is_object:
-            key, item = item
-            out.write(json.dumps(key, ensure_ascii=ensure_ascii) + ": ")
+        out.write(json.dumps(key, ensure_ascii=ensure_ascii) + ": ")
         write_json(out, item, depth + 1, ensure_ascii=ensure_ascii)
-    out.write(("{}" if is_object else "[]") if empty else pad + ("}" if is_object else "]"))
+    out.write("{}" if empty else pad + "}")
+
+
+def _write_array(out: IO[str], items: Iterable[Any], depth: int, ensure_ascii: bool) -> None:
+    """An array's items at `depth`; runs of plain items are written a chunk at a time, each item
+    by the standard library's C encoder (`json.dumps` with `indent` takes the pure-Python one),
+    laid out as `indent=2` lays it out (JSON text has no newline but between tokens)."""
+    pad, inner = "\n" + "  " * depth, "\n" + "  " * (depth + 1)
+    encode = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=("," + inner + "  ", ": ")).encode
+    empty = True
+    chunk: list[str] = []
+
+    def flush() -> None:
+        nonlocal empty
+        out.write(("[" if empty else ",") + inner + ("," + inner).join(chunk))
+        empty = False
+        chunk.clear()
+
+    for item in items:
+        if _plain(item):
+            if type(item) is not dict or not item:
+                chunk.append(encode(item))
+            else:  # {"k": v,<inner>  "k2": v2} -> {<inner>  "k": v,<inner>  "k2": v2<inner>}
+                chunk.append("{" + inner + "  " + encode(item)[1:-1] + inner + "}")
+            if len(chunk) >= _CHUNK:
+                flush()
+            continue
+        if chunk:
+            flush()
+        out.write("[" + inner if empty else "," + inner)
+        empty = False
+        write_json(out, item, depth + 1, ensure_ascii=ensure_ascii)
+    if chunk:
+        flush()
+    out.write("[]" if empty else pad + "]")

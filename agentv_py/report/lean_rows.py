@@ -26,7 +26,7 @@ import orjson
 from agentv_py.models.field_results import FieldOutcome, read_field
 from agentv_py.models.results import ResultRow
 from agentv_py.report.bounds import MAX_DEPTH
-from agentv_py.report.jsonl import _DIGITS_ONLY, _LONG_RUN, row_lines, row_of_line
+from agentv_py.report.jsonl import _LONG_RUN, row_lines, row_of_line
 from agentv_py.scoring.metrics import (
     SCORED,
     Counts,
@@ -131,8 +131,15 @@ def _typed(value: dict[str, Any], types: Mapping[str, frozenset[type]], required
     return fits
 
 
-def _strings(values: list[Any]) -> bool:
-    return {*map(type, values)} <= _STR
+def _all_strings(value: dict[str, Any]) -> bool:
+    """Are `hits` and `misses` (lists, when there) lists of str? (orjson's strings are exactly
+    str, which `join` takes, and nothing else.)"""
+    try:
+        "".join(value.get("hits") or ())
+        "".join(value.get("misses") or ())
+    except TypeError:
+        return False
+    return True
 
 
 def _result_fits(result: Any) -> bool:
@@ -141,9 +148,10 @@ def _result_fits(result: Any) -> bool:
         return False
     if result["status"] not in _RESULT_STATUSES or result["verdict"] not in _RESULT_VERDICTS:
         return False
-    if not _strings(result.get("hits", ())) or not _strings(result.get("misses", ())):
+    if not _all_strings(result):
         return False
-    return all(_result_fits(child) for child in result.get("evaluator_results", ()))
+    children = result.get("evaluator_results")
+    return not children or all(_result_fits(child) for child in children)
 
 
 def _row_fits(row: Any) -> bool:
@@ -155,7 +163,7 @@ def _row_fits(row: Any) -> bool:
         return False
     if type(score) is int and not -_EXACT_FLOAT <= score <= _EXACT_FLOAT:
         return False
-    if not _strings(row.get("hits", ())) or not _strings(row.get("misses", ())):
+    if not _all_strings(row):
         return False
     trace = row.get("trace")
     if trace is not None:
@@ -164,7 +172,8 @@ def _row_fits(row: Any) -> bool:
         usage = trace.get("judge_token_usage")
         if usage is not None and not {*map(type, usage.values())} <= _INT:
             return False
-    return all(_result_fits(result) for result in row.get("evaluator_results", ()))
+    results = row.get("evaluator_results")
+    return not results or all(_result_fits(result) for result in results)
 
 
 class LeanRow:
@@ -184,8 +193,14 @@ class LeanRow:
         return lean
 
 
+# every digit made "0", `[` and `{` made "[", every other byte a space: one pass finds both a run of
+# 19 digits (2**63 has 19; `jsonl._DIGITS_ONLY`) and how many arrays and objects the line opens
+_DIGITS_AND_OPENS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x5B if b in (0x5B, 0x7B) else 0x20 for b in range(256))
+
+
 def _lean_row(line: bytearray) -> LeanRow | str:
-    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH and _LONG_RUN not in line.translate(_DIGITS_ONLY):
+    marks = line.translate(_DIGITS_AND_OPENS)
+    if marks.count(b"[") <= MAX_DEPTH and _LONG_RUN not in marks:
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:

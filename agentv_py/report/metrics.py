@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
-from agentv_py.report.render import visible
+from agentv_py.report.lean_sums import Sums
+from agentv_py.report.text import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy
 
@@ -103,6 +104,7 @@ def aggregate(
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
     also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty)."""
     report = MetricsReport(str(path), evaluator)
+    sums = Sums(report.counts)
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)
@@ -111,17 +113,19 @@ def aggregate(
         problems: list[str] = []
         found = False
         summed = report.counts
-        for key, counts in field_counts(row, problems).items():
-            if evaluator is not None:
+        if evaluator is None:
+            found = sums.add_row(row, problems)  # the row's counts straight into the sums
+        else:
+            for key, counts in field_counts(row, problems).items():
                 report.evaluators_with_metrics.add(key[0])
                 if key[0] != evaluator:
                     continue
-            known = summed.get(key)
-            if known is not None:
-                known += counts
-            else:
-                summed[key] = counts  # fresh per row: owned from here on
-            found = True
+                known = summed.get(key)
+                if known is not None:
+                    known += counts
+                else:
+                    summed[key] = counts  # fresh per row: owned from here on
+                found = True
         if taxonomy:
             kinds = row_kinds(row)
             add_taxonomy(

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentv_py.report.compare_store import OTHER, STATUS
+from agentv_py.report.compare_store import ABSENT, OTHER, STATUS
 from agentv_py.report.jsonl import read_rows
 from agentv_py.report.lean_rows import field_counts as lean_counts
 from agentv_py.report.lean_rows import read_lean_rows, row_kinds, statuses_and_counts
+from agentv_py.report.lean_sums import WIDTH, Slots, Sums, case_fields, case_fields_merged, pack, unpack
 from agentv_py.scoring.metrics import row_field_counts, walk_fields
 from agentv_py.scoring.taxonomy import row_taxonomy
 
@@ -182,6 +183,9 @@ def _mutations() -> list[tuple[str, Any]]:
                 out.append((f"{where}-{key}-{i}", mutated))
     out.append(("not-an-object", [1, 2]))
     out.append(("score-huge-int", row(score=2**60 + 1)))
+    wide = row()
+    wide["evaluator_results"][1]["details"]["metrics"]["a"] = {"tp": 300, "tn": 0, "fp": 2**40, "fn": 1}
+    out.append(("counts-over-a-byte", wide))  # compare's record marshalled, not bytes
     return out
 
 
@@ -231,7 +235,28 @@ def assert_same_reading(path: Path) -> int:
             (name, e.path): STATUS.get(e.status, OTHER) for name, e in walk_fields(model.evaluator_results)
         }
         assert counts == dict(_summary(row_field_counts(model.evaluator_results)))
+        summed: dict[Any, Any] = {}
+        sum_problems: list[str] = []
+        assert Sums(summed).add_row(lean, sum_problems) == bool(expected_counts)
+        assert _summary(summed) == _summary(expected_counts) and sum_problems == old_problems
+        assert _records(lean) == {
+            key: (statuses.get(key, ABSENT), *counts.get(key, (0, 0, 0, 0))) for key in {**statuses, **counts}
+        }
     return len(old)
+
+
+def _records(lean: Any) -> dict[Any, tuple[int, ...]]:
+    """compare's stored record of a row (`case_fields`, else `case_fields_merged`), by field."""
+    slots = Slots()
+    flat = case_fields(lean, slots, STATUS, OTHER, ABSENT)
+    if flat is None:
+        flat = case_fields_merged(lean, slots, STATUS, OTHER, ABSENT)
+    back = unpack(pack(flat))
+    assert list(back) == flat
+    key_of = {slot: key for key, slot in slots.of.items()}
+    records = {key_of[back[at]]: tuple(back[at + 1 : at + WIDTH]) for at in range(0, len(back), WIDTH)}
+    assert len(records) * WIDTH == len(back)  # each field once
+    return records
 
 
 @pytest.mark.parametrize(("label", "value"), _mutations(), ids=lambda v: v if isinstance(v, str) else "")
