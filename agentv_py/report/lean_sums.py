@@ -84,7 +84,7 @@ class Sums:
     def _add_metrics(self, name: str, kind: str, metrics: dict[str, Any], problems: list[str]) -> bool:
         """A judge's `details.metrics`: whole counts >= 0 (`Counts.from_mapping`'s common case)
         inline; anything else read, and its problem described, by the one reader of counts."""
-        fields = self._fields_of(name)
+        self._fields_of(name)  # the evaluator's place in the order, whether or not a field counts
         found = False
         for field_name, raw in metrics.items():
             if type(raw) is _DICT:
@@ -103,14 +103,7 @@ class Sums:
                     and fp >= 0
                     and fn >= 0
                 ):
-                    known = fields.get(field_name)
-                    if known is None:
-                        fields[field_name] = self.totals[(name, field_name)] = Counts(tp, tn, fp, fn)
-                    else:
-                        known.tp += tp
-                        known.tn += tn
-                        known.fp += fp
-                        known.fn += fn
+                    self.add(name, field_name, tp, tn, fp, fn)
                     found = True
                     continue
             one = {"name": name, "type": kind, "details": {"metrics": {field_name: raw}}}
@@ -125,7 +118,7 @@ class Sums:
         entries = details.get("fields")
         if not isinstance(entries, list):
             return False
-        fields = self._fields_of(name)
+        self._fields_of(name)  # the evaluator's place in the order, whether or not a field counts
         found = False
         for entry in entries:
             if (
@@ -140,15 +133,7 @@ class Sums:
                 if outcome == _NOTHING:
                     continue
                 quad = _QUADS[outcome]
-                path = entry["path"]
-                known = fields.get(path)
-                if known is None:
-                    fields[path] = self.totals[(name, path)] = Counts(*quad)
-                else:
-                    known.tp += quad[0]
-                    known.tn += quad[1]
-                    known.fp += quad[2]
-                    known.fn += quad[3]
+                self.add(name, entry["path"], *quad)
                 found = True
             elif (model := read_field(entry)) is not None and (counts := field_counts_of(model)) is not None:
                 self.add(name, model.path, counts.tp, counts.tn, counts.fp, counts.fn)
