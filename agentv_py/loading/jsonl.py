@@ -9,7 +9,6 @@ case's line; problems in the suite keys name the sidecar and its line.
 
 from __future__ import annotations
 
-import gc
 import json
 import marshal
 from collections.abc import Iterable, Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, SupportsIndex, overload
 
 from agentv_py.errors import ConfigError, Problem
+from agentv_py.loading.parse_cache import collector_paused
 from agentv_py.loading.source import Source, display_path, format_location, pack_case, read_yaml
 from agentv_py.loading.yaml_loader import MAX_DEPTH
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
@@ -149,9 +149,7 @@ def _parse_lines(content: bytes, display: str) -> tuple[JsonlCases, list[int], l
         content = content[3:]  # a UTF-8 byte order mark (editors on Windows write one)
     orjson = _orjson()
     loads, dumps, refused = orjson.loads, orjson.dumps, orjson.JSONDecodeError
-    paused = gc.isenabled()
-    gc.disable()  # every value read dies at once: no cycles to look for
-    try:
+    with collector_paused():  # every value read dies at once: no cycles to look for
         for number, raw in enumerate(content.split(b"\n"), 1):
             try:
                 value = loads(raw)
@@ -172,9 +170,6 @@ def _parse_lines(content: bytes, display: str) -> tuple[JsonlCases, list[int], l
                 marshalled.append(len(cases))
                 cases.append(pack_case(case))
                 lines.append(number)
-    finally:
-        if paused:
-            gc.enable()
     return JsonlCases(cases, marshalled), lines, problems
 
 

@@ -10,12 +10,13 @@ chunk at a time. Other files are read whole and cached as one `marshal` value.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import marshal
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -71,13 +72,8 @@ def parse_cached(content: bytes, pack_cases: bool, load: Load) -> Any:
     entry = directory / f"{_key(_hash(content), pack_cases)}.marshal"
     try:
         cached = entry.read_bytes()
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             return marshal.loads(cached)
-        finally:
-            if paused:
-                gc.enable()
     except (OSError, ValueError, EOFError, TypeError):
         pass
     data = load(content, pack_cases, None)
@@ -178,3 +174,17 @@ def parse_spooled(path: Path, load: Load) -> Any:
         except OSError:
             pass
     return data
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused within the block (as it was after it): parsing or
+    unpacking a dataset builds hundreds of thousands of objects, none of them garbage, and the
+    collections those allocations trigger would take longer than the work itself."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()

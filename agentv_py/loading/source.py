@@ -4,7 +4,6 @@ line numbers for locations, and pydantic errors turned into `file:line: location
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 import re
@@ -18,7 +17,14 @@ import yaml
 from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.block_yaml import Undecided, load_block
 from agentv_py.loading.case_spool import CaseSpool, SpoolWriter
-from agentv_py.loading.parse_cache import SPOOL_MIN, Opener, cache_dir, parse_cached, parse_spooled
+from agentv_py.loading.parse_cache import (
+    SPOOL_MIN,
+    Opener,
+    cache_dir,
+    collector_paused,
+    parse_cached,
+    parse_spooled,
+)
 from agentv_py.loading.yaml_loader import (
     MAX_DEPTH,
     Loader,
@@ -130,17 +136,12 @@ def pack_case(value: Any) -> bytes:
 def unpack_cases(packed: Iterable[bytes]) -> list[Any]:
     """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`); cases
     that unpack themselves (`jsonl.JsonlCases`: JSON text) by their `unpack`."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         unpack = getattr(packed, "unpack", None)
         if unpack is not None:
             cases: list[Any] = unpack()
             return cases
         return [marshal.loads(item) for item in packed]
-    finally:
-        if paused:
-            gc.enable()
 
 
 def split_cases(raw: Any) -> tuple[dict[str, Any], PackedCases] | None:
@@ -339,22 +340,21 @@ def _load(content: bytes | Opener, pack_cases: bool = False, sink: SpoolWriter |
     meanwhile: a large file builds hundreds of thousands of objects, none of them garbage, and
     collections triggered by those allocations would take longer than the parse itself.
     `sink`: packed cases go there (`_load_plain`), never all held."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    read = (lambda: content) if isinstance(content, bytes) else content
+    with collector_paused():
         try:
-            return load_block(content if isinstance(content, bytes) else content(), pack_cases, sink)
+            return load_block(read(), pack_cases, sink)
         except Undecided:
             pass
         if sink is not None:
             sink.reset()
         try:
-            return _load_plain(content if isinstance(content, bytes) else content(), pack_cases, sink)
+            return _load_plain(read(), pack_cases, sink)
         except _Unusual:
             pass
         if sink is not None:
             sink.reset()
-        loader = Loader(content if isinstance(content, bytes) else content())
+        loader = Loader(read())
         try:
             data = loader.get_single_data()
         finally:
@@ -367,6 +367,3 @@ def _load(content: bytes | Opener, pack_cases: bool = False, sink: SpoolWriter |
                     sink.add(pack_case(case))
                 sink.placed = True
         return data
-    finally:
-        if paused:
-            gc.enable()
