@@ -8,7 +8,8 @@ machine is noisy. It prints:
      4 workers: wall and CPU time (agentv and every process it started), cold (YAML parse cache
      empty) and warm, and of one case of the same dataset (`--eval-id`: start-up and loading);
   2. the spawn floor: launching that same target N times (and once), 4 at a time, with
-     `xargs -P 4` (and, for reference, from a bare Python parent with 4 threads);
+     `xargs -P 4`; and, for reference, the same from a bare CPython parent with 4 threads
+     (`subprocess.run`, output captured, nothing else): what any Python runner pays per case;
   3. their ratios, CPU and wall, of the whole run and of the cost per case (the N-case run less
      the one-case run, over N - 1; issue 16's bar: <= 1.5x);
   4. `agentv --help` wall time (bar: < 0.3 s);
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import calibration_cpu, installed_env, measured_child, report, run_parallel, timed_child  # noqa: E402
+from _bench import calibration_cpu, installed_env, measured_child, report, timed_child  # noqa: E402
 
 FIELDS = [
     {"path": "invoice_number", "match": "exact", "weight": 2},
@@ -182,13 +183,35 @@ def floor_xargs(root: Path, workers: int, first_only: bool = False) -> tuple[flo
     return wall, cpu
 
 
-def floor_python(root: Path, workers: int) -> float:
-    files = sorted((root / "fixtures").glob("*.json"))
+_PYTHON_PARENT = (
+    "import subprocess, sys, threading\n"
+    "cwd, workers, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]\n"
+    "jobs = iter(zip(pairs[::2], pairs[1::2]))\n"
+    "lock = threading.Lock()\n"
+    "def work():\n"
+    "    while True:\n"
+    "        with lock:\n"
+    "            job = next(jobs, None)\n"
+    "        if job is None:\n"
+    "            return\n"
+    "        subprocess.run(['sh', '../copy.sh', *job], cwd=cwd, capture_output=True, start_new_session=True)\n"
+    "threads = [threading.Thread(target=work) for _ in range(workers)]\n"
+    "for t in threads: t.start()\n"
+    "for t in threads: t.join()\n"
+)
+
+
+def floor_python(root: Path, workers: int, first_only: bool = False) -> tuple[float, float]:
+    """(wall, CPU) of the least a CPython parent does per case: `subprocess.run` of the same
+    target with its output captured, `workers` threads, nothing scored or written. What agentv
+    spends beyond it is its own work; what it spends itself is CPython's price of a spawn."""
+    files = sorted((root / "fixtures").glob("*.json"))[: 1 if first_only else None]
     out_dir = Path(tempfile.mkdtemp(prefix="floor-py-"))
-    commands = [["sh", "../copy.sh", str(path), str(out_dir / path.name)] for path in files]
-    wall = run_parallel(commands, workers, cwd=root / "evals")
+    pairs = [str(arg) for path in files for arg in (path, out_dir / path.name)]
+    argv = [sys.executable, "-c", _PYTHON_PARENT, str(root / "evals"), str(workers), *pairs]
+    wall, cpu, _, _ = measured_child(argv, root)
     shutil.rmtree(out_dir, ignore_errors=True)
-    return wall
+    return wall, cpu
 
 
 def fields_per_second(seconds: float = 1.5) -> tuple[float, float]:
@@ -281,7 +304,7 @@ def main() -> int:
         # hits all alike.
         floor_xargs(root, w)
         measured_child(one_argv, root, env)
-        cold, warm, floors, py_floors, rss, ones, floor_ones, loops = [], [], [], [], [], [], [], []
+        cold, warm, floors, py_floors, rss, ones, floor_ones, py_ones, loops = [], [], [], [], [], [], [], [], []
         for _ in range(args.reps):
             shutil.rmtree(cache, ignore_errors=True)
             wall, cpu, peak, code = measured_child(eval_argv, root, env)
@@ -295,6 +318,7 @@ def main() -> int:
             floors.append(floor_xargs(root, w))
             floor_ones.append(floor_xargs(root, w, first_only=True))
             py_floors.append(floor_python(root, w))
+            py_ones.append(floor_python(root, w, first_only=True))
             loops.append(calibration_cpu())
         rows = [json.loads(line) for line in (work / "out.jsonl").read_text().splitlines()]
         assert len(rows) == n and all(r["status"] == "ok" for r in rows), "every case must be scored"
@@ -312,7 +336,13 @@ def main() -> int:
             f"  spawn floor, xargs -P {w}     : wall {floor[0]:6.2f} s  CPU {floor[1]:6.2f} s   "
             f"per case: wall {floor_case[0]:5.2f} ms  CPU {floor_case[1]:5.2f} ms"
         )
-        print(f"  spawn floor, Python parent   : wall {statistics.median(py_floors):6.2f} s (reference)")
+        py_floor, py_one = median(py_floors), median(py_ones)
+        py_case = per_case(py_floor[1], py_one[1])
+        print(
+            f"  spawn floor, Python parent   : wall {py_floor[0]:6.2f} s  CPU {py_floor[1]:6.2f} s   "
+            f"per case: CPU {py_case:5.2f} ms = {py_case / floor_case[1]:4.2f} x xargs (CPython's own "
+            "price of a spawn: no scoring, no rows)"
+        )
         one = median(ones)
         print(f"  agentv eval, one case        : wall {one[0]:6.2f} s  CPU {one[1]:6.2f} s (start-up and loading)")
         for label, pairs in (("cold YAML cache", cold), ("warm YAML cache", warm)):

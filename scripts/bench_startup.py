@@ -13,7 +13,9 @@ is written into the source tree). It prints goal, measured and their ratio for:
   3. `agentv --help` (issue 16's goal 0.15 s);
 
 and a calibration of the machine, so a slower machine can be told from a regression: the CPU of
-`python -c pass` (the interpreter's own start-up) and of a fixed pure-Python loop.
+`python -c pass` (the interpreter's own start-up), of a fixed pure-Python loop, and of the base
+libraries alone (typer, pydantic, rich, pyyaml and orjson imported, one model validated, one
+table printed, no agentv code: the floor any one-case eval built on them stands on).
 
 `--compare DIR` times a second tree (a folder holding an `agentv_py` package, e.g. an older
 commit's `git archive HEAD agentv_py | tar -x -C DIR`) in the same runs, alternating with this
@@ -42,6 +44,26 @@ from _bench import calibration_cpu, measured_child  # noqa: E402
 from bench_runner import make_workload  # noqa: E402
 
 GOALS = {"eval, one case": 0.30, "validate, one case": 0.25, "--help": 0.15}
+# The base libraries the developers' guide names (typer, pydantic v2, rich, pyyaml, orjson), each
+# doing the least an eval asks of it: a command line parsed, one model built and validated, a
+# table printed, a YAML document and a JSON line read. No agentv code: the floor any one-case eval
+# built on them stands on.
+BASE_LIBRARIES = """
+import io, sys
+import typer, pydantic, rich.console, rich.table, yaml, orjson
+app = typer.Typer()
+@app.command()
+def main(path: str) -> None:
+    class Case(pydantic.BaseModel):
+        id: str
+        score: float = 0.0
+    case = Case.model_validate(yaml.load("id: c1\\nscore: 1.0\\n", Loader=yaml.CSafeLoader))
+    orjson.loads(orjson.dumps(case.model_dump()))
+    table = rich.table.Table("case", "score")
+    table.add_row(case.id, f"{case.score:.3f}")
+    rich.console.Console(file=io.StringIO()).print(table)
+app(["x"], standalone_mode=False)
+"""
 
 
 def agentv() -> str:
@@ -92,7 +114,10 @@ def main() -> int:
             "validate, one case": [agentv(), "validate", str(dataset)],
             "--help": [agentv(), "--help"],
         }
-        calibration = {"python -c pass": [sys.executable, "-c", "pass"]}
+        calibration = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "base libraries alone": [sys.executable, "-c", BASE_LIBRARIES],
+        }
         cpu: dict[tuple[str, str], list[float]] = {}
         loops: list[float] = []
         for rep in range(args.reps + 1):  # the first round compiles the bytecode and is not counted
@@ -125,12 +150,19 @@ def main() -> int:
         print("calibration of this machine:")
         runs = cpu[("", "python -c pass")]
         print(f"  python -c pass        {statistics.median(runs):.3f} s  ({min(runs):.3f} - {max(runs):.3f})")
+        runs = cpu[("", "base libraries alone")]
+        print(
+            f"  base libraries alone  {statistics.median(runs):.3f} s  ({min(runs):.3f} - {max(runs):.3f})"
+            "  (typer, pydantic, rich, pyyaml, orjson: imported, one model, one table; no agentv code)"
+        )
         print(
             f"  pure-Python loop      {statistics.median(loops):.3f} s  ({min(loops):.3f} - {max(loops):.3f})"
             "  (sum of i * i over 3,000,000, in-process)"
         )
         if args.instructions:
             print("instructions executed (valgrind --tool=cachegrind, one run each, PYTHONHASHSEED=0), millions:")
+            for name, argv in calibration.items():
+                print(f"  {name:<22}{instructions(argv, root, env) / 1e6:,.0f} (calibration)")
             for name, argv in commands.items():
                 counts = {
                     tree: instructions(argv, root, {**env, "PYTHONPATH": str(path)}) for tree, path in trees.items()
