@@ -4,6 +4,7 @@ across cases must see every chunk, and the cases read back must run the same."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from agentv_py import run_eval
 from agentv_py.errors import ConfigError
 from agentv_py.loading import load_dataset
+from agentv_py.loading.source import pack_case, unpack_cases
 from agentv_py.prepared import PreparedCases, case_ids
 
 SUITE = """\
@@ -197,3 +199,21 @@ def test_a_rescore_of_chunks_reads_each_chunk_back_twice_and_matches_a_whole_loa
     monkeypatch.setattr("agentv_py.prepared.pickle.loads", counted)
     assert rescored("chunked.jsonl") == whole
     assert loads <= 2 * 4 + 2  # 7 cases in 4 chunks (a pass over every case per use: 16 and more)
+
+
+def test_unpacked_cases_are_old_objects_and_what_another_froze_stays_frozen() -> None:
+    # A chunk of cases lives on while it is validated: young collections must not walk it again.
+    packed = tuple(pack_case({"id": str(i), "l": [[i], {"k": [i]}]}) for i in range(3000))
+    gc.collect()
+    cases = unpack_cases(packed)
+    oldest = {id(item) for item in gc.get_objects(generation=2)}
+    assert {id(cases), id(cases[0]["l"]), id(cases[2999]["l"][1]["k"])} <= oldest
+    assert cases[2999] == {"id": "2999", "l": [[2999], {"k": [2999]}]}
+    assert gc.isenabled()
+    gc.freeze()  # someone else's frozen objects: unpacking must not thaw them
+    try:
+        frozen = gc.get_freeze_count()
+        unpack_cases(packed)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -129,6 +129,26 @@ def test_invalid_utf8_names_the_line(ws) -> None:
     assert problems_of(Path("data.jsonl")) == ["data.jsonl:2: not valid UTF-8 (byte 0xe9 at column 12)"]
 
 
+def test_bad_lines_are_the_only_problems_named_wherever_they_are(ws) -> None:
+    # A line that opens an object is read when its chunk of cases is unpacked: the bad lines of
+    # later chunks are found then, and still they alone are reported, as when every line was
+    # read first (the first case's bad role, checked before them, is not).
+    bad_role = case("a", input_messages=[{"role": "bot", "content": "x"}])
+    lines = [bad_role, case("b"), case("c"), '{"id": "d", "id": "e"}', case("f"), case("g"), '{"id": NaN}']
+    ws.file("data.yaml", SIDECAR)
+    ws.file("data.jsonl", "\n".join(lines) + "\n")
+    assert problems_of(Path("data.jsonl")) == [
+        "data.jsonl:4: duplicate key 'id' (keys must be unique)",
+        "data.jsonl:7: not JSON: NaN is not valid JSON",
+    ]
+    ws.file("data.yaml", "- not suite keys\n")  # a bad sidecar: named after the lines, as before
+    assert problems_of(Path("data.jsonl")) == [
+        "data.jsonl:4: duplicate key 'id' (keys must be unique)",
+        "data.jsonl:7: not JSON: NaN is not valid JSON",
+        "data.yaml:1: a JSONL dataset's sidecar holds suite keys (description, dataset, execution), got an array",
+    ]
+
+
 @pytest.mark.parametrize(
     ("sidecar", "expected"),
     [

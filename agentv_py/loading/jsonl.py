@@ -9,18 +9,18 @@ case's line; problems in the suite keys name the sidecar and its line.
 
 from __future__ import annotations
 
-import json
+import io
 import marshal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, SupportsIndex, overload
 
 from agentv_py.errors import ConfigError, Problem
+from agentv_py.loading.jsonl_lines import chunk_values, fast_values, json_kind, read_line
 from agentv_py.loading.parse_cache import collector_paused
 from agentv_py.loading.source import Source, display_path, format_location, pack_case, read_yaml
-from agentv_py.loading.yaml_loader import MAX_DEPTH
-from agentv_py.scoring.jsontext import TOO_DEEP, loads
 
 JSONL_SUFFIX = ".jsonl"
 SIDECAR_KEYS = "description, dataset, execution"  # what a sidecar is for (named in messages)
@@ -65,38 +65,171 @@ class JsonlSource(Source):
 
 def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
     """Read a JSONL dataset and its sidecar into `{**sidecar, "evalcases": cases}`, the cases
-    packed (`JsonlCases`: each line checked as it is read, kept as its text); a line that
-    is not a JSON object (and a sidecar that is not a mapping of suite keys) is a ConfigError
-    naming the file and the line. Every bad line is reported, not only the first."""
+    packed (`JsonlCases`: a line that opens an object kept as its text, read when its case is
+    unpacked); a line that is not a JSON object (and a sidecar that is not a mapping of suite
+    keys) is a ConfigError naming the file and the line, raised here for a line that does not
+    open an object (or a bad sidecar), else by the unpacking that meets the bad line. Either way
+    every bad line is reported, not only the first, and before a case is used."""
     display = display_path(path)
     try:
-        content = path.read_bytes()
+        split = _file_lines(path)
     except FileNotFoundError:
         raise ConfigError([Problem(display, None, "", "file not found")]) from None
     except IsADirectoryError:
         raise ConfigError([Problem(display, None, "", "is a directory, expected a JSONL file")]) from None
-    cases, lines, problems = _parse_lines(content, display)
-    sidecar_source, suite = _read_sidecar(path, problems)
-    if problems:
-        raise ConfigError(problems)
+    cases, lines, problems = _scan_lines(split, display)
+    sidecar: list[Problem] = []
+    sidecar_source, suite = _read_sidecar(path, sidecar)
+    if problems or sidecar:  # every line is read now, so that each bad one is named
+        problems = sorted(problems + cases.problems(), key=lambda problem: problem.line or 0)
+        raise ConfigError(problems + sidecar)
     source = JsonlSource(path, display, _CaseLines(lines), sidecar=sidecar_source)
     return source, {**suite, "evalcases": cases}
 
 
+_BLOCK = 1 << 20  # bytes read at a time
+
+
+def _file_lines(path: Path) -> list[bytes]:
+    """The file's lines, each with its `\\n` (but perhaps the last), a UTF-8 byte order mark (which
+    editors on Windows write) left out. Read a block at a time, so the file is never in memory
+    whole beside its lines (fresh memory costs a page fault every 4 KiB); each block is split by
+    `BytesIO`, which finds line ends with memchr (bytes.split looks at every byte)."""
+    lines: list[bytes] = []
+    unended: list[bytes] = []  # the pieces of a line that no block read so far ends
+    with path.open("rb") as file:
+        while block := file.read(_BLOCK):
+            part = io.BytesIO(block).readlines()
+            if unended:
+                unended.append(part[0])
+                if not part[0].endswith(b"\n"):
+                    continue  # the block is all inside that line
+                part[0] = b"".join(unended)
+                unended = []
+            if not part[-1].endswith(b"\n"):
+                unended.append(part.pop())
+            lines += part
+    if unended:
+        lines.append(b"".join(unended))
+    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
+        lines[0] = lines[0][3:]
+        if not lines[0]:
+            del lines[0]  # the file was the mark alone
+    return lines
+
+
+def _scan_lines(split: list[bytes], display: str) -> tuple[JsonlCases, list[int], list[Problem]]:
+    """The file's cases (`JsonlCases`), each case's line, and the problems of the lines read now: a
+    line that opens an object (`{` first) is kept as its text (with its `\\n`), to be read when its
+    case is unpacked; any other line (blank, or anything else) is read now by the standard library."""
+    if not bytes(map(itemgetter(0), split)).translate(None, b"{"):  # every line opens an object
+        lines = list(range(1, len(split) + 1))
+        return JsonlCases(_Reading(tuple(split), frozenset(), lines, display)), lines, []
+    cases: list[bytes] = []
+    marshalled: list[int] = []
+    lines = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(split, 1):
+        if raw[:1] == b"{":
+            cases.append(raw)
+            lines.append(number)
+            continue
+        case = read_line(_chomped(raw), number, display, problems)
+        if case is not None:
+            marshalled.append(len(cases))
+            cases.append(pack_case(case))
+            lines.append(number)
+    return JsonlCases(_Reading(tuple(cases), frozenset(marshalled), lines, display)), lines, problems
+
+
+def _chomped(line: bytes) -> bytes:
+    return line[:-1] if line.endswith(b"\n") else line
+
+
+class _Reading:
+    """A JSONL file's cases being read, shared by every slice of its `JsonlCases`: each case's
+    text (or its value packed by `marshal`, for a line read by the standard library already) and
+    line, which cases are not read yet, and the problems of the lines read so far."""
+
+    def __init__(self, items: tuple[bytes, ...], marshalled: frozenset[int], lines: list[int], display: str) -> None:
+        self.items = items
+        self.marshalled = marshalled
+        self.lines = lines
+        self.display = display
+        self.unread = bytearray(b"\x01") * len(items)  # 1: the case at that position is not read yet
+        for position in marshalled:
+            self.unread[position] = 0
+        self.found: dict[int, Problem] = {}  # the problems of the lines read, by position
+
+    def read(self, at: range) -> list[Any]:
+        """The values of the cases at positions `at`, a bad line's problem kept instead of its value:
+        the whole chunk read at once when it can be (`chunk_values`), else line by line."""
+        items, marshalled = self.items, self.marshalled
+        texts = items[at.start : at.stop : at.step] if not marshalled else [items[i] for i in at if i not in marshalled]
+        values = chunk_values(texts) if len(texts) == len(at) else None
+        if values is None:
+            values = []
+            fast = fast_values(map(_chomped, texts))
+            for position in at:
+                item = items[position]
+                if position in marshalled:
+                    values.append(marshal.loads(item))
+                    continue
+                value = next(fast)
+                if value is None:
+                    found: list[Problem] = []
+                    value = read_line(_chomped(item), self.lines[position], self.display, found)
+                    if found:
+                        self.found[position] = found[0]
+                if value is not None:
+                    values.append(value)
+        if at.step == 1:
+            self.unread[at.start : at.stop] = bytes(len(at))
+        else:
+            for position in at:
+                self.unread[position] = 0
+        return values
+
+    def problems(self) -> list[Problem]:
+        """The problem of every bad line, in the file's order, the lines not read yet read now (a
+        chunk at a time: their values are dropped)."""
+        with collector_paused():
+            start = self.unread.find(1)
+            while start >= 0:
+                stop = self.unread.find(0, start)
+                stop = min(len(self.unread) if stop < 0 else stop, start + _CHECKED_AT_ONCE)
+                self.read(range(start, stop))
+                start = self.unread.find(1, stop)
+        return [self.found[position] for position in sorted(self.found)]
+
+
+_CHECKED_AT_ONCE = 1000  # lines read at a time to find their problems
+
+
 class JsonlCases(tuple[bytes, ...]):
-    """A JSONL dataset's cases, packed (`PackedCases`): each case as its line's text, read back by
-    orjson (`unpack`), which reads such a line exactly as the standard library's `json` does
-    (`read_jsonl` checked it); or, for a line it could not vouch for at a glance (a run of 19
-    digits: maybe an integer beyond 64 bits, which orjson reads as a float; a `\\u003a` escape;
-    over 100 brackets), the standard library's value `marshal`led, as a YAML case is. A slice
-    is again a JsonlCases; an item, or an iteration, gives `marshal`led cases."""
+    """A JSONL dataset's cases, packed (`PackedCases`): each case as its line's text, read by
+    `unpack` (orjson, where its reading is provably the standard library's: `jsonl_lines`), or,
+    for a line read by the standard library when the file was read (one that does not open an
+    object), its value packed by `marshal`, as a YAML case is. A line is checked when its case is
+    unpacked: an unpacking that meets a bad line raises a ConfigError naming every bad line of
+    the file (the lines not read yet are read then). A slice is again a JsonlCases, sharing the
+    reading; an item, or an iteration, gives `marshal`led cases."""
 
-    marshalled: frozenset[int]  # the positions of the cases packed by `marshal`
+    _reading: _Reading
+    _at: range  # the cases' positions among the file's
 
-    def __new__(cls, items: Iterable[bytes], marshalled: Iterable[int] = ()) -> JsonlCases:
-        cases = super().__new__(cls, items)
-        cases.marshalled = frozenset(marshalled)
+    def __new__(cls, reading: _Reading, at: range | None = None) -> JsonlCases:
+        at = range(len(reading.items)) if at is None else at
+        cases = super().__new__(cls, reading.items[at.start : at.stop : at.step])
+        cases._reading = reading
+        cases._at = at
         return cases
+
+    @property
+    def marshalled(self) -> frozenset[int]:
+        """The positions of the cases packed by `marshal`."""
+        marshalled = self._reading.marshalled
+        return frozenset(i for i, at in enumerate(self._at) if at in marshalled) if marshalled else frozenset()
 
     @overload
     def __getitem__(self, index: SupportsIndex) -> bytes: ...
@@ -106,138 +239,27 @@ class JsonlCases(tuple[bytes, ...]):
 
     def __getitem__(self, index: SupportsIndex | slice) -> bytes | JsonlCases:
         if isinstance(index, slice):
-            positions = range(*index.indices(len(self)))
-            marshalled = [i for i, at in enumerate(positions) if at in self.marshalled] if self.marshalled else ()
-            return JsonlCases(super().__getitem__(index), marshalled)
+            return JsonlCases(self._reading, self._at[index])
         position = range(len(self))[index]  # IndexError as a tuple has it
         item = super().__getitem__(position)
-        return item if position in self.marshalled else pack_case(_orjson().loads(item))
+        if self._at[position] in self._reading.marshalled:
+            return item
+        return pack_case(self[position : position + 1].unpack()[0])
 
     def __iter__(self) -> Iterator[bytes]:
         return (self[i] for i in range(len(self)))
 
     def unpack(self) -> list[Any]:
-        """The cases (what `source.unpack_cases` gives for them)."""
-        loads = _orjson().loads
-        items = tuple.__iter__(self)
-        if not self.marshalled:
-            return list(map(loads, items))
-        return [marshal.loads(item) if i in self.marshalled else loads(item) for i, item in enumerate(items)]
+        """The cases (what `source.unpack_cases` gives for them); a ConfigError naming every bad
+        line of the file when one of them is bad."""
+        values = self._reading.read(self._at)
+        if self._reading.found:
+            raise ConfigError(self._reading.problems())
+        return values
 
-
-def _orjson() -> Any:
-    import orjson  # only when a JSONL dataset is read
-
-    return orjson
-
-
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 19  # the fewest digits of an integer beyond 64 bits (which orjson reads as a float)
-
-
-def _parse_lines(content: bytes, display: str) -> tuple[JsonlCases, list[int], list[Problem]]:
-    """Each line read by orjson, and kept as its text when orjson's value is the standard
-    library's and needs no check of its own: an object that orjson writes back byte for byte, or
-    whose colons (its keys) all survive that (no key written twice) and which holds no run of 19
-    digits (no integer beyond 64 bits), nested no deeper than the text's brackets allow. Any other
-    line is read by the standard library (`_read_line`), exactly as it always was."""
-    cases: list[bytes] = []
-    marshalled: list[int] = []
-    lines: list[int] = []
-    problems: list[Problem] = []
-    if content.startswith(b"\xef\xbb\xbf"):
-        content = content[3:]  # a UTF-8 byte order mark (editors on Windows write one)
-    orjson = _orjson()
-    loads, dumps, refused = orjson.loads, orjson.dumps, orjson.JSONDecodeError
-    with collector_paused():  # every value read dies at once: no cycles to look for
-        for number, raw in enumerate(content.split(b"\n"), 1):
-            try:
-                value = loads(raw)
-            except refused:
-                value = None
-            if type(value) is dict and raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
-                written = dumps(value)
-                if written == raw or (
-                    raw.count(b":") == written.count(b":")
-                    and b"\\u003" not in raw  # `\u003a`, a colon that is not one in the text
-                    and _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO)
-                ):
-                    cases.append(raw)
-                    lines.append(number)
-                    continue
-            case = _read_line(raw, number, display, problems)
-            if case is not None:
-                marshalled.append(len(cases))
-                cases.append(pack_case(case))
-                lines.append(number)
-    return JsonlCases(cases, marshalled), lines, problems
-
-
-def _read_line(raw: bytes, number: int, display: str, problems: list[Problem]) -> dict[str, Any] | None:
-    """A line read by the standard library: its object, or None (blank, or a problem appended)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        byte = raw[exc.start]
-        problems.append(Problem(display, number, "", f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})"))
-        return None
-    if not text.strip():
-        return None
-    try:
-        value = loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(Problem(display, number, "", f"not JSON: {exc.msg} at column {exc.colno}"))
-        return None
-    except ValueError as exc:
-        reason = f"nests deeper than {MAX_DEPTH} levels" if str(exc) == TOO_DEEP else str(exc)
-        problems.append(Problem(display, number, "", f"not JSON: {reason}"))
-        return None
-    duplicate = _duplicate_key(text)
-    if duplicate is not None:
-        problems.append(Problem(display, number, "", f"duplicate key '{duplicate}' (keys must be unique)"))
-        return None
-    if not isinstance(value, dict):
-        kind = _json_kind(value)
-        problems.append(
-            Problem(display, number, "", f"expected a JSON object (one case per line), got {kind} {_short(text)}")
-        )
-        return None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        problems.append(Problem(display, number, "", f"JSON nests deeper than {MAX_DEPTH} levels"))
-        return None
-    return value
-
-
-class _Duplicate(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Duplicate(key)
-        result[key] = value
-    return result
-
-
-_PAIRS = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-
-
-def _duplicate_key(text: str) -> str | None:
-    """The first key repeated within one object of a line already read as JSON (YAML datasets
-    refuse duplicate keys too; JSON parsers silently keep the last value), else None."""
-    if text.count(":") < 2:
-        return None  # one key at most: nothing can repeat
-    try:
-        _PAIRS.decode(text.strip())
-    except _Duplicate as exc:
-        return exc.key
-    except ValueError:  # NaN and friends: refused by `loads` already
-        return None
-    return None
+    def problems(self) -> list[Problem]:
+        """The problem of every bad line of the file, in order (the lines not read yet read now)."""
+        return self._reading.problems()
 
 
 def _read_sidecar(path: Path, problems: list[Problem]) -> tuple[Source | None, dict[str, Any]]:
@@ -254,7 +276,7 @@ def _read_sidecar(path: Path, problems: list[Problem]) -> tuple[Source | None, d
         return source, {}  # an empty sidecar (comments only): no suite keys
     if not isinstance(data, dict):
         problems.append(
-            source.problem([], f"a JSONL dataset's sidecar holds suite keys ({SIDECAR_KEYS}), got {_json_kind(data)}")
+            source.problem([], f"a JSONL dataset's sidecar holds suite keys ({SIDECAR_KEYS}), got {json_kind(data)}")
         )
         return source, {}
     if "evalcases" in data:
@@ -267,34 +289,3 @@ def _read_sidecar(path: Path, problems: list[Problem]) -> tuple[Source | None, d
         )
         return source, {}
     return source, data
-
-
-def _depth(value: Any) -> int:
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in node.values())
-        elif isinstance(node, list):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in node)
-    return deepest
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
-
-
-def _short(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= 40 else text[:37] + "..."

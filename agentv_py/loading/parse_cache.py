@@ -188,3 +188,14 @@ def collector_paused() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+
+
+def made_old() -> None:
+    """Every object the cyclic collector tracks moved to its oldest generation at once (O(1):
+    `gc.freeze` then `gc.unfreeze`), so that young collections stop traversing them: for a chunk
+    of cases just unpacked, which lives on while it is validated and holds no cycle, each young
+    collection would otherwise walk all of it again (about as long as reading it took). Not done
+    while anything is frozen (someone else's `gc.freeze`): unfreezing would thaw that too."""
+    if not gc.get_freeze_count():
+        gc.freeze()
+        gc.unfreeze()

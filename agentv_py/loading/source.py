@@ -22,6 +22,7 @@ from agentv_py.loading.parse_cache import (
     Opener,
     cache_dir,
     collector_paused,
+    made_old,
     parse_cached,
     parse_spooled,
 )
@@ -134,14 +135,14 @@ def pack_case(value: Any) -> bytes:
 
 
 def unpack_cases(packed: Iterable[bytes]) -> list[Any]:
-    """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`); cases
-    that unpack themselves (`jsonl.JsonlCases`: JSON text) by their `unpack`."""
+    """The cases, unpacked (the cyclic garbage collector paused meanwhile, as in `_load`, and the
+    cases made old objects, `made_old`, which young collections do not walk); cases that unpack
+    themselves (`jsonl.JsonlCases`: JSON text) by their `unpack`."""
     with collector_paused():
         unpack = getattr(packed, "unpack", None)
-        if unpack is not None:
-            cases: list[Any] = unpack()
-            return cases
-        return [marshal.loads(item) for item in packed]
+        cases: list[Any] = unpack() if unpack is not None else [marshal.loads(item) for item in packed]
+        made_old()
+    return cases
 
 
 def split_cases(raw: Any) -> tuple[dict[str, Any], PackedCases] | None:
