@@ -6,28 +6,25 @@ and paired statistics over the cases in both files: an exact McNemar test on pas
 paired bootstrap confidence interval on the mean score delta.
 
 Memory stays flat in the number of rows: both files are streamed into a temporary SQLite
-database (one record per case: its last row's score, verdict and per-field status and counts),
-the pairing, the changed cases and the per-field case lists are SQL over it, and the reports
-read them back in order. Held in memory: the per-field tables and 8 bytes per paired case (the
-score deltas the bootstrap resamples).
+database (report/compare_store.py: one record per case, its last row's score, verdict and
+per-field status and counts), the cases in both are walked once in order of id
+(report/compare_pairs.py), the changed cases and the per-field case lists go back to the store,
+and the reports read them in order. Held in memory: the per-field tables and 8 bytes per paired
+case (the score deltas the bootstrap resamples).
 """
 
 from __future__ import annotations
 
 import os
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from agentv_py.report.compare_pairs import pair
 from agentv_py.report.compare_store import (
-    ABSENT,
-    BATCH,
-    HIT,
     HIT_TO_MISS,
-    MISS,
     MISS_TO_HIT,
     VERDICTS,
     CompareError,
@@ -38,12 +35,14 @@ from agentv_py.report.compare_store import (
     text_of,
 )
 from agentv_py.report.jsonl import not_results
-from agentv_py.report.jsonstream import Pairs, write_json
-from agentv_py.report.lean_sums import WIDTH, unpack
+from agentv_py.report.jsonstream import Objects, Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.regressions import Rules, regressions
 from agentv_py.scoring.metrics import Counts, field_labels
 from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
+
+_CHANGED = "SELECT * FROM changed ORDER BY delta, id LIMIT ?"
+CASE_KEYS = ("eval_id", "base_score", "new_score", "delta", "base_verdict", "new_verdict")  # a changed case in JSON
 
 
 @dataclass(frozen=True)
@@ -59,14 +58,10 @@ class CaseChange:
         return self.new_score - self.base_score
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "eval_id": self.eval_id,
-            "base_score": self.base_score,
-            "new_score": self.new_score,
-            "delta": self.delta,
-            "base_verdict": self.base_verdict,
-            "new_verdict": self.new_verdict,
-        }
+        """The case as `--format json` lists it (`Comparison.write_json` writes the same values
+        without building this dict)."""
+        values = (self.eval_id, self.base_score, self.new_score, self.delta, self.base_verdict, self.new_verdict)
+        return dict(zip(CASE_KEYS, values, strict=True))
 
 
 @dataclass
@@ -130,19 +125,26 @@ class Comparison:
 
     def changed(self, limit: int = -1) -> Iterator[CaseChange]:
         """Changed cases, worst delta first (then by id)."""
-        for raw, before, after, _, was, now in self._store.rows(
-            "SELECT * FROM changed ORDER BY delta, id LIMIT ?", limit
-        ):
+        for raw, before, after, _, was, now in self._store.rows(_CHANGED, limit):
             yield CaseChange(text_of(raw), before, after, VERDICTS[was], VERDICTS[now])
+
+    def _changed_json(self) -> Iterator[tuple[str, float, float, float, str, str]]:
+        """`changed` as the values of `CaseChange.to_json`, without a CaseChange or dict each."""
+        for raw, before, after, _, was, now in self._store.rows(_CHANGED, -1):
+            yield text_of(raw), before, after, after - before, VERDICTS[was], VERDICTS[now]
 
     def only_in(self, side: str, limit: int = -1) -> Iterator[str]:
         """Ids of the cases in one file only (`side` "base" or "new"), sorted."""
+        if not (self.only_in_base_count if side == "base" else self.only_in_new_count):
+            return iter(())  # known: no need to scan the table
         other = "new" if side == "base" else "base"
         sql = f"SELECT id FROM {side} WHERE id NOT IN (SELECT id FROM {other}) ORDER BY id LIMIT ?"
         return (text_of(raw) for (raw,) in self._store.rows(sql, limit))
 
     def errored(self, limit: int = -1) -> Iterator[tuple[str, str]]:
         """(id, "base" | "new" | "both") for the cases in both files with an error row, sorted."""
+        if not self.errored_count:
+            return
         sql = (
             "SELECT b.id, b.errored, n.errored FROM base b JOIN new n ON n.id = b.id"
             " WHERE b.errored OR n.errored ORDER BY b.id LIMIT ?"
@@ -159,10 +161,14 @@ class Comparison:
 
     def new_errors(self, limit: int = -1) -> Iterator[str]:
         """Ids of the cases with an error row in NEW and none in BASE (in NEW only included), sorted."""
+        if not self._store.errored_rows["new"]:
+            return iter(())
         sql = f"SELECT n.id {self._NEW_ERRORS} ORDER BY n.id LIMIT ?"
         return (text_of(raw) for (raw,) in self._store.rows(sql, limit))
 
     def new_error_count(self) -> int:
+        if not self._store.errored_rows["new"]:
+            return 0
         return self._store.count(f"SELECT COUNT(*) {self._NEW_ERRORS}")
 
     def moved(self, name: str, direction: int, limit: int = -1) -> Iterator[str]:
@@ -204,7 +210,7 @@ class Comparison:
             "pass_rate": {"base": self.base_pass_rate, "new": self.new_pass_rate},
             "mcnemar": {"pass_to_fail": self.pass_to_fail, "fail_to_pass": self.fail_to_pass, "p_value": self.p_value},
             "verdict_changes": dict(sorted(self.verdict_changes.items())),
-            "cases": (change.to_json() for change in self.changed()),
+            "cases": Objects(CASE_KEYS, self._changed_json()),
             "only_in_base": self.only_in("base"),
             "only_in_new": self.only_in("new"),
             "errored": Pairs(self.errored()),
@@ -250,62 +256,6 @@ def _check_manifests(base: Path, new: Path, force: bool, forced: list[str]) -> b
     return True
 
 
-_DIRECTIONS = {(HIT, MISS): HIT_TO_MISS, (MISS, HIT): MISS_TO_HIT}  # a field's move between the runs
-
-
-def _pair(result: Comparison, store: Store, fields: Fields) -> array[float]:
-    """The cases scored in both files: sums, verdict moves, changed cases and field moves; the
-    score deltas are returned for the bootstrap."""
-    deltas = array("d")
-    base_sum = new_sum = 0.0
-    base_passed = new_passed = 0
-    changed: list[tuple[bytes, float, float, float, int, int]] = []
-    moves: list[tuple[int, int, bytes]] = []
-    sql = (
-        "SELECT b.id, b.score, b.verdict, b.fields, n.score, n.verdict, n.fields FROM base b"
-        " JOIN new n ON n.id = b.id WHERE b.errored = 0 AND n.errored = 0"
-    )
-    add_delta, moved = deltas.append, fields.moves
-    for key, before, was, base_fields, after, now, new_fields in store.rows(sql):
-        delta = after - before
-        add_delta(delta)
-        base_sum += before
-        new_sum += after
-        base_passed += was == 0
-        new_passed += now == 0
-        if was != now:
-            result.pass_to_fail += was == 0
-            result.fail_to_pass += now == 0
-            moved_to = f"{VERDICTS[was]}->{VERDICTS[now]}"
-            result.verdict_changes[moved_to] = result.verdict_changes.get(moved_to, 0) + 1
-            changed.append((key, before, after, delta, was, now))
-        elif delta != 0:
-            changed.append((key, before, after, delta, was, now))
-        if base_fields != new_fields:  # the same record: no field moved
-            before_flat, new_flat = unpack(base_fields), unpack(new_fields)
-            status_before = dict(zip(before_flat[0::WIDTH], before_flat[1::WIDTH], strict=True))
-            for slot, status in zip(new_flat[0::WIDTH], new_flat[1::WIDTH], strict=True):
-                direction = _DIRECTIONS.get((status_before.get(slot, ABSENT), status))
-                if direction is not None:
-                    moves.append((slot, direction, key))
-                    moved[slot, direction] = moved.get((slot, direction), 0) + 1
-            if len(moves) >= BATCH:
-                store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
-                moves.clear()
-        if len(changed) >= BATCH:
-            store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
-            changed.clear()
-    store.db.executemany("INSERT INTO changed VALUES (?, ?, ?, ?, ?, ?)", changed)
-    store.db.executemany("INSERT INTO moves VALUES (?, ?, ?)", moves)
-    store.db.execute("CREATE INDEX changed_order ON changed (delta, id)")
-    result.changed_count = store.count("SELECT COUNT(*) FROM changed")
-    result.paired = len(deltas)
-    if deltas:
-        result.base_mean, result.new_mean = base_sum / len(deltas), new_sum / len(deltas)
-        result.base_pass_rate, result.new_pass_rate = base_passed / len(deltas), new_passed / len(deltas)
-    return deltas
-
-
 def compare(
     base: str | Path,
     new: str | Path,
@@ -325,22 +275,25 @@ def compare(
     try:
         result = Comparison(str(base), str(new), store, forced=forced)
         fields = Fields()
-        load_side(store, "base", base_path, "BASE", fields)
-        load_side(store, "new", new_path, "NEW", fields)
-        in_base, in_new = store.count("SELECT COUNT(*) FROM base"), store.count("SELECT COUNT(*) FROM new")
-        shared = store.count("SELECT COUNT(*) FROM base JOIN new ON new.id = base.id")
+        in_base = load_side(store, "base", base_path, "BASE", fields)
+        in_new = load_side(store, "new", new_path, "NEW", fields)
+        paired = pair(store, fields)
+        shared = paired.shared
         if not by_manifest and in_base and in_new and not shared:
             message = f"no case id is in both files ({in_base} in BASE, {in_new} in NEW): not the same dataset"
             if not force:
                 raise CompareError(message, hint="compare runs of one dataset, or pass --force to compare them anyway")
             result.forced.append(message)
         result.only_in_base_count, result.only_in_new_count = in_base - shared, in_new - shared
-        result.errored_count = store.count(
-            "SELECT COUNT(*) FROM base JOIN new ON new.id = base.id WHERE base.errored OR new.errored"
-        )
+        result.errored_count = paired.errored
         check_field_results(store, fields)
-        deltas = _pair(result, store, fields)
         store.db.execute("COMMIT")
+        deltas = paired.deltas
+        result.paired, result.changed_count = len(deltas), paired.changed
+        result.base_mean, result.new_mean = paired.base_mean, paired.new_mean
+        result.base_pass_rate, result.new_pass_rate = paired.base_pass_rate, paired.new_pass_rate
+        result.pass_to_fail, result.fail_to_pass = paired.pass_to_fail, paired.fail_to_pass
+        result.verdict_changes = paired.verdict_changes
 
         keys = {key for key, slot in fields.slots.items() if _has_data(fields, slot)}
         labels = field_labels(keys)  # the bare field, or `evaluator/field` when several evaluators name it

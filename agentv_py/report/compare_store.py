@@ -34,6 +34,7 @@ class Store:
     """The temporary SQLite database behind one comparison (deleted on close)."""
 
     def __init__(self) -> None:
+        self.errored_rows = dict.fromkeys(SIDES, 0)  # per table, the rows stored as errored (0: no case is)
         self._dir = tempfile.TemporaryDirectory(prefix="agentv-compare-")
         self.db = sqlite3.connect(os.path.join(self._dir.name, "compare.sqlite3"), isolation_level=None)
         for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE", "cache_size = -8192"):
@@ -44,8 +45,12 @@ class Store:
                 f"CREATE TABLE {side} (id BLOB PRIMARY KEY, score REAL, verdict INT, errored INT, fields BLOB)"
                 " WITHOUT ROWID"
             )
-        self.db.execute("CREATE TABLE changed (id BLOB PRIMARY KEY, base REAL, new REAL, delta REAL, bv INT, nv INT)")
-        self.db.execute("CREATE TABLE moves (slot INT, direction INT, id BLOB, PRIMARY KEY (slot, direction, id))")
+        self.db.execute(
+            "CREATE TABLE changed (id BLOB PRIMARY KEY, base REAL, new REAL, delta REAL, bv INT, nv INT) WITHOUT ROWID"
+        )
+        self.db.execute(
+            "CREATE TABLE moves (slot INT, direction INT, id BLOB, PRIMARY KEY (slot, direction, id)) WITHOUT ROWID"
+        )
 
     def close(self) -> None:
         try:
@@ -62,6 +67,12 @@ class Store:
 
 def text_of(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogatepass")
+
+
+def blob(raw: bytes) -> bytearray:
+    """Bytes to store as a BLOB: sqlite3 binds a bytearray as it is, where it looks for an adapter
+    of bytes first (two failed attribute lookups, each an exception, per value)."""
+    return bytearray(raw)
 
 
 def check_field_results(store: Store, fields: Fields) -> None:
@@ -83,19 +94,12 @@ def check_field_results(store: Store, fields: Fields) -> None:
         )
 
 
-def rows_of(path: Path, role: str) -> Iterator[LeanRow]:
-    """The rows of a results file; a line that is not a row stops the comparison (exit 2)."""
-    for line, row in read_lean_rows(path):  # rows as `jsonl.read_rows` reads them, lighter
-        if isinstance(row, str):
-            raise CompareError(
-                f"{role} {path}:{line}: {row}",
-                hint="the file was cut short or is not a results file: compare complete `agentv eval` outputs",
-            )
-        yield row
-
-
-def is_error(row: LeanRow) -> bool:
-    return row.status == "error" or not row.results
+def _cut_short(path: Path, role: str, line: int, why: str) -> CompareError:
+    """A line that is not a row stops the comparison (exit 2)."""
+    return CompareError(
+        f"{role} {path}:{line}: {why}",
+        hint="the file was cut short or is not a results file: compare complete `agentv eval` outputs",
+    )
 
 
 _KINDS_KEPT = 4096  # distinct records counted before they are summed (memory stays flat)
@@ -105,7 +109,7 @@ class Fields:
     """The per-field tables: a slot per (evaluator, field), counts per side, moves per direction."""
 
     def __init__(self) -> None:
-        self._slots = Slots()
+        self._slots = Slots(STATUS, OTHER, ABSENT)
         self.slots: dict[FieldKey, int] = self._slots.of
         self.counts: tuple[dict[int, Counts], dict[int, Counts]] = ({}, {})
         self.moves: dict[tuple[int, int], int] = {}
@@ -116,17 +120,17 @@ class Fields:
         """Start summing a file's records afresh (`sums`)."""
         self._summed, self._records = {}, {}
 
-    def encode(self, row: LeanRow) -> bytes:
+    def encode(self, row: LeanRow) -> bytearray:
         """A case's fields as stored (`lean_sums.pack`): slot, status (hit / miss / other, or
         absent for counts only) and TP/TN/FP/FN per field, from every `field_accuracy` result's
         `details.fields` and the counts `agentv metrics` sums, read in one walk. Records are
         counted as they come (the rows of a run repeat a few) and summed by `sums`."""
-        flat = case_fields(row, self._slots, STATUS, OTHER, ABSENT)
+        flat = case_fields(row, self._slots)
         if flat is None:
-            flat = case_fields_merged(row, self._slots, STATUS, OTHER, ABSENT)
+            flat = case_fields_merged(row, self._slots)
         record = pack(flat)
-        records = self._records
-        records[record] = records.get(record, 0) + 1
+        records, kind = self._records, bytes(record)
+        records[kind] = records.get(kind, 0) + 1
         if len(records) >= _KINDS_KEPT:
             self._fold()
         return record
@@ -152,31 +156,42 @@ class Fields:
         return self._summed
 
 
-def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) -> None:
-    """One file into its table, the last row of a case replacing earlier ones (a resumed run)."""
+_VERDICT_CODES = {verdict: code for code, verdict in enumerate(VERDICTS)}
+
+
+def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) -> int:
+    """One file into its table, the last row of a case replacing earlier ones (a resumed run);
+    returns the number of cases in it. A row with an error, or without any evaluator result, is
+    stored as errored."""
     sql = f"INSERT OR REPLACE INTO {side} VALUES (?, ?, ?, ?, ?)"
-    batch: list[tuple[bytes, float, int, int, bytes]] = []
+    batch: list[tuple[bytearray, float, int, int, bytearray]] = []
+    add, encode, codes, nothing = batch.append, fields.encode, _VERDICT_CODES, bytearray()
     fields.begin()
-    rows = 0
-    for row in rows_of(path, role):
+    rows = errored = 0
+    for line, row in read_lean_rows(path):  # rows as `jsonl.read_rows` reads them, lighter
+        if isinstance(row, str):
+            raise _cut_short(path, role, line, row)
         rows += 1
-        key = row.eval_id.encode("utf-8", "surrogatepass")
-        if is_error(row):
-            batch.append((key, 0.0, 0, 1, b""))
+        key = bytearray(row.eval_id, "utf-8", "surrogatepass")  # bound as a BLOB as it is (`blob`)
+        if row.status == "error" or not row.results:
+            add((key, 0.0, 0, 1, nothing))
+            errored += 1
         else:
-            batch.append((key, row.score, VERDICTS.index(row.verdict), 0, fields.encode(row)))
+            add((key, row.score, codes[row.verdict], 0, encode(row)))
         if len(batch) >= BATCH:
             store.db.executemany(sql, batch)
             batch.clear()
     store.db.executemany(sql, batch)
+    store.errored_rows[side] = errored
     counts = fields.counts[SIDES.index(side)]
     summed = fields.sums()
-    if store.count(f"SELECT COUNT(*) FROM {side}") == rows:  # no case twice: every row encoded is kept
+    cases = store.count(f"SELECT COUNT(*) FROM {side}")
+    if cases == rows:  # no case twice: every row encoded is kept
         for slot, (tp, tn, fp, fn) in summed.items():
             counts[slot] = Counts(tp, tn, fp, fn)
-        return
-    for (blob,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):  # a case's last row only
-        flat = unpack(blob)
+        return cases
+    for (record,) in store.rows(f"SELECT fields FROM {side} WHERE errored = 0"):  # a case's last row only
+        flat = unpack(record)
         for at in range(0, len(flat), WIDTH):
             slot, tp, tn, fp, fn = flat[at], flat[at + 2], flat[at + 3], flat[at + 4], flat[at + 5]
             known = counts.get(slot)
@@ -187,3 +202,4 @@ def load_side(store: Store, side: str, path: Path, role: str, fields: Fields) ->
                 known.tn += tn
                 known.fp += fp
                 known.fn += fn
+    return cases

@@ -178,13 +178,22 @@ _NO_COUNTS = (0, 0, 0, 0)
 
 class Slots:
     """A number per (evaluator, field), in the order first seen (`of`), with an index by
-    evaluator and field (no key tuple per lookup)."""
+    evaluator and field (no key tuple per lookup); and how `case_fields` codes a field's status
+    (`status_of` a status, else `other`; `absent`: a field with counts only)."""
 
-    __slots__ = ("_by_name", "of")
+    __slots__ = ("_by_name", "absent", "of", "other", "status_of", "tails")
 
-    def __init__(self) -> None:
+    def __init__(self, status_of: dict[str, int], other: int, absent: int) -> None:
         self.of: dict[FieldKey, int] = {}
         self._by_name: dict[str, dict[str, int]] = {}
+        self.status_of, self.other, self.absent = status_of, other, absent
+        # per status a plain field entry may have, what it records after its slot: its status's
+        # code and counts (`_outcome`), by the index `case_fields` computes from its values
+        self.tails: dict[str, tuple[tuple[int, ...], ...]] = {}
+        for status in _FIELD_STATUSES:
+            code = status_of.get(status, other)
+            by = [(code, *_QUADS[_outcome(status, *values) if status in _SCORED else 0]) for values in _EMPTINESS]
+            self.tails[status] = (*by, (code, *_NO_COUNTS))
 
     def fields_of(self, name: str) -> dict[str, int]:
         fields = self._by_name.get(name)
@@ -200,69 +209,134 @@ class Slots:
         return slot
 
 
-def case_fields(row: LeanRow, slots: Slots, status_of: dict[str, int], other: int, absent: int) -> list[int] | None:
-    """`statuses_and_counts(row, status_of, other)` as one flat list, WIDTH ints per field (slot,
-    status, tp, tn, fp, fn; a slot per (evaluator, field) from `slots`), in the order the row names
-    them. None when a field is named twice in the row (its status and counts merge:
+# an expected and an actual value standing for each index of `Slots.tails`: 2 when the entry's
+# expected value is empty, + 1 when its actual value is; the last index, counts not taken from
+# the fields (a judge's `details.metrics` stands for them)
+_EMPTINESS = (("x", "x"), ("x", None), (None, "x"), (None, None))
+_NOT_COUNTED = 4
+_SHAPES_KEPT = 4096
+# A plain entry's shape (its keys, then its values' types) -> how to read it: () when it does not
+# fit `FieldOutcome` as it is (`_typed`), else (the index into `Slots.tails` its types alone decide,
+# and for its expected and its actual value in turn: the type to look into, or None when the type
+# decides: absent or None is empty, a number or a bool is not).
+Plan = tuple[int, type | None, type | None] | tuple[()]
+_plans: dict[tuple[Any, ...], Plan] = {}
+
+
+def _plan(entry: dict[str, Any]) -> Plan:
+    """`_plans[shape]` of `entry`, worked out (and remembered, up to `_SHAPES_KEPT` shapes)."""
+    plan: Plan = ()
+    if _typed(entry, _FIELD, _FIELD_REQUIRED):
+        at, looks = 0, []
+        for key, empty in (("expected", 2), ("actual", 1)):
+            kind = type(entry.get(key))
+            looks.append(kind if kind is _STR or kind is _LIST or kind is _DICT else None)
+            at += empty if kind is type(None) else 0
+        plan = (at, looks[0], looks[1])
+    if len(_plans) < _SHAPES_KEPT:
+        _plans[(*entry, *map(type, entry.values()))] = plan
+    return plan
+
+
+def case_fields(row: LeanRow, slots: Slots) -> list[int] | None:
+    """`statuses_and_counts(row, slots.status_of, slots.other)` as one flat list, WIDTH ints per
+    field (slot, status, tp, tn, fp, fn; a slot per (evaluator, field) from `slots`), in the order
+    the row names them. None when a field is named twice in the row (its status and counts merge:
     `case_fields_merged`) or the row was read by the model."""
     if row.model is not None:
         return None
     flat: list[int] = []
-    for name, kind, details in _walk(row.results, True):
-        metrics = details.get("metrics")
-        counted = not isinstance(metrics, dict)
-        if kind == "field_accuracy" and isinstance(entries := details.get("fields"), list):
-            fields = slots.fields_of(name)
-            for entry in entries:
-                if (
-                    isinstance(entry, dict)
-                    and _typed(entry, _FIELD, _FIELD_REQUIRED)
-                    and (status := entry["status"]) in _FIELD_STATUSES
-                    and entry.get("match") != "items"
-                ):
-                    path = entry["path"]
-                    scored = counted and status in _SCORED
-                    quad = _QUADS[_outcome(status, entry.get("expected"), entry.get("actual")) if scored else 0]
-                elif (model := read_field(entry)) is not None:
-                    path, status = model.path, model.status
-                    found = field_counts_of(model) if counted else None
-                    quad = _NO_COUNTS if found is None else found.as_tuple()
-                else:
-                    continue
-                slot = fields.get(path)
-                flat.append(slots.slot(name, path) if slot is None else slot)
-                flat.append(status_of.get(status, other))
-                flat += quad
-        if not counted:
-            judged = {"name": name, "type": kind, "details": {"metrics": metrics}}
-            for (_, field_name), counts in row_field_counts([judged]).items():
-                flat += (slots.slot(name, field_name), absent, counts.tp, counts.tn, counts.fp, counts.fn)
-        elif kind == "iou_score" and (box := iou_counts(details)) is not None:
-            flat += (slots.slot(name, name), absent, box.tp, box.tn, box.fp, box.fn)
+    for result in row.results:  # results that fit the model, as dicts
+        details = result.get("details", _NO_DETAILS)
+        if "evaluator_results" in result or "evaluator_results" in details:  # members or nested results
+            flat.clear()
+            for name, kind, walked in _walk(row.results, True):  # again, in the order they are walked
+                _add_result(flat, slots, name, kind, walked)
+            break
+        _add_result(flat, slots, result["name"], result["type"], details)
     named = flat[0::WIDTH]
     return flat if len(set(named)) == len(named) else None
 
 
-def case_fields_merged(row: LeanRow, slots: Slots, status_of: dict[str, int], other: int, absent: int) -> list[int]:
+_NO_DETAILS: dict[str, Any] = {}
+
+
+def _add_result(flat: list[int], slots: Slots, name: str, kind: str, details: dict[str, Any]) -> None:
+    """An evaluator result's fields into `flat`: `field_accuracy`'s entries, a judge's counts, an
+    `iou_score`'s detections."""
+    metrics = details.get("metrics")
+    counted = not isinstance(metrics, dict)
+    if kind == "field_accuracy" and isinstance(entries := details.get("fields"), list):
+        _add_entries(flat, entries, slots, name, counted)
+    if not counted:
+        judged = {"name": name, "type": kind, "details": {"metrics": metrics}}
+        for (_, field_name), counts in row_field_counts([judged]).items():
+            flat += (slots.slot(name, field_name), slots.absent, counts.tp, counts.tn, counts.fp, counts.fn)
+    elif kind == "iou_score" and (box := iou_counts(details)) is not None:
+        flat += (slots.slot(name, name), slots.absent, box.tp, box.tn, box.fp, box.fn)
+
+
+def _add_entries(flat: list[int], entries: list[Any], slots: Slots, name: str, counted: bool) -> None:
+    """A `field_accuracy` result's entries into `flat`. A plain entry (`lean_fields`), nearly
+    every one, is read inline, the most frequent work of `agentv compare`: its shape looked up
+    (`_plan`, worked out once per shape), then what it records after its slot taken from
+    `Slots.tails` by its status and by which of its expected and actual values are empty
+    (`_outcome`). Any other entry is read by the model, as `lean_fields` reads it."""
+    fields, tails, plans = slots.fields_of(name), slots.tails, _plans
+    for entry in entries:
+        try:
+            plan = plans[(*entry, *map(type, entry.values()))]
+        except KeyError:  # a shape not seen yet
+            plan = _plan(entry)
+        except (AttributeError, TypeError):  # not a dict: read by the model (which refuses it)
+            plan = ()
+        if plan and (by := tails.get(entry["status"])) is not None and entry.get("match") != "items":
+            if counted:
+                at, expected, actual = plan
+                if expected is not None and not (entry["expected"].strip() if expected is _STR else entry["expected"]):
+                    at += 2
+                if actual is not None and not (entry["actual"].strip() if actual is _STR else entry["actual"]):
+                    at += 1
+            else:
+                at = _NOT_COUNTED
+            path = entry["path"]
+            try:
+                flat.append(fields[path])
+            except KeyError:
+                flat.append(slots.slot(name, path))
+            flat += by[at]
+            continue
+        if (model := read_field(entry)) is not None:
+            found = field_counts_of(model) if counted else None
+            slot = fields.get(model.path)
+            flat.append(slots.slot(name, model.path) if slot is None else slot)
+            flat.append(slots.status_of.get(model.status, slots.other))
+            flat += _NO_COUNTS if found is None else found.as_tuple()
+
+
+def case_fields_merged(row: LeanRow, slots: Slots) -> list[int]:
     """`case_fields` of any row: from `statuses_and_counts`, a field named twice merged (its last
     status, its counts summed); a field with counts only has status `absent`."""
-    statuses, counts = statuses_and_counts(row, status_of, other)
+    statuses, counts = statuses_and_counts(row, slots.status_of, slots.other)
     flat: list[int] = []
     for key in {**statuses, **counts}:
-        flat += (slots.slot(*key), statuses.get(key, absent), *counts.get(key, _NO_COUNTS))
+        flat += (slots.slot(*key), statuses.get(key, slots.absent), *counts.get(key, _NO_COUNTS))
     return flat
 
 
-def pack(flat: list[int]) -> bytes:
+def pack(flat: list[int]) -> bytearray:
     """A case's fields as stored: its ints as bytes when each is under 256 (nearly always), else
-    marshalled (counts of any size, kept exactly; read back only by this process)."""
+    marshalled (counts of any size, kept exactly; read back only by this process). A bytearray:
+    sqlite3 binds it as a BLOB as it is (`compare_store.blob`)."""
     try:
-        return bytes((COMPACT, *flat))
+        record = bytearray(flat)
     except ValueError:  # a slot or a count of 256 or more
-        return bytes((MARSHAL,)) + marshal.dumps(flat)
+        return bytearray((MARSHAL,)) + marshal.dumps(flat)
+    record.insert(0, COMPACT)
+    return record
 
 
-def unpack(blob: bytes) -> bytes | list[int]:
+def unpack(blob: bytes | bytearray) -> bytes | bytearray | list[int]:
     """`pack`'s ints back, WIDTH per field (`[0::WIDTH]` the slots, `[1::WIDTH]` the statuses)."""
     if blob[0] == COMPACT:
         return blob[1:]
