@@ -30,16 +30,9 @@ from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
 from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
+from agentv_py.models.foreign_targets import RUNNABLE_SUMMARY, AliasTarget, OpaqueTarget, not_runnable_message
 from agentv_py.models.model_targets import GeminiTarget
-from agentv_py.models.targets import (
-    DRY_RUN_TARGET,
-    RUNNABLE_SUMMARY,
-    CliTarget,
-    OpaqueTarget,
-    TargetConfig,
-    is_model_target,
-    not_runnable_message,
-)
+from agentv_py.models.targets import DRY_RUN_TARGET, CliTarget, TargetConfig, is_model_target
 from agentv_py.prepared import IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, cases_where
 from agentv_py.runner.target_checks import check_targets
 
@@ -123,12 +116,14 @@ def preflight(
         name: str | None = None
         try:
             name = select_target_name(loaded, request.target, dataset.model, dataset.path)
-        except TargetError as exc:
+            name = loaded.resolve(name, unset=unset)  # `use_target` followed: the run is the target's
+        except (ConfigError, TargetError) as exc:
             checked.failures.append(exc)
+            name = None
         selected = loaded.get(name) if name is not None else None
         if isinstance(selected, OpaqueTarget):  # before `${{ VAR }}` values it will never use are read
             basis = selected
-            runnable = [t.name for t in loaded.model.targets if not isinstance(t, OpaqueTarget)]
+            runnable = [t.name for t in loaded.model.targets if not isinstance(t, (OpaqueTarget, AliasTarget))]
             shown = display_path(loaded.path)
             checked.failures.append(
                 TargetError(
@@ -151,13 +146,13 @@ def preflight(
                 checked.failures.append(exc)
     checked.default_judge, origin = _default_judge(request, dataset, basis)
     if needs_judges:
-        problems, names = judge_target_problems(dataset, loaded, checked.default_judge, origin)
+        problems, names = judge_target_problems(dataset, loaded, checked.default_judge, origin, unset)
         if problems:  # the request's hint when no judge could be chosen at all
             checked.failures.append(
                 ConfigError(problems, request.no_judge_hint if checked.default_judge is None else None)
             )
         for name in names:
-            if checked.target is not DRY_RUN_TARGET and name == checked.target.name:
+            if checked.target is not DRY_RUN_TARGET and loaded.resolve(name) == checked.target.name:
                 checked.judges[name] = checked.target  # the eval target judges too: one runner
                 continue
             try:

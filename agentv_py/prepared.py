@@ -110,7 +110,8 @@ def _pack(prepared: PreparedCase, shared: dict[int, int]) -> PreparedCase:
 
 
 def _unpack(stored: PreparedCase, shared: Sequence[EvaluatorConfig]) -> PreparedCase:
-    stored.evaluators = [shared[config] if isinstance(config, int) else config for config in stored.evaluators]
+    encoded: list[Any] = stored.evaluators  # indices of shared evaluators among configs (`_pack`)
+    stored.evaluators = [shared[config] if isinstance(config, int) else config for config in encoded]
     return stored
 
 

@@ -61,25 +61,38 @@ class Reports:
     summary_md: Path | None = None
     step_summary: Path | None = None  # appended to, as GitHub Actions expects
     html: Path | None = None
+    agentv_run: Path | None = None  # an AgentV v4.42 run folder (report/agentv_run.py)
 
 
 def report_options(
-    junit: Path | None, junit_per_field: bool, summary_md: Path | None, out: str | None, html: Path | None = None
+    junit: Path | None,
+    junit_per_field: bool,
+    summary_md: Path | None,
+    out: str | None,
+    html: Path | None = None,
+    agentv_run: Path | None = None,
 ) -> Reports:
     """The reports asked for; a usage error (exit 2, before anything runs) for options that cannot go together."""
     from agentv_py.errors import AgentvError
+    from agentv_py.report.agentv_run import folder_problem
 
     usage = "see agentv eval --help"
     if junit_per_field and junit is None:
         raise AgentvError("--junit-per-field goes with --junit FILE", hint=usage)
-    for flag, path in (("--junit", junit), ("--html", html)):
+    if agentv_run is not None and (problem := folder_problem(agentv_run)) is not None:
+        raise AgentvError(
+            f"--agentv-run {problem}", hint="pass a new or empty folder, or a run folder --agentv-run wrote before"
+        )
+    for flag, path in (("--junit", junit), ("--html", html), ("--agentv-run", agentv_run)):
         if path is not None and out == "-":
             raise AgentvError(
                 f"{flag} needs the results in a file: it reads them back at the end of the run, not with --out -",
                 hint="pass --out FILE, or leave --out out",
             )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
-    reports = Reports(junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html)
+    reports = Reports(
+        junit, junit_per_field, summary_md, Path(step_summary) if step_summary else None, html, agentv_run
+    )
     refuse_clash(output_roles(out, reports), [], usage)  # two outputs on one path: before anything is opened
     return reports
 
@@ -90,11 +103,17 @@ def output_roles(out: str | None, reports: Reports) -> list[Role]:
 
     results = Path(out) if out is not None and out != "-" else None
     roles: list[Role] = [("--out", results), ("the --out manifest", manifest_path(results) if results else None)]
+    folder = reports.agentv_run
+    run_files: list[Role] = [
+        (f"--agentv-run's {name}", folder / name if folder is not None else None)
+        for name in ("index.jsonl", "timing.json", "benchmark.json")
+    ]
     return roles + [
         ("--junit", reports.junit),
         ("--summary-md", reports.summary_md),
         ("--html", reports.html),
         ("$GITHUB_STEP_SUMMARY", reports.step_summary),
+        *run_files,
     ]
 
 
@@ -120,12 +139,14 @@ def write_reports(
     gates: Gates | None = None,
     baseline: Baseline | None = None,
     images: dict[str, list[str]] | None = None,
+    eval_file: str = "",
 ) -> list[tuple[str, Path]]:
     """Write the reports once the results are safe on disk; a file that cannot be written is
     OutputError (exit 5). The rows are read back from the results file, one pass per need, so
     memory does not grow with the run; with the results on stdout, the Markdown has no field table.
-    `images`: the case images the HTML report draws shapes over. Returns what was written, and
-    where (for the command to say)."""
+    `images`: the case images the HTML report draws shapes over; `eval_file`: the dataset, as
+    an AgentV run folder's benchmark.json names it. Returns what was written, and where (for the
+    command to say)."""
     from agentv_py.errors import OutputError
     from agentv_py.models.results import ResultRow
     from agentv_py.report.jsonl import read_rows
@@ -186,6 +207,17 @@ def write_reports(
             written.append(("HTML report", reports.html))
         else:
             print("note: no HTML report: no case finished", file=sys.stderr)
+    if reports.agentv_run is not None and source is not None:
+        from agentv_py.report.agentv_run import write_agentv_run
+
+        try:
+            write_agentv_run(rows, reports.agentv_run, eval_file=eval_file)
+        except OSError as exc:
+            raise OutputError(
+                f"cannot write the AgentV run folder {reports.agentv_run}: {exc.strerror or exc}; "
+                f"the results are kept in {source}"
+            ) from None
+        written.append(("AgentV run folder", reports.agentv_run))
     return written
 
 
@@ -226,11 +258,16 @@ def named_dataset(results: Path) -> Path | None:
 
 
 def write_html(
-    results: Path, target: Path, dataset: Path | None, images: dict[str, list[str]] | None = None
+    results: Path,
+    target: Path,
+    dataset: Path | None,
+    images: dict[str, list[str]] | None = None,
+    shown: Path | None = None,
 ) -> ReportStats:
     """Build the report; a usage error (exit 2) for a results file with nothing to show,
     OutputError (exit 5) when the file cannot be written. The case images (for cases with
-    geometry results only) come from `images`, else from `dataset` or the manifest's."""
+    geometry results only) come from `images`, else from `dataset` or the manifest's. `shown`:
+    the results as the page and its messages name them (an AgentV run converted to `results`)."""
     from agentv_py.errors import AgentvError, OutputError
     from agentv_py.report.html import ReportError, build_report
     from agentv_py.report.manifest import ManifestError, read_manifest, utc_now
@@ -252,7 +289,7 @@ def write_html(
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)  # as eval's --html and --junit do
-        return build_report(results, target, manifest=manifest, images=load_images, generated_at=utc_now())
+        return build_report(results, target, manifest=manifest, images=load_images, generated_at=utc_now(), shown=shown)
     except ReportError as exc:
         raise AgentvError(str(exc), hint=RESULTS_HINT) from None
     except OSError as exc:

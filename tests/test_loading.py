@@ -106,7 +106,8 @@ INVALID = [
             "dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
             "(did you mean 'field_accuracy'?). "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
-            "tool_trajectory, latency, cost, token_usage, execution_metrics"
+            "tool_trajectory, latency, cost, token_usage, execution_metrics, contains, contains_any, contains_all, "
+            "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
         ],
     ),
     (
@@ -115,7 +116,8 @@ INVALID = [
         [
             "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
-            "tool_trajectory, latency, cost, token_usage, execution_metrics"
+            "tool_trajectory, latency, cost, token_usage, execution_metrics, contains, contains_any, contains_all, "
+            "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
         ],
     ),
     (
@@ -309,6 +311,13 @@ def test_malformed_field_path_is_a_warning(ws):
 
 # ----------------------------------------------------------------------------- targets
 
+# The providers AgentV knew (early 2026 and v4.42.4) that agentv loads but does not run.
+AGENTV_ONLY = (
+    "bedrock, vertex, codex, codex-cli, claude-code, copilot-cli, pi, pi-coding-agent, vscode, vscode-insiders, "
+    "pi-agent-sdk, copilot, copilot-sdk, copilot_sdk, pi-cli, claude, claude-cli, claude-sdk, cc-mirror, "
+    "openrouter, agentv, copilot-log, transcript, replay"
+)
+
 TARGET_ERRORS = [
     (
         "unknown-placeholder",
@@ -324,7 +333,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: clii\n",
         [
             "targets.yaml:3: targets[0].provider: Unknown provider: clii (did you mean 'cli'?). "
-            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
+            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, "
+            "google-gemini; and AgentV's, loaded but not run here: " + AGENTV_ONLY
         ],
     ),
     (
@@ -337,7 +347,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: cli\n    command_template: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
+            "name, judge_target, grader_target, vision, cache, cache_key, num_cpus, num_gpus, provider, "
+            "command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
             "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, output_suffix, "
@@ -351,7 +362,8 @@ TARGET_ERRORS = [
         "targets:\n  - {name: az, provider: bedrock}\n  - name: t\n    provider: azur-openai\n",
         [
             "targets.yaml:4: targets[1].provider: Unknown provider: azur-openai (did you mean 'azure-openai'?). "
-            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, google-gemini"
+            "Valid providers: cli, python, mock, openai, azure, azure-openai, anthropic, gemini, google, "
+            "google-gemini; and AgentV's, loaded but not run here: " + AGENTV_ONLY
         ],
     ),
     (
@@ -364,7 +376,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: CLI\n    command: x\n    timeout: 5\n",
         [
             "targets.yaml:5: targets[0].timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?). Valid keys: "
-            "name, judge_target, vision, cache, cache_key, num_cpus, num_gpus, provider, command_template, command, "
+            "name, judge_target, grader_target, vision, cache, cache_key, num_cpus, num_gpus, provider, "
+            "command_template, command, "
             "timeout_seconds, cwd, "
             "files_format, "
             "attachments_format, healthcheck, env, cache_env_ignore, provider_batching, mode, output_suffix, "

@@ -15,7 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 from agentv_py.models.base import UNKNOWN_KEYS
 from agentv_py.models.evaluators import EvaluatorConfig
 from agentv_py.models.tagged import Tagged
-from agentv_py.models.targets import TargetConfig
+from agentv_py.models.targets import TargetEntry
 from tests.conftest import REPO_ROOT
 
 
@@ -83,14 +83,18 @@ TARGETS = [
     pytest.param({"name": "t"}, id="no-provider"),
     pytest.param({"name": "t", "provider": 3}, id="provider-not-a-string"),
     pytest.param(["cli"], id="not-a-mapping"),
+    pytest.param({"name": "t", "provider": "claude-cli", "grader_target": "g"}, id="agentv-442-provider"),
+    pytest.param({"name": "t", "provider": "my-own", "command": "run {PROMPT}"}, id="project-provider"),
+    pytest.param({"name": "t", "use_target": "u"}, id="use-target"),
+    pytest.param({"name": "t", "use_target": "u", "provider": "cli"}, id="use-target-with-provider"),
 ]
 
 
 @pytest.mark.parametrize("value", TARGETS)
 def test_a_target_config_validates_as_the_declared_union_does(value: Any) -> None:
-    tagged = _tagged(TargetConfig)
-    tags = {*tagged.members, "opaque"}
-    assert _outcome(TargetConfig, value, tags) == _outcome(tagged.full, value, tags)
+    tagged = _tagged(TargetEntry)
+    tags = {*tagged.members, "opaque", "alias"}
+    assert _outcome(TargetEntry, value, tags) == _outcome(tagged.full, value, tags)
 
 
 def test_only_the_member_a_value_names_is_built() -> None:

@@ -5,18 +5,31 @@ of the mean or a field's F1; options loosen it)."""
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentv_py.cli.base import EXIT_GATE_FAILED, EXIT_OK, CompareCommand, app, boundary
 
+if TYPE_CHECKING:
+    from agentv_py.report.compare import Comparison
+    from agentv_py.report.regressions import Rules
+
 
 @app.command(cls=CompareCommand, short_help="Compare two results files: deltas, field changes, McNemar, bootstrap CI.")
 @boundary
 def compare(
-    base: Path = typer.Argument(..., metavar="BASE", help="The earlier results file (JSONL).", show_default=False),
-    new: Path = typer.Argument(..., metavar="NEW", help="The results file to judge against BASE.", show_default=False),
+    base: Path = typer.Argument(
+        ...,
+        metavar="BASE",
+        help="The earlier results file (JSONL), or an AgentV run folder or its index.jsonl.",
+        show_default=False,
+    ),
+    new: Path = typer.Argument(
+        ..., metavar="NEW", help="The results file (or AgentV run) to judge against BASE.", show_default=False
+    ),
     output_format: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json or md."),
     max_drop: float | None = typer.Option(
         None,
@@ -53,12 +66,11 @@ def compare(
       agentv compare main.jsonl pr.jsonl --significant-only
     """
     from agentv_py.errors import AgentvError
+    from agentv_py.report.agentv_rows import readable_results, same_run
     from agentv_py.report.compare import compare as run_compare
-    from agentv_py.report.compare_render import render_markdown, render_table
     from agentv_py.report.compare_store import CompareError
+    from agentv_py.report.jsonl import UnusableInput
     from agentv_py.report.regressions import Rules
-    from agentv_py.report.render import stdout_console
-    from agentv_py.report.text import visible
 
     if output_format not in ("table", "json", "md"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, json or md")
@@ -69,10 +81,28 @@ def compare(
     if allow_flips < 0:
         raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
     rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha)
-    try:
-        result = run_compare(base, new, rules=rules, force=force)
-    except CompareError as exc:
-        raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
+    with ExitStack() as stack:
+        try:
+            base_file = stack.enter_context(readable_results(base, "BASE"))
+            new_file = stack.enter_context(readable_results(new, "NEW"))
+            if (base_file, new_file) != (base, new) and same_run(base, new):
+                raise CompareError(
+                    f"BASE and NEW are the same AgentV run: {base}",
+                    hint="compare a run with another run of the same dataset",
+                )
+            result = run_compare(base_file, new_file, rules=rules, force=force)
+        except UnusableInput as exc:
+            raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
+        result.base, result.new = str(base), str(new)  # as given, not the converted AgentV runs' files
+        return _show(result, rules, output_format, alpha)
+
+
+def _show(result: Comparison, rules: Rules, output_format: str, alpha: float) -> int:
+    """Print the comparison as asked, and the regressions; exit 1 on any."""
+    from agentv_py.report.compare_render import render_markdown, render_table
+    from agentv_py.report.render import stdout_console
+    from agentv_py.report.text import visible
+
     with result:
         for message in result.forced:
             print(f"warning: {visible(message)} (--force)", file=sys.stderr)

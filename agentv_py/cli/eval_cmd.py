@@ -172,6 +172,13 @@ def eval_command(
     junit_per_field: bool = JUNIT_PER_FIELD_OPTION,
     summary_md: Path | None = SUMMARY_MD_OPTION,
     html: Path | None = HTML_OPTION,
+    agentv_run: Path | None = typer.Option(
+        None,
+        "--agentv-run",
+        metavar="DIR",
+        help="Also write the results as an AgentV v4.42 run folder (index.jsonl, benchmark.json, "
+        "grading.json per case) for AgentV's own compare and results; DIR is new, empty, or such a folder.",
+    ),
 ) -> int:
     """Run eval datasets against a target and score every case."""
     from agentv_py.errors import AgentvError
@@ -183,9 +190,10 @@ def eval_command(
     if len(files) > 1:
         flags = {"--out": out, "--resume": resume, "--rerun-failed": rerun_failed, "--retry-errors": retry_errors}
         flags |= {"--junit": junit, "--summary-md": summary_md, "--html": html, "--baseline": baseline}
+        flags |= {"--agentv-run": agentv_run}
         refuse_one_file_options(len(files), flags)
     reuse, reuse_mode = reuse_option(resume, rerun_failed, retry_errors, out, force, allow_target_change)
-    reports = report_options(junit, junit_per_field, summary_md, out, html)
+    reports = report_options(junit, junit_per_field, summary_md, out, html, agentv_run)
     shard_spec = parse_shard(shard) if shard is not None else None
     if executor not in ("local", "ray"):
         raise AgentvError(f"invalid --executor {executor!r}: choose local or ray", hint="see agentv eval --help")
@@ -296,6 +304,7 @@ def _run(
         gates=plan.gates,
         baseline=plan.baseline,
         images=case_images(plan.dataset) if reports.html is not None else None,
+        eval_file=str(plan.dataset.path),
     )
     say_written(human, written)
     if summary.interrupted and plan.out != "-":

@@ -15,7 +15,10 @@ from agentv_py.cli.base import EXIT_GATE_FAILED, EXIT_OK, MetricsCommand, app, b
 @boundary
 def metrics(
     results: Path = typer.Argument(
-        ..., metavar="RESULTS", help="A JSONL results file written by `agentv eval`.", show_default=False
+        ...,
+        metavar="RESULTS",
+        help="A JSONL results file written by `agentv eval`, or an AgentV run folder or its index.jsonl.",
+        show_default=False,
     ),
     evaluator: str | None = typer.Option(
         None, "--evaluator", "-e", metavar="NAME", help="Only metrics from evaluators with this name."
@@ -38,11 +41,19 @@ def metrics(
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
     if taxonomy and output_format == "csv":
         raise AgentvError("--taxonomy goes with --format table (--format json always has the taxonomy)")
-    from agentv_py.report.jsonl import not_results
+    from agentv_py.report.agentv_rows import readable_results
+    from agentv_py.report.jsonl import UnusableInput, not_results
 
-    if (why := not_results(results)) is not None:
-        raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
-    report = aggregate(results, evaluator, taxonomy=taxonomy or output_format == "json")  # else not shown
+    try:
+        with readable_results(results) as source:
+            if (why := not_results(source)) is not None:
+                raise AgentvError(
+                    f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)"
+                )
+            report = aggregate(source, evaluator, taxonomy=taxonomy or output_format == "json")  # else not shown
+    except UnusableInput as exc:
+        raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
+    report.path = str(results)  # as given, not an AgentV run's converted file
     where = visible(str(results))
     for line, reason in report.problems:
         print(f"{where}:{line}: skipped: {visible(reason)}", file=sys.stderr)

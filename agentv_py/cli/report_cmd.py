@@ -14,10 +14,17 @@ from agentv_py.cli.base import EXIT_OK, ReportCommand, app, boundary
 @boundary
 def report(
     results: Path = typer.Argument(
-        ..., metavar="RESULTS", help="A JSONL results file written by `agentv eval`.", show_default=False
+        ...,
+        metavar="RESULTS",
+        help="A JSONL results file written by `agentv eval`, or an AgentV run folder or its index.jsonl.",
+        show_default=False,
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", metavar="FILE", help="The HTML file.  [default: RESULTS with .html]"
+        None,
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="The HTML file.  [default: RESULTS with .html; report.html in an AgentV run folder]",
     ),
     dataset: Path | None = typer.Option(
         None,
@@ -30,21 +37,31 @@ def report(
     """One HTML file, no server and no network: run header and gates, score histogram, per-field
     precision/recall/F1, misses by kind, and a case table to filter, sort and open (field diffs,
     line items, judge replies, boxes over the image)."""
+    from agentv_py.errors import AgentvError
+    from agentv_py.report.agentv_rows import agentv_index, readable_results
+    from agentv_py.report.jsonl import UnusableInput
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.text import visible
     from agentv_py.run_reports import named_dataset, refuse_clash, refuse_directory, write_html
 
-    refuse_directory(results)
+    index = agentv_index(results)  # an AgentV run folder, or its index.jsonl
+    if index is None:
+        refuse_directory(results, hint="pass a JSONL file `agentv eval` wrote (--out), or an AgentV run folder")
     if out is not None:
         refuse_directory(out, "--out", "pass the HTML file to write")
-    target = out if out is not None else results.with_suffix(".html")
+    default = index.parent / "report.html" if index is not None else results.with_suffix(".html")  # as AgentV's
+    target = out if out is not None else default
     read = [
-        ("the results file", results),
+        ("the results file", index or results),
         ("the manifest of the results file", manifest_path(results)),
         ("--dataset", dataset) if dataset is not None else ("the dataset its manifest names", named_dataset(results)),
     ]
     refuse_clash([("--out", target)], read, "see agentv report --help")
-    written = write_html(results, target, dataset)
+    try:
+        with readable_results(results) as source:
+            written = write_html(source, target, dataset, shown=results)
+    except UnusableInput as exc:
+        raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
     print(visible(str(target)))
     print(
         f"agentv: report of {written.cases} case{'s' if written.cases != 1 else ''}, "

@@ -7,9 +7,10 @@ geometry code)."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
+from agentv_py.models.checks import CheckConfig
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, CoordinateDistanceConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
@@ -41,6 +42,7 @@ _WHERE: dict[type[Any], tuple[str, str]] = {
     CostConfig: ("trace", "evaluate_cost"),
     TokenUsageConfig: ("trace", "evaluate_token_usage"),
     ExecutionMetricsConfig: ("trace", "evaluate_execution_metrics"),
+    **dict.fromkeys(get_args(CheckConfig), ("checks", "evaluate_check")),
 }
 
 

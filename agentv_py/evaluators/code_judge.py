@@ -3,22 +3,27 @@
 The judge's answer is taken exactly as given: a score that is missing, not a number, NaN or
 outside [0, 1], stdout that is not one JSON object, an unexpected exit code or a timeout is an
 error result (score 0, a miss naming the judge, the problem and the stderr tail), never a guess.
+The payload and the reply's reading follow the evaluator's `payload_format`: AgentV's early-2026
+code judge (`judge_payload`, `scoring.judge_contract`) or its v4.42 code-grader (`grader_payload`,
+`judge_reply`, `scoring.grader_reply`).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import sys
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from agentv_py.chat import ChatClient
-from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
+from agentv_py.evaluators.base import EvalContext, processed_result, skipped_result
+from agentv_py.evaluators.grader_payload import grader_stdin
 from agentv_py.evaluators.judge_payload import (
     judge_env,
     payload_text,
 )
+from agentv_py.evaluators.judge_reply import checked_grader_reply, grader_reply_result, judge_error, one_json_object
 from agentv_py.evaluators.target_proxy import PROXY_TOKEN_ENV, PROXY_URL_ENV, TargetProxy
 from agentv_py.locate import working_dir
 from agentv_py.models.evaluators import CodeJudgeConfig
@@ -26,7 +31,7 @@ from agentv_py.models.judges import PromptScript
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.process.command import script_argv
 from agentv_py.process.spawn import DEFAULT_OUTPUT_CAP, ProcResult, run_process
-from agentv_py.scoring.jsontext import TOO_DEEP, loads
+from agentv_py.scoring.jsontext import loads
 from agentv_py.scoring.judge_contract import result_problems
 
 
@@ -45,9 +50,20 @@ def _proxy_judge(config: CodeJudgeConfig, context: EvalContext) -> tuple[ChatCli
     return client, None
 
 
+def _stdin(config: CodeJudgeConfig, context: EvalContext) -> AbstractContextManager[bytes]:
+    """The payload of the judge's `payload_format`, for as long as the judge runs."""
+    if config.payload_format == "4.42":
+        return grader_stdin(context, config.config)
+    return nullcontext(payload_text(context, config.config))
+
+
 def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> EvaluatorResult:
+    with _stdin(config, context) as stdin:
+        return _evaluate(config, context, stdin)
+
+
+def _evaluate(config: CodeJudgeConfig, context: EvalContext, stdin: bytes) -> EvaluatorResult:
     cwd = working_dir(context.dataset_dir, config.cwd)
-    stdin = payload_text(context, config.config)
     env = judge_env()
     env.pop(PROXY_URL_ENV, None)  # a proxy of an agentv this one runs under is not this judge's
     env.pop(PROXY_TOKEN_ENV, None)
@@ -64,7 +80,7 @@ def evaluate_code_judge(config: CodeJudgeConfig, context: EvalContext) -> Evalua
         return judge_result(config, run(env))
     client, problem = _proxy_judge(config, context)
     if client is None:
-        return _error(config, problem or "no judge target")
+        return judge_error(config, problem or "no judge target")
     with TargetProxy(client, config.target.max_calls, context.judges) as proxy:
         result = run({**env, **proxy.env()})
     return _with_proxy_usage(config, judge_result(config, result), proxy.usage())
@@ -117,7 +133,7 @@ def _persistent_judge(
 def _ask_judge(config: CodeJudgeConfig, context: EvalContext, pool: Any, payload: bytes) -> EvaluatorResult:
     worker, error = pool.acquire()
     if worker is None:
-        return _error(config, f"persistent judge could not start: {error}")
+        return judge_error(config, f"persistent judge could not start: {error}")
     request = {"v": 1, "id": f"{next(_REQUESTS)}", "case_id": context.eval_id, "payload": loads(payload.decode())}
     try:
         reply = worker.request(request, config.timeout_seconds)
@@ -125,7 +141,7 @@ def _ask_judge(config: CodeJudgeConfig, context: EvalContext, pool: Any, payload
         pool.release(worker)
     stderr = reply.stderr.encode()
     if reply.data is None:
-        return _error(config, reply.error or "no reply")
+        return judge_error(config, reply.error or "no reply")
     result = reply.data.get("result")
     if not isinstance(result, dict):
         said = reply.data.get("error")
@@ -134,7 +150,7 @@ def _ask_judge(config: CodeJudgeConfig, context: EvalContext, pool: Any, payload
             if said is not None
             else "replied without a 'result' object"
         )
-        return _error(config, why, ProcResult(None, b"", stderr, reply.duration_ms / 1000))
+        return judge_error(config, why, ProcResult(None, b"", stderr, reply.duration_ms / 1000))
     code = reply.data.get("exit", 0)
     code = code if code in (0, 1) else 0
     return _checked(config, result, code, ProcResult(code, b"", stderr, reply.duration_ms / 1000))
@@ -150,7 +166,7 @@ def _with_proxy_usage(config: CodeJudgeConfig, result: EvaluatorResult, usage: d
     """The result with the proxy's record under details.agentv.target_proxy; a judge whose own
     details use that reserved key gets an error (its value is never overwritten)."""
     if PROXY_DETAILS_KEY in result.details and result.status != "error":
-        return _error(
+        return judge_error(
             config,
             f"details.{PROXY_DETAILS_KEY} is reserved for agentv's record of the target proxy; "
             "use another key in the judge's details",
@@ -160,94 +176,45 @@ def _with_proxy_usage(config: CodeJudgeConfig, result: EvaluatorResult, usage: d
     return result.model_copy(update={"details": details})
 
 
-def _error(
-    config: CodeJudgeConfig,
-    problem: str,
-    result: ProcResult | None = None,
-    details: dict[str, Any] | None = None,
-) -> EvaluatorResult:
-    tail = result.stderr_tail() if result is not None else ""
-    message = f"code_judge '{config.display_name}': {problem}" + (f" (stderr: {tail})" if tail else "")
-    return error_result(
-        name=config.display_name, type=config.type, weight=config.weight, message=message, details=details
-    )
-
-
 def judge_result(config: CodeJudgeConfig, result: ProcResult) -> EvaluatorResult:
-    """Turn a finished judge process into a result, exactly as the contract says."""
+    """Turn a finished judge process into a result, exactly as the contract of its
+    `payload_format` says."""
+    if config.payload_format == "4.42":
+        return grader_reply_result(config, result)
     abnormal = result.abnormal_end(config.timeout_seconds, DEFAULT_OUTPUT_CAP)
     if abnormal:
-        return _error(config, abnormal, result if result.timed_out else None)
+        return judge_error(config, abnormal, result if result.timed_out else None)
     code = result.returncode
     if code not in (0, 1):
         what = result.killed_by_signal() or f"exited with code {code}"
-        return _error(config, f"{what} (0 or 1 with a JSON result expected)", result)
+        return judge_error(config, f"{what} (0 or 1 with a JSON result expected)", result)
     try:
         stdout = result.stdout.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _error(config, f"stdout is not valid UTF-8 (byte offset {exc.start})", result)
-    parsed, problem = _one_json_object(stdout)
+        return judge_error(config, f"stdout is not valid UTF-8 (byte offset {exc.start})", result)
+    parsed, problem = one_json_object(stdout)
     if problem:
         prefix = "exited with code 1 and " if code == 1 else ""
-        return _error(config, prefix + problem, result)
+        return judge_error(config, prefix + problem, result)
     assert parsed is not None
     return _checked(config, parsed, code, result)
-
-
-def _unreadable(exc: ValueError) -> str:
-    """Why valid JSON could not be read (nested too deeply, an integer past Python's digit
-    limit), in agentv's words; "" for text that is simply not JSON."""
-    if str(exc) == TOO_DEEP:
-        return TOO_DEEP
-    if not isinstance(exc, json.JSONDecodeError) and "digits" in str(exc):
-        return f"an integer longer than {sys.get_int_max_str_digits()} digits"
-    return ""
-
-
-def _one_json_object(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(object, None) when the whole stdout is one JSON object, else (None, what is wrong).
-
-    Never a fenced block or JSON picked out of prose. NaN and Infinity are read (`allow_nan`), so
-    that the contract can name a NaN score instead of calling the stdout not JSON."""
-    text = stdout.strip()
-    if not text:
-        return None, "printed nothing on stdout (one JSON object expected)"
-    try:
-        value = loads(text, allow_nan=True)
-    except ValueError as exc:
-        why = _unreadable(exc)
-        lines = [line for line in text.splitlines() if line.strip()]
-        try:
-            last = loads(lines[-1], allow_nan=True)
-        except ValueError:
-            last = None
-        if isinstance(last, dict) and len(lines) > 1:
-            extra = len(lines) - 1
-            return None, (
-                f"printed {extra} line{'s' if extra != 1 else ''} before its JSON result "
-                "(stdout must hold only the result; print debug output to stderr)"
-            )
-        snippet = text[:80] + ("..." if len(text) > 80 else "")
-        return None, f"stdout is not JSON{f' ({why})' if why else ''}: {snippet!r}"
-    if not isinstance(value, dict):
-        kind = "an array" if isinstance(value, list) else f"a {type(value).__name__}"
-        return None, f"stdout is {kind}, not a JSON object"
-    return value, None
 
 
 def _checked(config: CodeJudgeConfig, data: dict[str, Any], code: int | None, result: ProcResult) -> EvaluatorResult:
     """The judge's parsed result checked against the contract (`scoring.judge_contract`): the
     first problem makes an error result; else its status decides (error, skipped, processed)."""
+    if config.payload_format == "4.42":
+        return checked_grader_reply(config, data, result)
     problems = result_problems(data, show=json.dumps)
     if problems:
-        return _error(config, problems[0], result)
+        return judge_error(config, problems[0], result)
     name, weight = config.display_name, config.weight
     status = data.get("status", "processed")
     reasoning = data.get("reasoning", "")
     details = data.get("details", {})
     if status == "error":
         message = reasoning or "the judge reported an error"
-        return _error(config, f"reported an error: {message}", result)
+        return judge_error(config, f"reported an error: {message}", result)
     if status == "skipped":
         return skipped_result(name=name, type=config.type, weight=weight, reasoning=reasoning, details=details)
     passed = data.get("passed")

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
+from agentv_py.loading.agentv_442 import needs_translation, translate
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
+from agentv_py.loading.case_spool import CaseSpool
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
 from agentv_py.loading.date_warnings import ambiguous_truth_dates
 from agentv_py.loading.evaluator_lists import (
@@ -37,6 +39,7 @@ from agentv_py.loading.overrides import merge_case_evaluators
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
 from agentv_py.loading.truth_files import TruthFiles, truth_file
 from agentv_py.loading.validation import validate
+from agentv_py.loading.written_paths import TranslatedSource
 from agentv_py.locate import search_dirs
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
@@ -63,7 +66,18 @@ def load_dataset(path: str | Path, *, flagged_only: bool = False) -> LoadedDatas
     # A YAML file, or a JSONL file (+ sidecar) read into the same structure: one set of checks.
     source, raw = read_jsonl(Path(path)) if is_jsonl(Path(path)) else read_yaml(Path(path), pack_cases=True)
     guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    if needs_translation(raw):  # AgentV v4.42's format, or a format named (`loading.agentv_442`)
+        translated = translate(_unpacked(raw), dataset_path, source)
+        translated_source = TranslatedSource.of(source, translated.paths, translated.cases_key)
+        problems = [translated_source.written_problem(*problem) for problem in translated.problems]
+        problems += translated.located
+        warnings = [translated_source.written_problem(*warning) for warning in translated.warnings]
+        source, raw = translated_source, translated.raw
     loading = _Loading(source, dataset_path.resolve().parent, guideline_config.config, flagged_only)
+    loading.stages[0].extend(problems)
+    loading.warnings.extend(warnings)
     split = split_cases(raw)
     if split is None:
         loading.add(raw, 0)  # not a mapping with a list of cases: one pass says what is wrong
@@ -74,6 +88,12 @@ def load_dataset(path: str | Path, *, flagged_only: bool = False) -> LoadedDatas
             loading.add({**suite, "evalcases": unpack_cases(packed[start : start + size])}, start)
         del packed, raw, split  # only the current chunk is held
     return loading.finish(dataset_path, guideline_config.problems, guideline_config.warnings)
+
+
+def _unpacked(raw: dict[str, Any]) -> dict[str, Any]:
+    """A parsed dataset whose packed `evalcases` (`read_yaml(pack_cases=True)`) are unpacked."""
+    cases = raw.get("evalcases")
+    return {**raw, "evalcases": unpack_cases(cases)} if isinstance(cases, (tuple, CaseSpool)) else raw
 
 
 class _Loading:
@@ -107,7 +127,7 @@ class _Loading:
         first = offset == 0
 
         def own(problems: list[Problem]) -> list[Problem]:
-            return problems if first else [p for p in problems if p.location.startswith("evalcases[")]
+            return problems if first else [p for p in problems if p.location.startswith(f"{source.cases_key}[")]
 
         model, problems = validate(source, raw, Dataset)
         problems += self._duplicates(raw, offset) + (merge_case_evaluators(source, model) if model else [])

@@ -72,7 +72,7 @@ def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
     every bad line is reported, not only the first, and before a case is used."""
     display = display_path(path)
     try:
-        split = _file_lines(path)
+        split = file_lines(path)
     except FileNotFoundError:
         raise ConfigError([Problem(display, None, "", "file not found")]) from None
     except IsADirectoryError:
@@ -90,7 +90,7 @@ def read_jsonl(path: Path) -> tuple[JsonlSource, dict[str, Any]]:
 _BLOCK = 1 << 20  # bytes read at a time
 
 
-def _file_lines(path: Path) -> list[bytes]:
+def file_lines(path: Path) -> list[bytes]:
     """The file's lines, each with its `\\n` (but perhaps the last), a UTF-8 byte order mark (which
     editors on Windows write) left out. Read a block at a time, so the file is never in memory
     whole beside its lines (fresh memory costs a page fault every 4 KiB); each block is split by

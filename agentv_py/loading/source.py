@@ -100,6 +100,7 @@ class Source:
     path: Path
     display: str
     lines: LineLookup
+    cases_key: str = "evalcases"  # the key its cases are written under (AgentV v4.42: `tests`)
 
     def problem(self, parts: Iterable[str | int], message: str) -> Problem:
         parts = list(parts)
@@ -108,7 +109,9 @@ class Source:
     def shifted(self, offset: int) -> Source:
         """This source for a slice of the cases that starts at case `offset`: `evalcases[i]` of
         the slice is located (line and text) as `evalcases[offset + i]` of the file."""
-        return self if offset == 0 else _ShiftedSource(self.path, self.display, self.lines, base=self, offset=offset)
+        if offset == 0:
+            return self
+        return _ShiftedSource(self.path, self.display, self.lines, self.cases_key, base=self, offset=offset)
 
 
 @dataclass

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem, TargetError
@@ -16,6 +18,7 @@ from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
 from agentv_py.loading.source import Source, display_path, read_yaml
 from agentv_py.loading.validation import validate
 from agentv_py.locate import targets_search_dirs
+from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import (
     CodeJudgeConfig,
@@ -24,7 +27,8 @@ from agentv_py.models.evaluators import (
     calls_judge,
     judge_target_name,
 )
-from agentv_py.models.targets import OpaqueTarget, TargetConfig, TargetsFile, not_runnable_message
+from agentv_py.models.foreign_targets import AliasTarget, OpaqueTarget, not_runnable_message
+from agentv_py.models.targets import TargetConfig, TargetEntry, TargetsFile
 from agentv_py.prepared import IMAGES, LoadedDataset, cases_where
 
 ENV_RE = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -58,7 +62,59 @@ class LoadedTargets:
         return [t.name for t in self.model.targets]
 
     def get(self, name: str) -> TargetConfig | None:
-        return next((t for t in self.model.targets if t.name == name), None)
+        """The target `name` names, `use_target` followed (`resolve`); None when there is none."""
+        if name not in self.names:
+            return None
+        concrete = self.resolve(name)
+        assert concrete is not None  # without `unset` (or STATIC) resolve raises rather than stop
+        return self._concrete(self._entry(concrete))
+
+    def resolve(
+        self, name: str, environ: Mapping[str, str] | None = None, *, unset: list[Problem] | None = None
+    ) -> str | None:
+        """The name of the target `name` ends at, following `use_target` (AgentV's aliases; a
+        `${{ VAR }}` one read from the environment). A name no target has, or a cycle, is a
+        ConfigError located at the `use_target` that makes it; so is a variable that is not set,
+        unless `unset` is given (`agentv validate`): its problem is appended there and None returned.
+        Given `environ=STATIC`, a `${{ VAR }}` alias ends the walk (None): the checks made on load."""
+        environ = os.environ if environ is None else environ
+        chain = [name]
+        while isinstance(entry := self._entry(chain[-1]), AliasTarget):
+            where: list[str | int] = ["targets", self.names.index(entry.name), "use_target"]
+            match = ENV_RE.fullmatch(entry.use_target)
+            if match is not None and environ is STATIC:
+                return None
+            if match is not None and not environ.get(match.group(1), "").strip():
+                var = match.group(1)
+                unset_text = f"environment variable {var} is not set (used as ${{{{ {var} }}}})"
+                problem = self.source.problem(where, unset_text)
+                if unset is None:
+                    raise ConfigError([problem])
+                unset.append(problem)
+                return None
+            wanted = environ[match.group(1)].strip() if match is not None else entry.use_target
+            written = f"{entry.use_target} ('{wanted}')" if match is not None else f"'{wanted}'"
+            if wanted not in self.names:
+                close = suggest(wanted, self.names)
+                guess = f" (did you mean '{close}'?)" if close else ""
+                raise ConfigError(
+                    [
+                        self.source.problem(
+                            where,
+                            f"use_target {written} names no target of this file{guess}. "
+                            f"Available targets: {', '.join(self.names)}",
+                        )
+                    ]
+                )
+            if wanted in chain:
+                cycle = " -> ".join([*chain, wanted])
+                problem = self.source.problem(where, f"use_target {written} makes a cycle: {cycle}")
+                raise UseTargetCycle([problem], names=set(chain))
+            chain.append(wanted)
+        return chain[-1]
+
+    def _entry(self, name: str) -> TargetEntry:
+        return next(t for t in self.model.targets if t.name == name)
 
     def with_env(
         self, name: str, environ: dict[str, str] | None = None, *, unset: list[Problem] | None = None
@@ -70,7 +126,9 @@ class LoadedTargets:
         secrets are not), its problem is appended there instead and the `${{ VAR }}` is kept as written.
         """
         environ = dict(os.environ) if environ is None else environ
-        index = self.names.index(name)
+        concrete = self.resolve(name, environ)
+        assert concrete is not None  # resolve raises when it cannot follow a use_target
+        index = self.names.index(concrete)
         secrets: list[str] = []
         used: list[str] = []  # the variables substituted, for messages
         problems: list[Problem] = []
@@ -106,7 +164,7 @@ class LoadedTargets:
         if problems:
             raise ConfigError(problems)
         if substituted == raw_target:
-            return self.model.targets[index], secrets
+            return self._concrete(self.model.targets[index]), secrets
         # Validated again in place (so problems keep their lines). A reason never shows a value:
         # secrets are masked, and a reason quoting part of one (truncated) is withheld.
         raw_targets = list(self.raw["targets"])
@@ -131,17 +189,49 @@ class LoadedTargets:
                 ]
             )
         assert model is not None
-        return model.targets[index], secrets
+        return self._concrete(model.targets[index]), secrets
+
+    @staticmethod
+    def _concrete(entry: TargetEntry) -> TargetConfig:
+        assert not isinstance(entry, AliasTarget)  # `resolve` ends at a target that is not an alias
+        return entry
+
+
+STATIC: Mapping[str, str] = MappingProxyType({})  # `LoadedTargets.resolve`: no variable is read
 
 
 def load_targets(path: str | Path) -> LoadedTargets:
-    """Load and validate a targets file; raise ConfigError listing every problem found."""
+    """Load and validate a targets file; raise ConfigError listing every problem found (a
+    `use_target` naming no target, or making a cycle, included; one naming `${{ VAR }}` is
+    followed when the target is used)."""
     source, raw = read_yaml(Path(path))
     model, problems = validate(source, raw, TargetsFile)
     if problems:
         raise ConfigError(problems)
     assert model is not None
-    return LoadedTargets(Path(path).resolve(), model, raw, source)
+    loaded = LoadedTargets(Path(path).resolve(), model, raw, source)
+    found: list[Problem] = []
+    in_cycles: set[str] = set()  # a cycle is said once, where the first of its targets closes it
+    for target in model.targets:
+        if isinstance(target, AliasTarget) and target.name not in in_cycles:
+            try:
+                loaded.resolve(target.name, STATIC)
+            except UseTargetCycle as exc:
+                in_cycles |= exc.names
+                found.extend(p for p in exc.problems if p not in found)
+            except ConfigError as exc:
+                found.extend(p for p in exc.problems if p not in found)
+    if found:
+        raise ConfigError(sorted(found, key=lambda p: p.line or 0))
+    return loaded
+
+
+class UseTargetCycle(ConfigError):
+    """`use_target`s that lead back to a target of theirs: `names` are those of the chain."""
+
+    def __init__(self, problems: list[Problem], *, names: set[str]) -> None:
+        super().__init__(problems)
+        self.names = names
 
 
 def select_target_name(
@@ -150,7 +240,7 @@ def select_target_name(
     """`--target` > dataset `execution.target` > a target named `default`. The error names the
     targets file read and (given `dataset_path`) the dataset it was read for."""
     wanted = cli_name or dataset.target_name or "default"
-    if targets.get(wanted) is None:
+    if wanted not in targets.names:
         origin = (
             "--target"
             if cli_name
@@ -171,12 +261,18 @@ def select_target_name(
 
 
 def judge_target_problems(
-    dataset: LoadedDataset, targets: LoadedTargets, default_judge: str | None, default_origin: str
+    dataset: LoadedDataset,
+    targets: LoadedTargets,
+    default_judge: str | None,
+    default_origin: str,
+    unset: list[Problem] | None = None,
 ) -> tuple[list[Problem], list[str]]:
     """Judge targets of LLM evaluators — those of the evaluator lists and those AgentV added to a
     case (its `rubrics:`, the default `llm_judge`): each resolvable, defined, able to judge, and (for
     cases with images) marked `vision: true`. `default_origin` says where `default_judge` came from,
-    or, when there is none, why. Returns the problems and the judge target names the run needs."""
+    or, when there is none, why. A judge's `use_target` is followed (an unset `${{ VAR }}` in it
+    goes to `unset` when given: `LoadedTargets.resolve`). Returns the problems and the judge
+    target names the run needs (as the evaluators name them)."""
     source = dataset.source
     assert source is not None
     problems: list[Problem] = []
@@ -192,8 +288,7 @@ def judge_target_problems(
             return
         origin = "target" if explicit else default_origin
         at = [*where, "target"] if origin == "target" else where
-        judge = targets.get(name)
-        if judge is None:
+        if name not in targets.names:
             available = ", ".join(targets.names) or "(none)"
             problems.append(
                 source.problem(
@@ -203,6 +298,15 @@ def judge_target_problems(
                 )
             )
             return
+        try:
+            concrete = targets.resolve(name, unset=unset)  # `use_target` followed
+        except ConfigError as exc:
+            problems.extend(p for p in exc.problems if p not in problems)
+            return
+        if concrete is None:  # its `${{ VAR }}` is not set (a warning: `unset`)
+            return
+        judge = targets.get(concrete)
+        assert judge is not None
         if isinstance(judge, OpaqueTarget):
             problems.append(
                 source.problem(

@@ -15,7 +15,7 @@ from agentv_py.loading.source import Source
 from agentv_py.models.base import UNKNOWN_KEYS, unknown_key_error
 from agentv_py.models.dataset import CONTENT_TAGS
 from agentv_py.models.evaluators import EVALUATOR_TYPE_NAMES
-from agentv_py.models.targets import PROVIDERS
+from agentv_py.models.foreign_targets import PROVIDERS
 
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
 

@@ -16,6 +16,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, Timeout, suggest, tag_checker
+from agentv_py.models.checks import CheckConfig
 from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative, script_problem, unit_interval
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import TEMPLATE_VARIABLE_RE, LlmJudgeConfig, RubricConfig, Templated, template_problem
@@ -77,8 +78,9 @@ class CodeJudgeConfig(EvaluatorBase):
     """`code_judge`: a user script fed a JSON payload on stdin, printing one JSON result.
 
     `script` is an argv list, or a string run through the shell when it needs one. `target`
-    lets the script call a judge target through agentv's proxy. Every key other than the ones
-    declared here is passed through verbatim to the judge as `config`.
+    lets the script call a judge target through agentv's proxy. `payload_format` picks the
+    payload and reply contract. Every key other than the ones declared here is passed through
+    verbatim to the judge as `config`.
     """
 
     model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
@@ -91,10 +93,18 @@ class CodeJudgeConfig(EvaluatorBase):
     # true: one long-lived judge process per run slot, fed each payload as a JSON line
     # (docs/workers.md); the Python SDK's @judge serves so by itself
     persistent: bool = False
+    # the stdin payload and reply contract (docs/code-judges.md): AgentV's early-2026 code judge,
+    # or AgentV v4.42's code-grader (`output`, `expected_output` messages, `criteria`, `assertions`)
+    payload_format: Literal["2026-02", "4.42"] = "2026-02"
 
     @classmethod
     def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
         return data  # unknown keys are this evaluator's config, not typos
+
+    @field_validator("payload_format", mode="before")
+    @classmethod
+    def _unquoted_version(cls, value: Any) -> Any:
+        return "4.42" if value == 4.42 and isinstance(value, float) else value  # YAML's `4.42` is a float
 
     @model_validator(mode="after")
     def _persistent_alone(self) -> CodeJudgeConfig:
@@ -306,6 +316,7 @@ AnyEvaluatorConfig = (
     | CostConfig
     | TokenUsageConfig
     | ExecutionMetricsConfig
+    | CheckConfig  # contains, contains_any, ..., regex, equals, is_json (`models.checks`)
 )
 EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = get_args(AnyEvaluatorConfig)
 JUDGE_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (LlmJudgeConfig, RubricConfig)  # they call a judge target

@@ -41,11 +41,13 @@ class OpenAITarget(TargetBase):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI v1, vLLM, Ollama, ...)."""
 
     provider: Literal["openai"]
-    model: ModelName
+    model: ModelName = Field(validation_alias=AliasChoices("model", "deployment", "variant"))
     api_key: str | None = None  # default: $OPENAI_API_KEY; not needed by most local servers
-    base_url: BaseUrl = None  # default: the OpenAI API
+    base_url: BaseUrl = Field(None, validation_alias=AliasChoices("base_url", "endpoint"))  # default: the OpenAI API
+    # AgentV v4.42's: chat completions, what agentv calls (its `responses` API is not)
+    api_format: Literal["chat"] = "chat"
     temperature: float | None = None
-    max_tokens: int | None = None
+    max_tokens: int | None = Field(None, validation_alias=AliasChoices("max_tokens", "max_output_tokens"))
     timeout_seconds: Timeout = DEFAULT_TIMEOUT_SECONDS
     max_retries: Retries = 2  # retries of 408/409/429/5xx, timeouts and connection errors, with backoff
     system_prompt: str | None = None  # sent first when the case has no system message
@@ -62,6 +64,16 @@ class OpenAITarget(TargetBase):
     @classmethod
     def _max_tokens(cls, value: int | None) -> int | None:
         return check_at_least(value, "max_tokens")
+
+    @field_validator("api_format", mode="before")
+    @classmethod
+    def _api_format(cls, value: object) -> object:
+        if value != "chat":
+            raise ValueError(
+                f"api_format must be 'chat', got {value!r}: agentv calls the chat completions API "
+                "(AgentV's 'responses' is not supported)"
+            )
+        return value
 
     @property
     def key_optional(self) -> bool:

@@ -11,9 +11,11 @@ from pydantic import (
     AliasChoices,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, positive_timeout
 
@@ -80,12 +82,39 @@ Workers = Annotated[int | None, AfterValidator(check_workers)]
 OutputSuffix = Annotated[str, AfterValidator(check_output_suffix)]
 
 
+# Keys AgentV reads under two names: (the name it reads first, the other). A file may give both
+# (generated files carry the spellings of older and newer releases): of a `conflicting` pair both
+# must agree; of the others the first wins, as in AgentV (`verbose ?? cli_verbose`).
+SPELLINGS: tuple[tuple[str, str], ...] = (
+    ("grader_target", "judge_target"),
+    ("verbose", "cli_verbose"),
+    ("keep_temp_files", "keep_output_files"),
+    ("files_format", "attachments_format"),
+)
+CONFLICTING = {"grader_target"}  # which judge scores is not a detail to pick silently
+
+
+def merge_spellings(data: dict[Any, Any]) -> dict[Any, Any]:
+    """`data` with one spelling of each key AgentV reads under two names (`SPELLINGS`)."""
+    for first, other in SPELLINGS:
+        if first in data and other in data:
+            if first in CONFLICTING and data[first] != data[other]:
+                raise PydanticCustomError(
+                    "alias_conflict",
+                    f"'{first}' and '{other}' are aliases and differ; keep one",
+                    {"agentv_key": first},
+                )
+            data = {k: v for k, v in data.items() if k != other}
+    return data
+
+
 class TargetBase(StrictModel):
     # Built on first use: a targets file uses a few of the providers (`models.tagged`).
     model_config = ConfigDict(defer_build=True)
 
     name: str
-    judge_target: str | None = None  # the judge for LLM evaluators when this target is evaluated
+    # the judge for LLM evaluators when this target is evaluated (AgentV v4.42: grader_target)
+    judge_target: str | None = Field(None, validation_alias=AliasChoices("judge_target", "grader_target"))
     vision: bool = False  # the target accepts images (required of judges of cases with images)
     cache: bool = False  # cache this target's answers (and its replies as a judge): docs/incremental.md
     cache_key: str | None = None  # part of every cache key: what the key cannot see (a model version)
@@ -93,6 +122,11 @@ class TargetBase(StrictModel):
     # (None: Ray's default, 1 CPU)
     num_cpus: float | None = Field(default=None, ge=0)
     num_gpus: float | None = Field(default=None, ge=0)
+
+    @classmethod
+    def strip_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        data = super().strip_unknown_keys(data, info)
+        return merge_spellings(data) if isinstance(data, dict) else data
 
     @field_validator("provider", mode="before", check_fields=False)
     @classmethod

@@ -1,6 +1,6 @@
 """Target configurations (SPEC §2): `targets.yaml`. The process targets (`cli`, `python`), `mock`,
-the targets AgentV knew that agentv does not run, and the union; the model providers' configs
-are in `model_targets`, what all share in `target_base`."""
+and the union; the model providers' configs are in `model_targets`, the targets AgentV knew that
+agentv does not run and `use_target` aliases in `foreign_targets`, what all share in `target_base`."""
 
 from __future__ import annotations
 
@@ -10,20 +10,26 @@ from typing import Annotated, Any, Literal, TypeGuard
 from pydantic import (
     AliasChoices,
     BeforeValidator,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel, Timeout, positive_timeout, suggest, tag_checker
+from agentv_py.models.base import StrictModel, Timeout, positive_timeout, suggest
+from agentv_py.models.foreign_targets import (
+    FOREIGN_PROVIDERS,
+    PROVIDERS,
+    AliasTarget,
+    OpaqueTarget,
+    check_alias,
+    opaque_target,
+    unknown_provider,
+)
 from agentv_py.models.model_targets import (
-    ANTHROPIC_PROVIDERS,
     AZURE_PROVIDERS,
     GEMINI_PROVIDERS,
     AnthropicTarget,
@@ -45,29 +51,6 @@ from agentv_py.models.target_base import (
 PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-PROVIDERS: tuple[str, ...] = (
-    "cli",
-    "python",
-    "mock",
-    "openai",
-    *AZURE_PROVIDERS,
-    *ANTHROPIC_PROVIDERS,
-    *GEMINI_PROVIDERS,
-)
-RUNNABLE_SUMMARY = "cli, python, mock, openai, azure, anthropic and gemini"  # for messages
-# Providers AgentV knew that agentv does not run: such a target loads (kept opaque, `OpaqueTarget`)
-# and is an error only when a run selects it as the eval target or needs it as a judge.
-AGENT_PROVIDERS: tuple[str, ...] = (
-    "codex",
-    "codex-cli",
-    "claude-code",
-    "copilot-cli",
-    "pi",
-    "pi-coding-agent",
-    "vscode",
-    "vscode-insiders",
-)
-FOREIGN_PROVIDERS: tuple[str, ...] = ("bedrock", "vertex", *AGENT_PROVIDERS)
 
 
 def _check_placeholders(template: str, valid: tuple[str, ...], what: str) -> str:
@@ -172,101 +155,23 @@ class MockTarget(TargetBase):
         return self
 
 
-class OpaqueTarget(StrictModel):
-    """A target whose provider AgentV knew but agentv does not run (codex, bedrock, ...): loaded so the
-    file's other targets can run; an error only if a run selects it (`not_runnable_message`).
-    Its common keys are checked; the others are kept verbatim in `settings`, unchecked."""
-
-    model_config = ConfigDict(  # built on first use: few targets files have one
-        strict=True,
-        extra="forbid",
-        populate_by_name=True,
-        json_schema_extra=lambda s: _opaque_schema(s),
-        defer_build=True,
-    )
-
-    name: str
-    provider: str
-    judge_target: str | None = None
-    workers: int | None = None
-    provider_batching: bool = Field(False, validation_alias=AliasChoices("provider_batching", "providerBatching"))
-    settings: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _collect_settings(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        common = {"name", "provider", "judge_target", "workers", "provider_batching", "providerBatching"}
-        return {
-            **{k: v for k, v in data.items() if k in common},
-            "settings": {k: v for k, v in data.items() if k not in common},
-        }
-
-    @field_validator("workers")
-    @classmethod
-    def _workers(cls, value: int | None) -> int | None:
-        return check_workers(value)
-
-    @property
-    def vision(self) -> bool:
-        return False
-
-
-def _opaque_schema(schema: dict[str, Any]) -> None:
-    """For editors: the providers AgentV knew, any other key allowed (`settings` is internal);
-    `provider_batching` under its camelCase spelling, so it is not taken for a union tag (the
-    schema adds the other spelling back)."""
-    properties = schema["properties"]
-    properties.pop("settings", None)
-    properties["provider"] = {"enum": list(FOREIGN_PROVIDERS), "title": "Provider"}
-    properties["providerBatching"] = properties.pop("provider_batching")
-    schema["additionalProperties"] = True
-
-
-def not_runnable_message(target: OpaqueTarget) -> str:
-    """Why a run cannot use `target`, and what to do instead."""
-    # AgentV's validator knew bedrock and vertex by name, but its resolver refused them too.
-    ran = "which AgentV ran but agentv does not" if target.provider in AGENT_PROVIDERS else "which agentv does not run"
-    message = f"target '{target.name}' has provider '{target.provider}', {ran}; agentv runs {RUNNABLE_SUMMARY} targets"
-    if target.provider in AGENT_PROVIDERS:
-        message += (
-            f"; to evaluate {target.provider}, wrap the agent as a cli target "
-            "(command_template runs it with {PROMPT} and it prints its answer or writes it to {OUTPUT_FILE})"
-        )
-    return message
-
-
-_check_runnable_provider = tag_checker("provider", PROVIDERS, owner="target", label="provider", plural="providers")
-
-
 def _check_provider(value: Any) -> Any:
     """Provider names are case-insensitive, as in AgentV. A provider AgentV knew that agentv does
-    not run gives an `OpaqueTarget`, validated here so its problems point at their keys (a union
-    member's would carry its tag); any other provider is the unknown-provider error."""
-    if isinstance(value, dict) and isinstance(value.get("provider"), str):
-        lowered = value["provider"].lower()
-        if lowered in FOREIGN_PROVIDERS:
-            return _opaque_target({**value, "provider": lowered})
+    not run, or one of the project's own (an unknown name with a `command`), gives an
+    `OpaqueTarget`, validated here so its problems point at their keys (a union member's would
+    carry its tag); `use_target` an `AliasTarget`; any other provider is the unknown-provider error."""
+    if not isinstance(value, dict):
+        return value
+    if "use_target" in value:
+        return check_alias(value)
+    provider = value.get("provider")
+    if isinstance(provider, str):
+        lowered = provider.lower()
         if lowered in PROVIDERS:
             return value  # the member lowercases it (`TargetBase._provider`); a copy would lose lines
-    return _check_runnable_provider(value)
-
-
-def _opaque_target(data: dict[str, Any]) -> OpaqueTarget:
-    try:
-        return OpaqueTarget.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        key = error["loc"][0] if error["loc"] else None
-        msg = str(error["msg"])
-        if error["type"] == "missing":
-            text = f"missing required key '{key}'"
-        elif error["type"] == "value_error":
-            text = msg.removeprefix("Value error, ")
-        else:
-            text = f"{msg[0].lower()}{msg[1:]}, got {error.get('input')!r}"
-        raise PydanticCustomError("invalid_option", text, {"agentv_key": key}) from None
+        if lowered in FOREIGN_PROVIDERS or "command" in value:
+            return opaque_target({**value, "provider": lowered})
+    return unknown_provider(value)
 
 
 CALLABLE_RE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
@@ -315,6 +220,8 @@ _MEMBER_TAGS = {
 
 
 def _provider_tag(value: Any) -> str | None:
+    if isinstance(value, AliasTarget) or isinstance(value, dict) and "use_target" in value:
+        return "alias"
     provider = value.get("provider") if isinstance(value, dict) else getattr(value, "provider", None)
     if isinstance(value, OpaqueTarget) or provider in FOREIGN_PROVIDERS:
         return "opaque"
@@ -324,9 +231,11 @@ def _provider_tag(value: Any) -> str | None:
 
 
 def _runnable_tag(value: dict[Any, Any]) -> str | None:
-    """The member of a runnable provider (None: another provider, or none: the union decides)."""
+    """The member of a runnable provider (None: another provider, or none, or an alias: the union decides)."""
     provider = value.get("provider")
-    if not isinstance(provider, str) or provider.lower() not in PROVIDERS or provider in FOREIGN_PROVIDERS:
+    if "use_target" in value or not isinstance(provider, str):
+        return None
+    if provider.lower() not in PROVIDERS or provider in FOREIGN_PROVIDERS:
         return None
     return _provider_tag(value)
 
@@ -342,7 +251,8 @@ _DECLARED = Annotated[  # the union as declared: what a provider not named in _M
         | Annotated[AzureTarget, Tag("azure")]
         | Annotated[AnthropicTarget, Tag("anthropic")]
         | Annotated[GeminiTarget, Tag("gemini")]
-        | Annotated[OpaqueTarget, Tag("opaque")],
+        | Annotated[OpaqueTarget, Tag("opaque")]
+        | Annotated[AliasTarget, Tag("alias")],
         Discriminator(_provider_tag),
     ],
     BeforeValidator(_check_provider),
@@ -351,8 +261,10 @@ _DECLARED = Annotated[  # the union as declared: what a provider not named in _M
 ModelTarget = OpenAITarget | AzureTarget | AnthropicTarget | GeminiTarget
 # The targets agentv can run.
 RunnableTarget = CliTarget | PythonTarget | MockTarget | ModelTarget
-# A member is built only when a file names its provider (`models.tagged`).
-TargetConfig = Annotated[RunnableTarget | OpaqueTarget, Tagged(_DECLARED, _runnable_tag, _MEMBERS)]
+# A target as a run uses it (`use_target` followed: `loading.targets.LoadedTargets.get`).
+TargetConfig = RunnableTarget | OpaqueTarget
+# A target as a file gives it; a member is built only when a file names its provider (`models.tagged`).
+TargetEntry = Annotated[RunnableTarget | OpaqueTarget | AliasTarget, Tagged(_DECLARED, _runnable_tag, _MEMBERS)]
 
 
 def is_model_target(config: object) -> TypeGuard[ModelTarget]:
@@ -364,7 +276,7 @@ def is_model_target(config: object) -> TypeGuard[ModelTarget]:
 class TargetsFile(StrictModel):
     # AgentV files name their JSON schema; accepted and ignored.
     schema_: Any = Field(None, validation_alias="$schema")
-    targets: list[TargetConfig]
+    targets: list[TargetEntry]
 
     @field_validator("targets")
     @classmethod
@@ -378,4 +290,4 @@ class TargetsFile(StrictModel):
 
 
 # The target of `--dry-run` (each case answered with its own ground truth): checked by identity.
-DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True)
+DRY_RUN_TARGET = MockTarget(name="dry-run", provider="mock", echo_expected=True, judge_target=None)

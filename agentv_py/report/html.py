@@ -217,15 +217,17 @@ def build_report(
     manifest: RunManifest | None = None,
     images: Callable[[], Mapping[str, list[str]]] | None = None,
     generated_at: str = "",
+    shown: Path | None = None,
 ) -> ReportStats:
     """Read `results` (streamed; the last row of a case wins) and write the report to `out`.
     `images()` gives the case images, asked only when some case has a geometry result.
-    ReportError when there is nothing to show."""
+    ReportError when there is nothing to show. `shown`: the results as the page and the errors
+    name them (default `results`)."""
     if (why := not_results(results)) is not None:
-        raise ReportError(f"results file {why}: {results}")
+        raise ReportError(f"results file {why}: {shown or results}")
     build = _Build()
     try:
-        return _build_report(build, results, out, manifest, images, generated_at)
+        return _build_report(build, results, out, manifest, images, generated_at, shown or results)
     finally:
         build.cases.close()
 
@@ -237,6 +239,7 @@ def _build_report(
     manifest: RunManifest | None,
     images: Callable[[], Mapping[str, list[str]]] | None,
     generated_at: str,
+    shown: Path,
 ) -> ReportStats:
     for line, row in read_rows(results):
         if isinstance(row, str):
@@ -246,7 +249,7 @@ def _build_report(
     cases = build.cases
     if not len(cases):
         why = f" ({build.skipped[0]})" if build.skipped else ""
-        raise ReportError(f"no result rows in {results}{why}")
+        raise ReportError(f"no result rows in {shown}{why}")
     if manifest is not None and manifest.dataset.case_ids:  # dataset order, not the order cases finished in
         cases.set_order(manifest.dataset.case_ids)
     totals = Totals()
@@ -272,7 +275,7 @@ def _build_report(
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     interned = build.interned
     page = _template().render(
-        header=page_header(manifest, build.interned.datasets, build.targets, results),
+        header=page_header(manifest, build.interned.datasets, build.targets, shown),
         generated_at=generated_at,
         totals={
             "cases": totals.cases,

@@ -13,15 +13,14 @@ from typing import Any
 
 from agentv_py.chat import ChatMessage, ChatReply
 from agentv_py.errors import TargetError
+from agentv_py.models.foreign_targets import OpaqueTarget, not_runnable_message
 from agentv_py.models.model_targets import AnthropicTarget, AzureTarget, GeminiTarget
 from agentv_py.models.targets import (
     CliTarget,
     MockTarget,
     ModelTarget,
-    OpaqueTarget,
     PythonTarget,
     TargetConfig,
-    not_runnable_message,
 )
 from agentv_py.prepared import PreparedCase
 from agentv_py.process.command import (

@@ -157,6 +157,10 @@ ALLOWED: list[tuple[str, str]] = [
         "what scripts/bench_memory.py runs on the peer harness's generated workload (up to 100,000 cases)",
     ),
     (
+        r"^python scripts/check_agentv_reads\.py ",
+        "runs the npm agentv 4.42.4 package (installed from the npm registry); its script and options are checked",
+    ),
+    (
         r"^python -m agentv_py\.worker ",
         "the worker a target or judge starts, serving JSON lines (tests/runner/test_workers.py)",
     ),

@@ -326,9 +326,9 @@ def test_stdout_must_be_only_the_json_object(lines, message):
     ids=["object", "nan-read", "nested-too-deeply", "integer-too-long", "fenced", "debug-line"],
 )
 def test_one_json_object(stdout, problem):
-    from agentv_py.evaluators.code_judge import _one_json_object
+    from agentv_py.evaluators.judge_reply import one_json_object
 
-    value, found = _one_json_object(stdout)
+    value, found = one_json_object(stdout)
     assert found == problem
     assert (value is None) is (problem is not None)
 

@@ -1,0 +1,281 @@
+"""AgentV v4.42's dataset format (`tests:`, `assertions:`, kebab-case graders) read into the same
+model as the early-2026 format, with the meanings its format gives (loading.agentv_442)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentv_py.errors import ConfigError
+from agentv_py.loading import load_dataset
+from agentv_py.prepared import LoadedDataset
+
+pytestmark = pytest.mark.usefixtures("both_chunkings")
+
+
+def load(tmp_path: Path, text: str, name: str = "dataset.eval.yaml") -> LoadedDataset:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return load_dataset(path)
+
+
+def problems(tmp_path: Path, text: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    return [str(p) for p in caught.value.problems]
+
+
+def graders(dataset: LoadedDataset, case: int) -> list[tuple[str, str]]:
+    return [(config.type, config.display_name) for config in dataset.cases[case].evaluators]
+
+
+MERGING = """\
+    name: merging
+    {format}
+    assertions:
+      - type: contains
+        value: READY
+    tests:
+      - id: own
+        criteria: answers
+        input: hello
+        assertions:
+          - type: equals
+            value: hi
+      - id: none
+        criteria: answers
+        input: hello
+      - id: skipping
+        criteria: answers
+        input: hello
+        execution:
+          skip_defaults: true
+        assertions:
+          - type: regex
+            value: "^h"
+"""
+
+
+@pytest.mark.parametrize(
+    ("format_line", "expected"),
+    [
+        pytest.param(
+            "",
+            [
+                [("equals", "equals-hi"), ("contains", "contains-READY")],
+                [("contains", "contains-READY")],
+                [("regex", "regex-^h")],
+            ],
+            id="v4.42-merges-case-first",
+        ),
+        pytest.param(
+            'agentv_format: "2026-02"',
+            [[("equals", "equals-hi")], [("contains", "contains-READY")], [("regex", "regex-^h")]],
+            id="early-2026-meanings-replace",
+        ),
+    ],
+)
+def test_case_graders_merge_or_replace_by_format(
+    tmp_path: Path, format_line: str, expected: list[list[tuple[str, str]]]
+) -> None:
+    dataset = load(tmp_path, MERGING.replace("{format}", format_line))
+    assert dataset.name == "merging"
+    assert [graders(dataset, i) for i in range(3)] == expected
+
+
+def test_an_early_file_can_ask_for_v442_meanings(tmp_path: Path) -> None:
+    dataset = load(
+        tmp_path,
+        """\
+        agentv_format: "4.42"
+        execution:
+          evaluators:
+            - {type: contains, value: A}
+        evalcases:
+          - id: c1
+            input: hi
+            evaluators:
+              - {type: contains, value: B}
+        """,
+    )
+    assert graders(dataset, 0) == [("contains", "contains-B"), ("contains", "contains-A")]
+
+
+def test_plain_strings_become_one_rubric_weighted_by_their_number(tmp_path: Path) -> None:
+    dataset = load(
+        tmp_path,
+        """\
+        tests:
+          - id: c1
+            input: What is 15 + 27?
+            assertions:
+              - type: contains
+                value: "42"
+              - Says the answer is 42
+              - Shows the working
+        """,
+    )
+    first, rubric = dataset.cases[0].evaluators
+    assert (first.type, rubric.type, rubric.display_name, rubric.weight) == ("contains", "rubric", "rubrics", 2.0)
+    assert [item.description for item in rubric.rubrics] == ["Says the answer is 42", "Shows the working"]
+
+
+def test_kebab_case_graders_read_into_this_tools_types(tmp_path: Path) -> None:
+    (tmp_path / "check.py").write_text("print('{}')\n")
+    dataset = load(
+        tmp_path,
+        """\
+        tests:
+          - id: c1
+            input: hi
+            expected_output: {a: 1}
+            assertions:
+              - type: code-grader
+                command: [python3, check.py]
+                threshold: 0.5
+                config: {mode: strict}
+              - type: field-accuracy
+                fields: [{path: a}]
+              - type: rubrics
+                criteria:
+                  - {id: r1, outcome: Is polite, weight: 2}
+              - type: is_json
+        """,
+    )
+    code, fields, rubric, is_json = dataset.cases[0].evaluators
+    assert (code.type, code.display_name, code.script, code.config, code.payload_format) == (
+        "code_judge",
+        "code-grader",
+        ["python3", "check.py"],
+        {"threshold": 0.5, "mode": "strict"},
+        "4.42",
+    )
+    assert (fields.type, fields.display_name) == ("field_accuracy", "field-accuracy")
+    assert (rubric.rubrics[0].id, rubric.rubrics[0].description, rubric.rubrics[0].weight) == ("r1", "Is polite", 2.0)
+    assert (is_json.type, is_json.display_name) == ("is_json", "is-json")
+
+
+@pytest.mark.parametrize(
+    ("required", "expected"),
+    [
+        pytest.param("required: true", 0.8, id="true-takes-the-default-mark"),
+        pytest.param("required: true, min_score: 0.5", 0.5, id="min-score"),
+        pytest.param("required: 0.6", 0.6, id="number"),
+        pytest.param("min_score: 0.5", None, id="min-score-alone-has-no-effect"),
+    ],
+)
+def test_required_becomes_the_graders_own_pass_mark(tmp_path: Path, required: str, expected: float | None) -> None:
+    text = f"""\
+    tests:
+      - id: c1
+        input: hi
+        assertions:
+          - {{type: contains, value: x, {required}}}
+    """
+    assert load(tmp_path, text).cases[0].evaluators[0].pass_threshold == expected
+
+
+def test_inputs_vars_and_suite_input(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("a,b\n")
+    dataset = load(
+        tmp_path,
+        """\
+        input: Read the rules first.
+        tests:
+          - id: c1
+            vars: {city: Paris, n: 3}
+            criteria: Names {{ city }}
+            input_files: [sales.csv]
+            input: "Summarise {{ city }} in {{ n }} lines"
+            expected_output: "{{ city }}"
+          - id: c2
+            input: [{role: user, content: alone}]
+            execution: {skip_defaults: true}
+        """,
+    )
+    first, second = dataset.cases[0].case, dataset.cases[1].case
+    assert first.expected_outcome == "Names Paris"
+    assert [m.content for m in first.input_messages][0] == "Read the rules first."
+    items = first.input_messages[1].items
+    assert [(item.type, item.value) for item in items] == [
+        ("file", "sales.csv"),
+        ("text", "Summarise Paris in 3 lines"),
+    ]
+    assert first.expected_value == "Paris"
+    assert [m.content for m in second.input_messages] == ["alone"]
+
+
+def test_default_name_is_the_file_name_less_eval_yaml(tmp_path: Path) -> None:
+    assert load(tmp_path, "tests:\n  - {id: c1, input: hi}\n", name="greeting.eval.yaml").name == "greeting"
+
+
+BAD: list[Any] = [
+    pytest.param(
+        "tests:\n  - {id: c1, input: hi}\nevalcases:\n  - {id: c2, input: hi}\n",
+        [
+            "dataset.eval.yaml:3: evalcases: give the cases either under 'tests' (AgentV v4.42's format) or under "
+            "'evalcases' (the early-2026 format), not both"
+        ],
+        id="both-vocabularies",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    assertions: [{type: contains, value: a}]\n"
+        "    evaluators: [{type: contains, value: b}]\n",
+        [
+            "dataset.eval.yaml:5: tests[0].evaluators: give the case's graders once (found assertions, evaluators)",
+        ],
+        id="assertions-and-evaluators",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    assertions:\n      - type: contains-any\n        value: [a]\n"
+        "      - type: icontain\n        value: a\n",
+        [
+            "dataset.eval.yaml:7: tests[0].assertions[1].type: unknown grader type 'icontain' (did you mean "
+            "'icontains'?); custom assertion types (.agentv/assertions/*.ts) need AgentV's TypeScript runtime and "
+            "are not supported"
+        ],
+        id="unknown-kebab-type",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    assertions:\n      - type: code-grader\n        command: []\n",
+        [
+            "dataset.eval.yaml:6: tests[0].assertions[0].command: script must not be empty: give an argv list "
+            "such as [uv, run, judge.py]"
+        ],
+        id="problem-located-at-the-written-key",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n  - id: c1\n    input: hi\n",
+        ["dataset.eval.yaml:4: tests[1].id: duplicate id 'c1' (first used by tests[0]); ids must be unique"],
+        id="duplicate-id-in-the-files-words",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n",
+        ["dataset.eval.yaml:4: tests[0].mode: multi-turn conversation cases (mode, turns) are not supported yet"],
+        id="multi-turn-refused",
+    ),
+    pytest.param(
+        'agentv_format: "5.0"\ntests:\n  - {id: c1, input: hi}\n',
+        [
+            'dataset.eval.yaml:1: agentv_format: agentv_format is "2026-02" (AgentV\'s early-2026 meanings) or '
+            "\"4.42\" (AgentV v4.42's), got '5.0'"
+        ],
+        id="unknown-format",
+    ),
+    pytest.param(
+        "tests:\n  - {id: c1, input: hi, critera: x}\n",
+        ["dataset.eval.yaml:2: tests[0].critera: unknown key 'critera' (did you mean 'criteria'?)"],
+        id="unknown-case-key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD)
+def test_bad_input_is_located_in_the_files_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert problems(tmp_path, text) == expected
