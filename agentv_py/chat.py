@@ -68,9 +68,22 @@ def sum_usage(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, int]:
 
 
 class ChatClient(Protocol):
-    """Anything that answers a list of chat messages (a model endpoint, a command, a mock)."""
+    """Anything that answers a list of chat messages (a model endpoint, a command, a mock). A
+    client that samples at a temperature (a model endpoint) may also have `with_temperature(t)`:
+    the same client at temperature `t` (`at_temperature`)."""
 
     name: str
     vision: bool
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply: ...
+
+
+def at_temperature(client: ChatClient, temperature: float | None) -> ChatClient:
+    """`client` sampling at `temperature` (an llm_judge's own, AgentV v4.42's), in place of its
+    target's: its `with_temperature`, when it has one. A client without one (a command, a mock:
+    nothing samples) and a temperature of None leave `client` as it is."""
+    make = getattr(client, "with_temperature", None)
+    if temperature is None or not callable(make):
+        return client
+    made: ChatClient = make(temperature)
+    return made

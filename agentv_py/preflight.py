@@ -26,6 +26,7 @@ from agentv_py.loading import (
 )
 from agentv_py.loading.dotenv import apply_dotenv
 from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
+from agentv_py.loading.main_branch_targets import providers_file_hint
 from agentv_py.loading.needs import evaluator_extra_problems
 from agentv_py.loading.targets import ENV_RE
 from agentv_py.locate import targets_search_dirs
@@ -256,12 +257,16 @@ def _load_targets(request: EvalRequest, dataset: LoadedDataset, *, missing_ok: b
     if path is None and missing_ok:
         return None
     if path is None:
-        places = ", ".join(str(d) for d in targets_search_dirs(dataset.directory))
+        searched = targets_search_dirs(dataset.directory)
+        places = ", ".join(str(d) for d in searched)
+        hint = (
+            "pass --targets PATH, or use --dry-run to check the dataset without a target"
+            if not request.dry_run
+            else "LLM judges need their judge targets defined in a targets file"
+        )
         raise TargetError(
             "no targets file found (looked for .agentv/targets.yaml and targets.yaml in: " + places + ")",
-            hint="pass --targets PATH, or use --dry-run to check the dataset without a target"
-            if not request.dry_run
-            else "LLM judges need their judge targets defined in a targets file",
+            hint=providers_file_hint(searched) or hint,
         )
     return load_targets(path)
 

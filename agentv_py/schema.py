@@ -10,7 +10,9 @@ more than pydantic can describe, so an editor never flags a file `agentv` accept
 - a union chosen by a callable discriminator is `anyOf`, not `oneOf`: its members overlap and the
   callable picks one (for message content, the shape rule is written out: a list of objects with a
   `type` is a list of content items; a catch-all member refuses the tags other members fix);
-- a top-level `$schema` string is allowed (editors put it there).
+- a top-level `$schema` string is allowed (editors put it there);
+- a dataset written in AgentV v4.42's format (`tests:`) is checked against that vocabulary
+  (`schema_442.both_formats`).
 
 Only the models are imported; `tests/cli/test_schema.py` checks the result against every example
 in the repository.
@@ -26,6 +28,7 @@ from pydantic import AliasChoices, BaseModel
 from agentv_py.models.dataset import CaseRubric, Dataset, EvalCase, Message
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig, RubricItem
 from agentv_py.models.targets import TargetsFile
+from agentv_py.schema_442 import both_formats
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -50,6 +53,8 @@ def json_schema(kind: str) -> Schema:
         "$schema": {"type": "string", "description": "The schema of this file (for editors; optional)."},
         **properties,
     }
+    if root_model is Dataset:  # either format: AgentV v4.42's `tests` files too (`schema_442`)
+        schema = both_formats(schema)
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 

@@ -279,3 +279,110 @@ def test_bad_input_is_located_in_the_files_own_words(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert problems(tmp_path, text) == expected
+
+
+MORE_BAD: list[Any] = [
+    pytest.param(
+        "prompts: ['{{ input }}']\ntests:\n  - {id: c1, input: hi}\n",
+        [
+            "dataset.eval.yaml:1: prompts: key 'prompts' is AgentV 5.1.0's syntax (after v4.42.4, the format read "
+            "here); instead, give each test its `input:` (or the suite one `input:`)"
+        ],
+        id="main-branch-prompts",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    assertions:\n      - {type: llm-rubric, value: Is kind}\n",
+        [
+            "dataset.eval.yaml:5: tests[0].assertions[0].type: grader type 'llm-rubric' is AgentV 5.1.0's syntax "
+            "(after v4.42.4, the format read here); instead, write `type: rubrics` with `criteria:`, or the "
+            "criteria as plain strings"
+        ],
+        id="main-branch-grader",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: 'Hello ${{ USER }}'\n",
+        [
+            "dataset.eval.yaml:3: tests[0].input: ${{ NAME }} is not filled in a dataset: its values are data and "
+            "never read the environment (AgentV v4.42 filled it); write the value, or keep variables in the "
+            "targets file"
+        ],
+        id="environment-reference",
+    ),
+    pytest.param(
+        "tets:\n  - {id: c1, input: hi}\ntests:\n  - {id: c1, input: hi}\n",
+        ["dataset.eval.yaml:1: tets: unknown key 'tets' (did you mean 'tests'?)"],
+        id="mistyped-top-key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MORE_BAD)
+def test_main_branch_syntax_and_the_environment_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert problems(tmp_path, text) == expected
+
+
+def test_an_unknown_top_level_key_unlike_any_known_is_a_warning(tmp_path: Path) -> None:
+    dataset = load(tmp_path, "defaults:\n  note: &n Be brief\ntests:\n  - {id: c1, input: *n}\n")
+    assert [w.message for w in dataset.warnings] == ["unknown key 'defaults', ignored (as AgentV v4.42 ignores it)"]
+
+
+def test_cases_from_other_files_keep_their_own_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "more.yaml").write_text("- id: y1\n  input: hi\n- id: y2\n  input: hi\n  critera: x\n")
+    (tmp_path / "more.jsonl").write_text('{"id": "j1", "input": "hi"}\n\n{"id": "j2", "input": 3}\n')
+    text = "tests:\n  - {id: inline, input: hi}\n  - file://more.yaml\n  - file://more.jsonl\n"
+    assert problems(tmp_path, text) == [
+        "more.jsonl:3: input: expected a mapping, got number 3",
+        "more.yaml:5: [1].critera: unknown key 'critera' (did you mean 'criteria'?)",
+    ]
+
+
+def test_a_case_file_outside_the_project_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (tmp_path / "outside.yaml").write_text("- {id: o1, input: hi}\n")
+    monkeypatch.chdir(project)
+    found = problems(project, "tests:\n  - file://../outside.yaml\n")
+    assert len(found) == 1 and found[0].startswith("dataset.eval.yaml:2: tests[0]: case file ../outside.yaml (really ")
+    assert "is outside the project" in found[0]
+
+
+def test_a_directory_of_cases_names_each_by_its_folder(tmp_path: Path) -> None:
+    for name in ("b-case", "a-case"):
+        (tmp_path / "cases" / name).mkdir(parents=True)
+        (tmp_path / "cases" / name / "case.yaml").write_text("input: hi\ncriteria: greets\n")
+    dataset = load(tmp_path, "tests: ./cases/\n")
+    assert [case.case.id for case in dataset.cases] == ["a-case", "b-case"]
+
+
+@pytest.mark.parametrize(
+    ("grader", "expected"),
+    [
+        pytest.param("{type: tool-trajectory, mode: in_order, expected: [{tool: search}]}", "exact", id="v442-default"),
+        pytest.param(
+            "{type: tool-trajectory, mode: exact, args_match: ignore, expected: [{tool: search}]}", "ignore", id="given"
+        ),
+        pytest.param("{type: tool-trajectory, mode: any_order, minimums: {search: 1}}", None, id="any-order-has-none"),
+    ],
+)
+def test_tool_trajectory_compares_arguments_exactly_by_default_as_v442_did(
+    tmp_path: Path, grader: str, expected: str | None
+) -> None:
+    dataset = load(tmp_path, f"tests:\n  - id: c1\n    input: hi\n    assertions:\n      - {grader}\n")
+    assert dataset.cases[0].evaluators[0].args_match == expected
+
+
+def test_the_compatibility_page_lists_every_main_branch_refusal() -> None:
+    from agentv_py.loading.main_branch_targets import TARGET_KEYS
+    from agentv_py.models.agentv_vocabulary import MAIN_BRANCH_CASE, MAIN_BRANCH_GRADERS, MAIN_BRANCH_TOP
+
+    page = (Path(__file__).parent.parent / "docs" / "agentv-compat.md").read_text()
+    listed = [f"| `{key}:` (top level) | {MAIN_BRANCH_TOP[key][0]} |" for key in MAIN_BRANCH_TOP]
+    listed += [f"| `tests[].{key}` | {MAIN_BRANCH_CASE[key][0]} |" for key in MAIN_BRANCH_CASE]
+    listed += [f"| `type: {key}` | {MAIN_BRANCH_GRADERS[key][0]} |" for key in MAIN_BRANCH_GRADERS]
+    listed += [f"| a target's `{key}:` | {TARGET_KEYS[key][0]} |" for key in TARGET_KEYS]
+    assert [row for row in listed if row not in page] == []

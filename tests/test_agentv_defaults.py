@@ -150,7 +150,8 @@ INVALID_RUBRICS = [
         "    rubrics: [{description: a, wieght: 2}]\n",
         [
             "dataset.yaml:5: evalcases[0].rubrics[0].wieght: unknown key 'wieght' (did you mean 'weight'?). "
-            "Valid keys: id, description, expected_outcome, weight, required, score_ranges, required_min_score"
+            "Valid keys: id, description, expected_outcome, weight, required, score_ranges, required_min_score, "
+            "min_score, operator"
         ],
     ),
 ]

@@ -216,6 +216,18 @@ def test_unknown_keys_and_an_empty_list_are_warnings(ws: Workspace) -> None:
     assert dataset.cases[0].guideline_files == []
 
 
+def test_agentv_442_config_keys_are_accepted_quietly(ws: Workspace) -> None:
+    """AgentV v4.42's own keys (interactive mode, CLI defaults, results store, hooks) bear on nothing run here."""
+    ws.file(
+        ".agentv/config.yaml",
+        "$schema: agentv-config-v2\neval_patterns: ['**/evals/**/dataset*.yaml']\nexecution: {verbose: false}\n"
+        "required_version: '>=4.0'\nresults: {repo: x}\nhooks: {before_session: 'echo'}\n"
+        "guideline_patterns: ['**/*.instructions.md']\n",
+    )
+    dataset = load_dataset(guideline_dataset(ws))
+    assert dataset.warnings == []
+
+
 ERRORS = [
     (
         "not-a-list",

@@ -48,6 +48,7 @@ LAYER_OF = {
     "agentv_py.run_spec": "session",  # the frozen spec a plan ends in
     "agentv_py.pipeline": "session",  # the one run loop: a spec executed
     "agentv_py.schema": "schema",
+    "agentv_py.schema_442": "schema",
     "agentv_py.judge": "judge-sdk",
     "agentv_py.judge_input": "judge-sdk",
     "agentv_py.judge_proxy": "judge-sdk",

@@ -22,6 +22,7 @@ from agentv_py.models.trace_evaluators import (
     ToolTrajectoryConfig,
 )
 from agentv_py.scoring.case import with_pass_mark
+from agentv_py.scoring.negation import negate_result
 
 if TYPE_CHECKING:
     from agentv_py.models.results import EvaluatorResult
@@ -68,7 +69,8 @@ REGISTRY: dict[type[Any], Evaluator] = {kind: _Lazy(*where) for kind, where in _
 
 
 def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:
-    """Run one evaluator. Never raises: a crash inside an evaluator becomes an error result."""
+    """Run one evaluator. Never raises: a crash inside an evaluator becomes an error result. Its
+    `negate` applies before its `pass_threshold` (as AgentV's required gate reads the negated score)."""
     evaluator = REGISTRY.get(type(config))
     name = getattr(config, "display_name", type(config).__name__)
     kind = str(getattr(config, "type", "unknown"))
@@ -77,6 +79,8 @@ def run_evaluator(config: Any, context: EvalContext) -> EvaluatorResult:
         return error_result(name=name, type=kind, weight=weight, message=f"no evaluator registered for {kind}")
     try:
         result = evaluator(config, context)
+        if getattr(config, "negate", False):
+            result = negate_result(result)
         explicit: float | None = getattr(config, "pass_threshold", None)
         return with_pass_mark(result, context.pass_threshold if explicit is None else explicit, explicit is not None)
     except Exception as exc:  # noqa: BLE001 - the contract is "evaluators never raise"

@@ -13,7 +13,8 @@ from agentv_py.scoring.checks import run_check
 
 
 def evaluate_check(config: CheckConfig, context: EvalContext) -> EvaluatorResult:
-    """Score 1 when the check holds (0 when negated), else 0; one hit or one miss."""
+    """Score 1 when the check holds, else 0; one hit or one miss (`negate` is applied to this
+    result by `run_evaluator`)."""
     name = config.display_name
     outcome = run_check(config, context.answer)
     if outcome.error is not None:
@@ -25,6 +26,6 @@ def evaluate_check(config: CheckConfig, context: EvalContext) -> EvaluatorResult
         score=outcome.score,
         hits=[outcome.text] if outcome.passed else [],
         misses=[] if outcome.passed else [outcome.text],
-        reasoning=outcome.text if not config.negate else f"{outcome.text} (negated)",
+        reasoning=outcome.text,
         details=outcome.details,
     )

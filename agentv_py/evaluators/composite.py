@@ -2,7 +2,8 @@
 makes one result of theirs; the members' results are nested under `evaluator_results`.
 
 Aggregators: `weighted_average` (AgentV's: weights by member name, default 1; hits and misses
-prefixed `[member] `; reasoning `member: reasoning` joined with `; `), `code_judge` (a command
+prefixed `[member] `; reasoning `member: reasoning` joined with `; `), `threshold` (AgentV
+v4.42's: the share of members that pass, against a threshold), `code_judge` (a command
 reading `{"results": {member: score object}}` on stdin and printing one code-judge result), and
 `llm_judge` (a judge target reads the members' results through `{{EVALUATOR_RESULTS_JSON}}`).
 
@@ -50,6 +51,8 @@ from agentv_py.prompts import read_prompt_template
 from agentv_py.scoring.case import is_hard_failure
 from agentv_py.scoring.jsontext import loads
 from agentv_py.scoring.judging import render_template, schema_problem, score_schema
+from agentv_py.scoring.thresholds import at_least
+from agentv_py.scoring.trace import js_number
 
 RunEvaluator = Callable[[Any, EvalContext], EvaluatorResult]
 
@@ -92,6 +95,8 @@ def evaluate_composite(config: CompositeConfig, context: EvalContext, run: RunEv
         )
     elif aggregator.type == "weighted_average":
         result = _weighted_average(config, children)
+    elif aggregator.type == "threshold":
+        result = _threshold(config, children)
     elif aggregator.type == "code_judge":
         result = _code_aggregator(config, members, context)
     else:
@@ -126,6 +131,34 @@ def _weighted_average(config: CompositeConfig, children: Sequence[EvaluatorResul
         details={"aggregator": {"type": "weighted_average", **({"weights": weights} if weights else {})}},
         passed=False if hard else None,
         verdict="fail" if hard else None,
+    )
+
+
+def _threshold(config: CompositeConfig, children: Sequence[EvaluatorResult]) -> EvaluatorResult:
+    """AgentV's threshold aggregator: score = members that pass / members that produced a score,
+    the composite passing (`passed`) when that reaches the threshold. The first hit or miss says
+    `N/M evaluators passed (threshold: T)`; the members' follow, prefixed `[member] `. The verdict
+    is the score's, as every evaluator's: only the pass mark of the composite is the threshold."""
+    threshold = config.aggregator.threshold
+    assert threshold is not None  # the model requires it for threshold
+    scored = [child for child in children if child.status == "processed"]
+    passing = sum(1 for child in scored if child.verdict == "pass")
+    score = passing / len(scored) if scored else 0.0
+    met = at_least(score, threshold)
+    summary = f"{passing}/{len(scored)} evaluators passed (threshold: {js_number(threshold)})"
+    hits = [f"[{child.name}] {hit}" for child in scored for hit in child.hits]
+    misses = [f"[{child.name}] {miss}" for child in scored for miss in child.misses]
+    reasoning = "; ".join(f"{child.name}: {child.reasoning}" for child in children if child.reasoning)
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        score=score,
+        weight=config.weight,
+        hits=[summary, *hits] if met else hits,
+        misses=misses if met else [summary, *misses],
+        reasoning=f"{summary}; {reasoning}" if reasoning else summary,
+        details={"aggregator": {"type": "threshold", "threshold": threshold}},
+        passed=met,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentv_py.chat import ChatClient, ChatMessage, ChatReply, sum_usage
+from agentv_py.chat import ChatClient, ChatMessage, ChatReply, at_temperature, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer
 from agentv_py.evaluators.code_judge import run_prompt_script
 from agentv_py.media import image_references
@@ -26,6 +26,7 @@ from agentv_py.scoring.judging import (
     extract_json,
     render_template,
     rubric_checks_problem,
+    rubric_listing,
     rubric_outcome,
     rubric_schema,
     schema_problem,
@@ -149,7 +150,7 @@ def judge_client(config: LlmJudgeConfig | RubricConfig, context: EvalContext) ->
         return None, f"judge target '{name}' is not available in this run"
     if context.images and not client.vision:
         return None, f"judge target '{name}' is not marked vision: true, but this case has images"
-    return client, None
+    return at_temperature(client, config.temperature), None
 
 
 def _ask(exchange: Exchange, validate: Callable[[Any], str | None]) -> tuple[ChatReply, Any, str | None]:
@@ -271,13 +272,9 @@ def evaluate_rubric(config: RubricConfig, context: EvalContext) -> EvaluatorResu
         return _evaluate_score_ranges(config, context)
     ids = [r.id for r in config.rubrics]
     schema = rubric_schema(ids)
-    listed = "\n".join(
-        f"- [{r.id}] {r.description} ({'required' if r.required else 'optional'}, weight {r.weight:g})"
-        for r in config.rubrics
-    )
     instructions = (
         "Return one check per rubric item, in `checks`, with `id`, `satisfied` (true/false) and a "
-        "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + listed
+        "short `reasoning`, plus an `overall_reasoning`.\nRubric items:\n" + rubric_listing(config.rubrics)
     )
     asked = _ask_rubric(config, context, RUBRIC_PROMPT, schema, instructions)
     if isinstance(asked, EvaluatorResult):
@@ -336,7 +333,7 @@ def _evaluate_score_ranges(config: RubricConfig, context: EvalContext) -> Evalua
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
         below = ", ".join(
-            f"{r.id} ({outcome.raw_scores[r.id]} < {r.min_score})"
+            f"{r.id} ({outcome.raw_scores[r.id]}{'/10' if r.min_score is not None else ''} < {r.gate_label})"
             for r in config.rubrics
             if r.id in outcome.required_failed
         )

@@ -14,8 +14,11 @@ from __future__ import annotations
 from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import ToolTrajectoryConfig
+from agentv_py.scoring.tool_args import ExpectedCall, subset, superset
 from agentv_py.scoring.trace import NO_TRACE, Outcome, read_tool_calls
-from agentv_py.scoring.trajectory import ExpectedCall, any_order, exact, in_order
+from agentv_py.scoring.trajectory import any_order, exact, in_order
+
+MODES = {"in_order": in_order, "exact": exact, "superset": superset, "subset": subset}
 
 
 def output_messages(context: EvalContext) -> list[object] | None:
@@ -29,7 +32,9 @@ def output_messages(context: EvalContext) -> list[object] | None:
 
 
 def evaluate_tool_trajectory(config: ToolTrajectoryConfig, context: EvalContext) -> EvaluatorResult:
-    """Score the target's tool calls against `minimums` (any_order) or `expected` (in_order, exact)."""
+    """Score the target's tool calls against `minimums` (any_order) or `expected` (in_order,
+    exact, superset, subset), each step's arguments compared as its `args_match` says (else the
+    evaluator's, else `superset`)."""
     messages = output_messages(context)
     if messages is None:
         outcome = Outcome(0.0, misses=[NO_TRACE])
@@ -41,8 +46,12 @@ def evaluate_tool_trajectory(config: ToolTrajectoryConfig, context: EvalContext)
         elif config.mode == "any_order":
             outcome = any_order(config.minimums or {}, calls.calls)
         else:
-            steps = [ExpectedCall(step.tool, step.args, step.max_duration_ms) for step in config.expected or []]
-            outcome = (in_order if config.mode == "in_order" else exact)(steps, calls.calls)
+            default = config.args_match or "superset"
+            steps = [
+                ExpectedCall(step.tool, step.args, step.max_duration_ms, step.args_match or default)
+                for step in config.expected or []
+            ]
+            outcome = MODES[config.mode](steps, calls.calls)
         outcome.details.setdefault("tool_calls", [call.name for call in calls.calls])
     return processed_result(
         name=config.display_name,

@@ -20,7 +20,10 @@ from typing import Any
 from agentv_py.errors import Problem
 from agentv_py.loading.agentv_case_files import is_file_reference, read_case_files
 from agentv_py.loading.agentv_graders import GraderReader
-from agentv_py.loading.agentv_keys import (
+from agentv_py.loading.agentv_values import default_name, expected_messages, input_messages, render
+from agentv_py.loading.source import Source
+from agentv_py.loading.written_paths import Path_, WrittenPaths
+from agentv_py.models.agentv_vocabulary import (
     CASE_INFORMATIONAL,
     CASE_KEPT,
     CASE_KEYS,
@@ -32,16 +35,16 @@ from agentv_py.loading.agentv_keys import (
     FORMAT_KEY,
     FORMATS,
     GRADER_KEYS,
+    MAIN_BRANCH_CASE,
+    MAIN_BRANCH_TOP,
     TOP_INFORMATIONAL,
     TOP_KEPT,
     TOP_KEYS,
     TOP_REFUSED,
     TOP_WARNED,
     V4_42,
+    main_branch,
 )
-from agentv_py.loading.agentv_values import default_name, expected_messages, input_messages, render
-from agentv_py.loading.source import Source
-from agentv_py.loading.written_paths import Path_, WrittenPaths
 from agentv_py.models.base import suggest
 
 
@@ -89,6 +92,32 @@ class _Translation:
     def warning(self, where: Path_, message: str) -> None:
         self.warnings.append((self.paths.source, where, message))
 
+    def _environment_references(self, value: Any, where: Path_) -> None:
+        """AgentV v4.42 filled `${{ NAME }}` in any string of a dataset from the environment; here
+        a dataset is data and never reads the environment (docs/security.md): each is refused."""
+        stack: list[tuple[Any, Path_]] = [(value, where)]
+        while stack:
+            value, where = stack.pop()
+            if isinstance(value, dict):
+                stack.extend((item, (*where, key)) for key, item in value.items())
+            elif isinstance(value, list):
+                stack.extend((item, (*where, j)) for j, item in enumerate(value))
+            elif isinstance(value, str) and "${{" in value:
+                self.problem(
+                    where,
+                    "${{ NAME }} is not filled in a dataset: its values are data and never read the environment "
+                    "(AgentV v4.42 filled it); write the value, or keep variables in the targets file",
+                )
+
+    def _unknown(self, where: Path_, key: str, known: list[str]) -> None:
+        """A key v4.42 does not know: a problem when it looks like a known key mistyped, else a
+        warning (AgentV warned and went on: a YAML anchor holder such as `defaults:` is common)."""
+        close = suggest(key, known)
+        if close is not None:
+            self.problem(where, f"unknown key '{key}' (did you mean '{close}'?)")
+        else:
+            self.warning(where, f"unknown key '{key}', ignored (as AgentV v4.42 ignores it)")
+
     def _semantics(self) -> str:
         given = self.raw.get(FORMAT_KEY)
         if given is None:
@@ -126,10 +155,13 @@ class _Translation:
                 self._execution(value, execution_out, out)
             elif key in (*TOP_INFORMATIONAL, FORMAT_KEY, "tests", "evalcases", "input", "input_files", *GRADER_KEYS):
                 continue
+            elif key == "threshold" and "threshold" not in self.execution:
+                out["pass_threshold"] = value  # AgentV 5.1's spelling of execution.threshold: same meaning
+                self.paths.record(("pass_threshold",), ("threshold",))
+            elif key in MAIN_BRANCH_TOP:
+                self.problem((key,), main_branch(key, MAIN_BRANCH_TOP))
             else:
-                close = suggest(key, TOP_KEYS)
-                hint = f" (did you mean '{close}'?)" if close else ""
-                self.problem((key,), f"unknown key '{key}'{hint}")
+                self._unknown((key,), key, TOP_KEYS)
         if "name" not in raw and "dataset" not in raw:
             out["dataset"] = default_name(self.dataset_path)
         suite = self._suite_graders()
@@ -139,6 +171,12 @@ class _Translation:
             out["execution"] = execution_out
         self.paths.record(("evalcases",), (self.cases_key,))
         out["evalcases"] = self._cases(raw.get(self.cases_key), suite)
+        for key in ("name", "target", "input", "input_files", *GRADER_KEYS):  # the suite's keys that are read
+            if key in raw:
+                self._environment_references(raw[key], (key,))
+        for key in ("target", *GRADER_KEYS):
+            if key in self.execution:
+                self._environment_references(self.execution[key], ("execution", key))
         problems = self.problems + self.graders.problems
         return Translated(out, self.paths, self.cases_key, problems, self.warnings, self.located)
 
@@ -222,6 +260,8 @@ class _Translation:
         self.paths.record(internal, written)
         if not isinstance(case, dict):
             return case
+        read = {key: value for key, value in case.items() if key not in CASE_INFORMATIONAL and key not in CASE_WARNED}
+        self._environment_references(read, written)
         variables = case.get("vars")
         if variables is not None and not isinstance(variables, dict):
             self.problem((*written, "vars"), "vars is a mapping of names to values")
@@ -243,10 +283,10 @@ class _Translation:
                 self._case_execution(item, written, out)
             elif key in (*CASE_INFORMATIONAL, "input", "input_files", *GRADER_KEYS):
                 continue
+            elif key in MAIN_BRANCH_CASE:
+                self.problem((*written, key), main_branch(key, MAIN_BRANCH_CASE))
             else:
-                close = suggest(key, CASE_KEYS)
-                hint = f" (did you mean '{close}'?)" if close else ""
-                self.problem((*written, key), f"unknown key '{key}'{hint}")
+                self._unknown((*written, key), key, CASE_KEYS)
         self._input(case, variables, skip_defaults, internal, written, out)
         own = self._own_graders(case, execution, internal, written)
         if self.semantics == V4_42 and suite and not skip_defaults and own is not None:

@@ -15,44 +15,8 @@ from typing import Any
 
 from agentv_py.loading.source import Source
 from agentv_py.loading.written_paths import Path_, WrittenPaths
+from agentv_py.models.agentv_vocabulary import GRADER_TYPES, MAIN_BRANCH_GRADERS, UNSUPPORTED_TYPES, V4_42, main_branch
 from agentv_py.models.base import suggest
-
-# v4.42's grader types (kebab-case) and this tool's for each; our own types are accepted as written.
-GRADER_TYPES: dict[str, str] = {
-    "code-grader": "code_judge",
-    "code-judge": "code_judge",
-    "llm-grader": "llm_judge",
-    "llm-judge": "llm_judge",
-    "rubrics": "rubric",
-    "rubric": "rubric",
-    "field-accuracy": "field_accuracy",
-    "composite": "composite",
-    "tool-trajectory": "tool_trajectory",
-    "latency": "latency",
-    "cost": "cost",
-    "token-usage": "token_usage",
-    "execution-metrics": "execution_metrics",
-    "iou-score": "iou_score",
-    "coordinate-distance": "coordinate_distance",
-    "contains": "contains",
-    "contains-any": "contains_any",
-    "contains-all": "contains_all",
-    "icontains": "icontains",
-    "icontains-any": "icontains_any",
-    "icontains-all": "icontains_all",
-    "starts-with": "starts_with",
-    "ends-with": "ends_with",
-    "regex": "regex",
-    "equals": "equals",
-    "is-json": "is_json",
-}
-
-# v4.42 types this tool does not run, with the reason a user reads.
-UNSUPPORTED_TYPES: dict[str, str] = {
-    "skill-trigger": "checks whether a coding agent invoked a skill, from the agent's own transcript; "
-    "this tool's targets report no skill use",
-    "inline-assert": "is an SDK-only grader (a TypeScript function), not a dataset grader",
-}
 
 _CHECK_NAMES: dict[str, Callable[[Any], str]] = {
     "contains": lambda v: f"contains-{v}" if isinstance(v, str) and v else "contains",
@@ -139,6 +103,9 @@ class GraderReader:
         written_type = entry.get("type")
         if not isinstance(written_type, str) or not written_type.strip():
             self.problem((*written, "type"), "a grader needs a 'type' (a string)")
+            return None
+        if written_type in MAIN_BRANCH_GRADERS:
+            self.problem((*written, "type"), main_branch(written_type, MAIN_BRANCH_GRADERS, "grader type"))
             return None
         kind = written_type.strip().replace("_", "-")
         if kind in UNSUPPORTED_TYPES:
@@ -237,10 +204,21 @@ def _composite(
             out["aggregator"] = aggregator
 
 
+def _tool_trajectory(
+    reader: GraderReader, entry: dict[str, Any], out: dict[str, Any], internal: Path_, written: Path_
+) -> None:
+    """v4.42 compares a step's arguments exactly unless `args_match` says otherwise (this tool's
+    default, from early 2026, is `superset`): a v4.42 file gets v4.42's default."""
+    given = "args_match" in out or "argsMatch" in out
+    if reader.payload_format == V4_42 and not given and out.get("mode") != "any_order":
+        out["args_match"] = "exact"
+
+
 _BY_TYPE: dict[str, Callable[[GraderReader, dict[str, Any], dict[str, Any], Path_, Path_], None]] = {
     "code_judge": _code_grader,
     "rubric": _rubric,
     "composite": _composite,
+    "tool_trajectory": _tool_trajectory,
 }
 
 

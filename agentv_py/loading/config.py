@@ -27,6 +27,9 @@ from agentv_py.models.base import suggest
 CONFIG_SCHEMA = "agentv-config-v2"
 CONFIG_NAME = Path(".agentv") / "config.yaml"
 CONFIG_KEYS = ("$schema", "guideline_patterns")
+# AgentV v4.42's config keys: for its interactive mode, its CLI defaults, its results store and its
+# hooks, none of which bears on what this tool runs or scores: accepted without a word.
+AGENTV_442_CONFIG_KEYS = ("required_version", "eval_patterns", "execution", "results", "hooks")
 
 
 # micromatch's defaults for these patterns: `**` is globstar, braces and extglobs expand, a leading
@@ -137,7 +140,7 @@ def _patterns(source: Source, raw: dict[str, Any]) -> tuple[tuple[str, ...], lis
 def _unknown_keys(source: Source, raw: dict[str, Any]) -> list[Problem]:
     warnings = []
     for key in raw:
-        if key in CONFIG_KEYS:
+        if key in CONFIG_KEYS or key in AGENTV_442_CONFIG_KEYS:
             continue
         close = suggest(str(key), list(CONFIG_KEYS))
         hint = f" (did you mean '{close}'?)" if close else ""

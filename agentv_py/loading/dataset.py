@@ -75,6 +75,8 @@ def load_dataset(path: str | Path, *, flagged_only: bool = False) -> LoadedDatas
         problems += translated.located
         warnings = [translated_source.written_problem(*warning) for warning in translated.warnings]
         source, raw = translated_source, translated.raw
+        if translated.located and not raw.get("evalcases"):  # no case could be read: nothing more to say
+            raise ConfigError(problems)
     loading = _Loading(source, dataset_path.resolve().parent, guideline_config.config, flagged_only)
     loading.stages[0].extend(problems)
     loading.warnings.extend(warnings)
@@ -127,7 +129,7 @@ class _Loading:
         first = offset == 0
 
         def own(problems: list[Problem]) -> list[Problem]:
-            return problems if first else [p for p in problems if p.location.startswith(f"{source.cases_key}[")]
+            return problems if first else [p for p in problems if source.of_a_case(p)]
 
         model, problems = validate(source, raw, Dataset)
         problems += self._duplicates(raw, offset) + (merge_case_evaluators(source, model) if model else [])

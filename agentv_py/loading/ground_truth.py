@@ -19,7 +19,7 @@ from typing import Any
 from agentv_py.errors import Problem
 from agentv_py.loading.finite_truth import all_finite, describe_non_finite, non_finite_at
 from agentv_py.loading.source import Source
-from agentv_py.loading.yaml_loader import MAX_DEPTH, int_digit_limit, too_many_digits_message
+from agentv_py.loading.yaml_loader import MAX_DEPTH, int_digit_limit, nesting_depth, too_many_digits_message
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CoordinateDistanceConfig, EvaluatorConfig, IouScoreConfig
 from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
@@ -77,7 +77,7 @@ def read_ground_truth(value: Any) -> Any:
         raise
     except ValueError:
         return value  # not JSON: text
-    if stripped.count("[") + stripped.count("{") > MAX_DEPTH and _depth(parsed) > MAX_DEPTH:
+    if stripped.count("[") + stripped.count("{") > MAX_DEPTH and nesting_depth(parsed) > MAX_DEPTH:
         raise GroundTruthError(_too_deep())
     return parsed
 
@@ -88,20 +88,6 @@ def _too_deep() -> str:
 
 def _looks_numeric(text: str) -> bool:
     return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
-
-
-def _depth(value: Any) -> int:
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in node.values())
-        elif isinstance(node, list):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in node)
-    return deepest
 
 
 def ground_truth_location(raw_case: Any, index: int) -> list[str | int]:
@@ -347,7 +333,7 @@ def finite_problems(source: Source, raw_cases: Sequence[Any], truths: Sequence[A
         return []
     problems = []
     for i, truth in enumerate(truths):
-        if _depth(truth) > MAX_DEPTH:  # the loader refuses such values: a second line of defence
+        if nesting_depth(truth) > MAX_DEPTH:  # the loader refuses such values: a second line of defence
             where = ground_truth_location(raw_cases[i] if i < len(raw_cases) else None, i)
             problems.append(source.problem(where, f"ground truth nests deeper than {MAX_DEPTH} levels"))
             continue

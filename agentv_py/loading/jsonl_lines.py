@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from agentv_py.errors import Problem
-from agentv_py.loading.yaml_loader import MAX_DEPTH
+from agentv_py.loading.yaml_loader import MAX_DEPTH, nesting_depth
 from agentv_py.scoring.jsontext import TOO_DEEP, loads
 
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -158,7 +158,7 @@ def read_line(raw: bytes, number: int, display: str, problems: list[Problem]) ->
             Problem(display, number, "", f"expected a JSON object (one case per line), got {kind} {_short(text)}")
         )
         return None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    if text.count("[") + text.count("{") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
         problems.append(Problem(display, number, "", f"JSON nests deeper than {MAX_DEPTH} levels"))
         return None
     return value
@@ -194,20 +194,6 @@ def _duplicate_key(text: str) -> str | None:
     except ValueError:  # NaN and friends: refused by `loads` already
         return None
     return None
-
-
-def _depth(value: Any) -> int:
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in node.values())
-        elif isinstance(node, list):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in node)
-    return deepest
 
 
 def json_kind(value: Any) -> str:

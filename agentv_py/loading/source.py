@@ -106,6 +106,10 @@ class Source:
         parts = list(parts)
         return Problem(self.display, self.lines.line(parts), format_location(parts), message)
 
+    def of_a_case(self, problem: Problem) -> bool:
+        """Whether `problem` (made by this source) is located in a case, not in the suite's keys."""
+        return problem.location.startswith(f"{self.cases_key}[")
+
     def shifted(self, offset: int) -> Source:
         """This source for a slice of the cases that starts at case `offset`: `evalcases[i]` of
         the slice is located (line and text) as `evalcases[offset + i]` of the file."""
@@ -125,6 +129,10 @@ class _ShiftedSource(Source):
             parts[1] += self.offset
         assert self.base is not None
         return self.base.problem(parts, message)
+
+    def of_a_case(self, problem: Problem) -> bool:
+        assert self.base is not None
+        return self.base.of_a_case(problem)
 
 
 PackedCases = Sequence[bytes]

@@ -15,6 +15,7 @@ from typing import Any
 from agentv_py.errors import ConfigError, Problem, TargetError
 from agentv_py.extras import target_extra_problem
 from agentv_py.loading.evaluator_lists import added_evaluators, walk_evaluators
+from agentv_py.loading.main_branch_targets import main_branch_problems
 from agentv_py.loading.source import Source, display_path, read_yaml
 from agentv_py.loading.validation import validate
 from agentv_py.locate import targets_search_dirs
@@ -205,6 +206,9 @@ def load_targets(path: str | Path) -> LoadedTargets:
     `use_target` naming no target, or making a cycle, included; one naming `${{ VAR }}` is
     followed when the target is used)."""
     source, raw = read_yaml(Path(path))
+    syntax = main_branch_problems(source, raw)
+    if syntax:
+        raise ConfigError(syntax)
     model, problems = validate(source, raw, TargetsFile)
     if problems:
         raise ConfigError(problems)

@@ -59,6 +59,7 @@ class TranslatedSource(Source):
     """A source whose problems are located where the user wrote the value (see the module)."""
 
     paths: WrittenPaths = field(default_factory=WrittenPaths)
+    case_problems: set[Problem] = field(default_factory=set)  # those made for a case's (internal) path
 
     @classmethod
     def of(cls, source: Source, paths: WrittenPaths, cases_key: str) -> TranslatedSource:
@@ -71,7 +72,17 @@ class TranslatedSource(Source):
             return elsewhere.problem(parts, message)
         return Source.problem(self, parts, message)
 
+    def of_a_case(self, problem: Problem) -> bool:
+        return problem in self.case_problems
+
     def problem(self, parts: Iterable[str | int], message: str) -> Problem:
+        parts = list(parts)
+        located = self._problem(parts, message)
+        if parts[:1] == ["evalcases"]:  # a case may be written in another file: known by its internal path
+            self.case_problems.add(located)
+        return located
+
+    def _problem(self, parts: list[str | int], message: str) -> Problem:
         elsewhere, written = self.paths.locate(parts)
         # the loader's own words name the internal key: say the one the file uses
         message = message.replace("evalcases", self.cases_key)

@@ -93,6 +93,21 @@ def _node_path(root: yaml.Node, target: yaml.Node) -> list[str | int]:
     return []
 
 
+def nesting_depth(value: Any) -> int:
+    """How many levels of lists and mappings `value` nests (a scalar: 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in node.values())
+        elif isinstance(node, list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in node)
+    return deepest
+
+
 def int_digit_limit() -> int:
     """Python's limit on the digits of an integer read from text (0: no limit)."""
     return sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0

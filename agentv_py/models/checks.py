@@ -1,6 +1,7 @@
 """The configs of AgentV v4.42's built-in deterministic checks (docs/checks.md): `contains`,
 `contains_any`, `contains_all`, `icontains`, `icontains_any`, `icontains_all`, `starts_with`,
-`ends_with`, `regex`, `equals`, `is_json`. Each checks the answer's text; `negate: true` inverts it.
+`ends_with`, `regex`, `equals`, `is_json`. Each checks the answer's text; `negate: true` (any
+evaluator's) inverts it.
 
 Where AgentV skipped a config with a warning (no `value`, an empty one, a list of no strings) or
 failed it at run time (a bad pattern or flag), the config here is a load error. A regex is
@@ -42,10 +43,8 @@ def _utf16_length(text: str) -> int:
 
 
 class CheckBase(EvaluatorBase):
-    """What every check shares: `negate` (AgentV's: the score is 1 - score, each assertion's
-    passed flag flipped, its text kept), and AgentV's default name."""
-
-    negate: bool = False
+    """What every check shares: AgentV's default name. (`negate`, AgentV's, is every evaluator's:
+    `models.evaluator_base`.)"""
 
     @property
     def display_name(self) -> str:

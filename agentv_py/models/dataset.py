@@ -76,6 +76,8 @@ def _rubric_items(entries: list[str | CaseRubric]) -> list[RubricItem]:
                     weight=entry.weight,
                     score_ranges=entry.score_ranges,
                     required_min_score=entry.required_min_score,
+                    min_score=entry.min_score,
+                    operator=entry.operator,
                     **given,
                 )
             )

@@ -1,5 +1,5 @@
-"""What every evaluator config shares: a name, a weight, its own pass mark, and the checks its
-subclasses use (numbers in range, a script that names a program)."""
+"""What every evaluator config shares: a name, a weight, its own pass mark, `negate`, an `id`
+label, and the checks its subclasses use (numbers in range, a script that names a program)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ class EvaluatorBase(StrictModel):
     # The evaluator's own pass mark: below it the evaluator fails, and fails its case (a must-pass
     # evaluator). None: the dataset's pass_threshold (default 0.8), which only grades it.
     pass_threshold: float | None = None
+    # AgentV's `negate`: the result inverted (score 1 - score, hits and misses swapped), applied
+    # once to every type's result by `evaluators.run_evaluator` (`scoring.negation`).
+    negate: bool = False
+    # AgentV's `id` on a grader: a label for the people and tools reading the file (autoresearch
+    # keys its assertions by it). Kept in the config; it changes nothing and is shown nowhere.
+    id: str | None = None
 
     @field_validator("weight")
     @classmethod

@@ -159,11 +159,12 @@ class CoordinateDistanceConfig(_GeometryBase):
         return finite_non_negative(value, "threshold")
 
 
-AGGREGATOR_TYPES: tuple[str, ...] = ("weighted_average", "code_judge", "llm_judge")
+AGGREGATOR_TYPES: tuple[str, ...] = ("weighted_average", "code_judge", "llm_judge", "threshold")
 _AGGREGATOR_OPTIONS: dict[str, tuple[str, ...]] = {
     "weighted_average": ("weights",),
     "code_judge": ("path", "cwd", "timeout_seconds"),
     "llm_judge": ("prompt", "target"),
+    "threshold": ("threshold",),
 }
 RESULTS_VARIABLE = "EVALUATOR_RESULTS_JSON"
 """The `{{ variable }}` of an llm_judge aggregator's prompt that the members' results replace."""
@@ -182,11 +183,13 @@ def aggregator_template_problem(text: str) -> str | None:
 class CompositeAggregator(Templated):
     """How a `composite` turns its members' results into one: `weighted_average` (`weights` by
     member name, default 1), `code_judge` (`path`: a command reading the results on stdin and
-    printing one code-judge result), or `llm_judge` (`prompt`: a template file or text with
-    `{{EVALUATOR_RESULTS_JSON}}`; `target`: the judge target)."""
+    printing one code-judge result), `llm_judge` (`prompt`: a template file or text with
+    `{{EVALUATOR_RESULTS_JSON}}`; `target`: the judge target), or `threshold` (AgentV v4.42's:
+    the share of members that pass, passing when it reaches `threshold`, 0-1)."""
 
-    type: Literal["weighted_average", "code_judge", "llm_judge"]
+    type: Literal["weighted_average", "code_judge", "llm_judge", "threshold"]
     weights: dict[str, float] | None = None
+    threshold: float | None = None
     path: list[str] | str | None = None
     cwd: str | None = None  # default: the dataset's directory, as for code judges
     timeout_seconds: Timeout = 30.0
@@ -216,7 +219,18 @@ class CompositeAggregator(Templated):
                 "and prints one JSON result",
                 {},
             )
+        if kind == "threshold" and "threshold" not in data:
+            raise PydanticCustomError(
+                "invalid_option",
+                "a threshold aggregator needs 'threshold': the share of members (0-1) that must pass",
+                {},
+            )
         return data
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float | None) -> float | None:
+        return None if value is None else unit_interval(value, "threshold")
 
     @field_validator("weights")
     @classmethod

@@ -3,27 +3,48 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AliasChoices,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, one_of
 from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative
 
-TRAJECTORY_MODES: tuple[str, ...] = ("any_order", "in_order", "exact")
+TRAJECTORY_MODES: tuple[str, ...] = ("any_order", "in_order", "exact", "superset", "subset")
+ArgsMode = Literal["exact", "superset", "subset", "ignore"]
+ARGS_MATCH_MODES: tuple[str, ...] = get_args(ArgsMode)
+
+
+def args_match_mode(value: Any) -> Any:
+    """`args_match` (AgentV v4.42's): one of ARGS_MATCH_MODES, or a non-empty list of field paths
+    (a tuple, as `scoring.tool_args` takes it)."""
+    if isinstance(value, str):
+        return one_of(value, ARGS_MATCH_MODES, "args_match", "values")
+    if isinstance(value, list) and value and all(isinstance(item, str) and item.strip() for item in value):
+        return tuple(value)
+    raise ValueError(
+        f"args_match must be one of {', '.join(ARGS_MATCH_MODES)} or a list of argument fields "
+        f"(dot paths such as [source, options.limit]), got {value!r}"
+    )
+
+
+ArgsMatchOption = Annotated[ArgsMode | tuple[str, ...], BeforeValidator(args_match_mode)]
 
 
 class ExpectedToolCall(StrictModel):
     """One step of a `tool_trajectory` sequence: a tool, optionally its arguments (`any`, or a
-    mapping checked key by key) and a latency limit. `input` and `output` are accepted and
-    ignored, as AgentV ignored them (its tool-trajectory-advanced example gives them)."""
+    mapping compared as `args_match` says: the step's, else the evaluator's) and a latency limit.
+    `input` and `output` are accepted and ignored, as AgentV ignored them (its
+    tool-trajectory-advanced example gives them)."""
 
     model_config = ConfigDict(defer_build=True)  # built with the config that holds it (`models.tagged`)
 
@@ -32,6 +53,7 @@ class ExpectedToolCall(StrictModel):
     max_duration_ms: float | None = Field(
         default=None, validation_alias=AliasChoices("max_duration_ms", "maxDurationMs")
     )
+    args_match: ArgsMatchOption | None = Field(default=None, validation_alias=AliasChoices("args_match", "argsMatch"))
     input: Any = None
     output: Any = None
 
@@ -55,14 +77,22 @@ class ExpectedToolCall(StrictModel):
         return None if value is None else finite_non_negative(value, "max_duration_ms")
 
 
+def _at(key: str, message: str) -> PydanticCustomError:
+    """A config error the loader places at `key` (its line and location)."""
+    return PydanticCustomError("invalid_option", message, {"agentv_key": key})
+
+
 class ToolTrajectoryConfig(EvaluatorBase):
     """`tool_trajectory`: the target's tool calls (from its `output_messages`) against minimum
-    counts (`any_order`) or an expected sequence (`in_order`, `exact`)."""
+    counts (`any_order`), an expected sequence (`in_order`, `exact`), expected calls in any order
+    (`superset`) or an allowed set (`subset`). `args_match`: how each expected step's `args` are
+    compared, unless the step says (`scoring.tool_args`; None: `superset`, agentv's default)."""
 
     type: Literal["tool_trajectory"]
     mode: str
     minimums: dict[str, float] | None = None
     expected: list[ExpectedToolCall] | None = None
+    args_match: ArgsMatchOption | None = Field(default=None, validation_alias=AliasChoices("args_match", "argsMatch"))
 
     @field_validator("mode")
     @classmethod
@@ -78,18 +108,13 @@ class ToolTrajectoryConfig(EvaluatorBase):
             raise ValueError("minimums must name at least one tool")
         return {tool: finite_non_negative(count, f"minimums['{tool}']") for tool, count in value.items()}
 
-    @field_validator("expected")
-    @classmethod
-    def _expected(cls, value: list[ExpectedToolCall] | None) -> list[ExpectedToolCall] | None:
-        if value is not None and not value:
-            raise ValueError("expected must list at least one tool call")
-        return value
-
     @model_validator(mode="after")
     def _fits_mode(self) -> ToolTrajectoryConfig:
         if self.mode == "any_order":
             if self.expected is not None:
                 raise ValueError("'expected' does not apply to mode any_order (it checks 'minimums')")
+            if self.args_match is not None:
+                raise _at("args_match", "'args_match' does not apply to mode any_order (it counts calls by tool name)")
             if self.minimums is None:
                 raise ValueError("mode any_order needs 'minimums' (tool name: minimum number of calls)")
         elif self.mode in TRAJECTORY_MODES:
@@ -97,6 +122,12 @@ class ToolTrajectoryConfig(EvaluatorBase):
                 raise ValueError(f"'minimums' does not apply to mode {self.mode} (it checks 'expected')")
             if self.expected is None:
                 raise ValueError(f"mode {self.mode} needs 'expected' (the list of expected tool calls)")
+            if not self.expected and self.mode != "subset":  # subset: an empty allowed set allows no call
+                raise _at("expected", "expected must list at least one tool call")
+            if self.mode in ("superset", "subset"):
+                timed = next((step.tool for step in self.expected if step.max_duration_ms is not None), None)
+                if timed is not None:
+                    raise _at("expected", f"max_duration_ms (on '{timed}') applies to modes in_order and exact only")
         return self
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentv_py.chat import ChatClient, ChatMessage, ChatReply
+from agentv_py.chat import ChatClient, ChatMessage, ChatReply, at_temperature
 from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import PreparedCase
 from agentv_py.runner.cache_keys import (
@@ -212,6 +212,15 @@ class CachedChat:
         self.cache = cache
         self.name = client.name
         self.vision = client.vision
+
+    def with_temperature(self, temperature: float) -> ChatClient:
+        """This judge at `temperature`: its replies are kept apart from those at the target's own
+        (the key reads the config, at that temperature)."""
+        client = at_temperature(self.client, temperature)
+        if client is self.client:
+            return self  # nothing samples (a command, a mock): the same replies
+        config = self.config.model_copy(update={"temperature": temperature})
+        return CachedChat(client, config, self.cache)
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         programs = self.cache.programs(self.client) if isinstance(self.config, CliTarget) else {}

@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -239,9 +240,24 @@ class ModelRunner:
         self.name = config.name
         self.vision = config.vision
         self.client = model_client(config, secrets)
+        self._secrets = secrets
+        self._at: dict[float, ModelRunner] = {}  # `with_temperature`'s, made once each
+        self._at_lock = threading.Lock()
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         return self.client.complete(messages)
+
+    def with_temperature(self, temperature: float) -> ModelRunner:
+        """This judge at `temperature` in place of its config's (an llm_judge's `temperature`):
+        a runner of the same target with that temperature, made once per temperature."""
+        if temperature == self.client.config.temperature:
+            return self
+        with self._at_lock:
+            runner = self._at.get(temperature)
+            if runner is None:
+                config = self.client.config.model_copy(update={"temperature": temperature})
+                runner = self._at[temperature] = ModelRunner(config, self._secrets)
+            return runner
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
         try:

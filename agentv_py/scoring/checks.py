@@ -1,9 +1,10 @@
 """AgentV v4.42's deterministic checks as pure functions of a config and the answer's text
 (AgentV's `graders/assertions.ts`): a score of 0 or 1 and one assertion text, word for word.
 
-`negate: true` is AgentV's `negateScore`: the score becomes 1 - score and the assertion's passed
-flag flips; its text stays as the check wrote it (a negated `contains` that found its value fails
-with `Output contains "x"`).
+`negate: true` is not applied here: it is every evaluator's, applied to the result once
+(`scoring.negation`): the score becomes 1 - score and the assertion's passed flag flips; its text
+stays as the check wrote it (a negated `contains` that found its value fails with `Output
+contains "x"`).
 
 Trimming is JavaScript's `String.prototype.trim` (its whitespace set, not Python's). A `regex`
 scans at most the first REGEX_SCAN_CHARS characters of the answer: a backtracking regex can take
@@ -153,7 +154,8 @@ def _is_json(answer: str, config: IsJsonConfig) -> CheckOutcome | tuple[bool, st
 
 
 def run_check(config: CheckConfig, answer: str) -> CheckOutcome:
-    """`config`'s check of `answer` (the target's final answer as text), negated when it says so."""
+    """`config`'s check of `answer` (the target's final answer as text), never negated: `negate`
+    is applied to the evaluator's result (`scoring.negation`)."""
     details: dict[str, Any] = {}
     made: CheckOutcome | tuple[bool, str]
     if isinstance(config, ContainsConfig | IcontainsConfig):
@@ -172,7 +174,4 @@ def run_check(config: CheckConfig, answer: str) -> CheckOutcome:
     if isinstance(made, CheckOutcome):
         return made
     passed, text = made
-    if config.negate:
-        passed = not passed
-        details = {**details, "negated": True}
     return CheckOutcome(1.0 if passed else 0.0, passed, text, details)

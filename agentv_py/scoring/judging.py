@@ -199,6 +199,41 @@ def rubric_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[Rubric
     return RubricOutcome(satisfied / total if total > 0 else 0.0, failed, hits, misses, ordered)
 
 
+# AgentV v4.42.4's rubric operator guidance, verbatim (graders/rubric-operators.ts, MIT licence,
+# (c) EntityProcess): one paragraph per operator the rubric uses, in order of first use.
+OPERATOR_GUIDANCE = {
+    "correctness": (
+        "Correctness: mark satisfied only when the answer positively supports or fulfills the outcome. "
+        "Omission or contradiction should not satisfy it."
+    ),
+    "contradiction": (
+        "Contradiction guard: mark satisfied when the answer does not make a claim that contradicts the "
+        "outcome. Do not require the answer to mention the outcome; mark unsatisfied only for incompatible "
+        "claims."
+    ),
+}
+
+
+def operator_guidance(rubrics: Sequence[RubricItem]) -> list[str]:
+    """The guidance paragraphs for the operators the items use (none: an empty list)."""
+    used = dict.fromkeys(r.operator for r in rubrics if r.operator)
+    return [OPERATOR_GUIDANCE[operator] for operator in used]
+
+
+def rubric_listing(rubrics: Sequence[RubricItem]) -> str:
+    """The checklist items, one line each (`- [id] description (required, weight 1)`, then AgentV's
+    ` (operator: X)` when given), under AgentV's `Operator guidance:` bullets when an item has one."""
+    lines = [
+        f"- [{r.id}] {r.description} ({'required' if r.required else 'optional'}, weight {r.weight:g})"
+        + (f" (operator: {r.operator})" if r.operator else "")
+        for r in rubrics
+    ]
+    guidance = operator_guidance(rubrics)
+    if guidance:
+        lines = ["", "Operator guidance:", *(f"- {g}" for g in guidance), "", *lines]
+    return "\n".join(lines)
+
+
 def uses_score_ranges(rubrics: Sequence[RubricItem]) -> bool:
     """AgentV's switch: one item with score_ranges makes the whole rubric scored 0-10 per item."""
     return any(r.score_ranges for r in rubrics)
@@ -233,13 +268,19 @@ def score_ranges_listing(rubrics: Sequence[RubricItem]) -> str:
     lines: list[str] = []
     for rubric in rubrics:
         weight = f" (weight: {rubric.weight:g})" if rubric.weight != 1.0 else ""
-        minimum = f" [REQUIRED: min score {rubric.min_score}]" if rubric.min_score is not None else ""
+        label = rubric.gate_label
+        minimum = f" [REQUIRED: min score {label}]" if label is not None else ""
         lines += ["", f"### Criterion: {rubric.id}{weight}{minimum}"]
+        if rubric.operator:
+            lines.append(f"Operator: {rubric.operator}")
         if rubric.description:
             lines.append(f"Description: {rubric.description}")
         if rubric.score_ranges:
             lines.append("Score ranges:")
             lines += [f"  - Score {band.label}: {band.description}" for band in rubric.score_ranges]
+    guidance = operator_guidance(rubrics)
+    if guidance:
+        lines += ["", *guidance]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -258,7 +299,7 @@ HIT_SCORE = 7  # AgentV: an item scoring 7/10 or more (and not below its minimum
 
 def score_range_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[RubricItem]) -> ScoreRangeOutcome:
     """AgentV's analytic rubric score: each item's integer score 0-10 / 10, weighted mean over the
-    items. An item below its minimum (`RubricItem.min_score`) is a miss and fails the evaluator;
+    items. An item below its minimum (`RubricItem.gate`) is a miss and fails the evaluator;
     else 7 or more is a hit. Texts: `[id] label - Score: N/10 (band): reasoning`. The schema and
     `rubric_checks_problem` have checked the reply: every id once, integers 0-10 (none clamped)."""
     by_id = {c["id"]: c for c in checks}
@@ -281,12 +322,14 @@ def score_range_outcome(checks: Sequence[Mapping[str, Any]], rubrics: Sequence[R
         weighted.append(score * rubric.weight)  # divided by 10 once, at the end: 24 / 30 is 0.8 exactly
         entry: dict[str, Any] = {"id": rubric.id, "score": score, "weight": rubric.weight}
         if rubric.min_score is not None:
-            entry["required_min_score"] = rubric.min_score
+            entry["min_score"] = rubric.min_score
+        elif rubric.gate_of_10 is not None:
+            entry["required_min_score"] = rubric.gate_of_10
         if band is not None:
             entry["range"] = list(band.score_range)
         entry["reasoning"] = reasoning
         ordered.append(entry)
-        if rubric.min_score is not None and score < rubric.min_score:
+        if rubric.below_gate(score):
             failed.append(rubric.id)
             misses.append(line)
         elif score >= HIT_SCORE:

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentv_py.scoring.match import json_equal, json_type
+from agentv_py.scoring.match import json_type
 from agentv_py.scoring.thresholds import at_most
+from agentv_py.scoring.tool_args import ExpectedCall, args_match  # the `superset` and `subset` modes are there too
 from agentv_py.scoring.trace import (
     DEFAULT_EXPLORATION_TOLERANCE,
     EXPLORATION_TOOLS,
@@ -34,28 +35,6 @@ from agentv_py.scoring.trace import (
 )
 
 # --- tool_trajectory ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ExpectedCall:
-    """One expected step: a tool, its arguments (`None`: unchecked, `"any"`: unchecked, a mapping:
-    each key must be in the call's input with a deep-equal value) and an optional latency limit."""
-
-    tool: str
-    args: str | Mapping[str, Any] | None = None
-    max_duration_ms: float | None = None
-
-
-def args_match(expected: str | Mapping[str, Any] | None, actual: Any) -> bool:
-    """AgentV's partial argument match: only the expected keys, each deep-equal (JSON equality)."""
-    if expected is None or expected == "any":
-        return True
-    if not isinstance(expected, Mapping) or not isinstance(actual, dict):
-        return False
-    try:
-        return all(key in actual and json_equal(value, actual[key]) for key, value in expected.items())
-    except RecursionError:
-        return False
 
 
 def any_order(minimums: Mapping[str, float], calls: Sequence[ToolCall]) -> Outcome:
@@ -122,7 +101,7 @@ def in_order(expected: Sequence[ExpectedCall], calls: Sequence[ToolCall]) -> Out
             misses.append(f"Expected {step.tool} at position {i}, not found in remaining trace")
             continue
         call = calls[position]
-        if args_match(step.args, call.input):
+        if args_match(step.args, call.input, step.args_match):
             hits.append(f"Found {step.tool} at position {position}")
             checks += _latency(step, call, hits, misses, skipped)
         else:
@@ -148,7 +127,7 @@ def exact(expected: Sequence[ExpectedCall], calls: Sequence[ToolCall]) -> Outcom
             misses.append(f"Position {i}: expected {step.tool}, got nothing")
         elif calls[i].name != step.tool:
             misses.append(f"Position {i}: expected {step.tool}, got {calls[i].name}")
-        elif not args_match(step.args, calls[i].input):
+        elif not args_match(step.args, calls[i].input, step.args_match):
             misses.append(f"Position {i}: {step.tool} args mismatch")
         else:
             hits.append(f"Position {i}: {step.tool}")

@@ -401,3 +401,43 @@ def test_the_schema_enumerates_match_types_and_takes_one_python_path():
     for path in ("src", ["src", "lib"]):
         target = {"targets": [{"name": "x", "provider": "python", "callable": "pkg.mod:run", "path": path}]}
         assert errors("targets", target) == []
+
+
+# --- AgentV v4.42's format (`tests:`): the other branch of the dataset schema ------------------
+
+V442 = {
+    "name": "demo",
+    "execution": {"target": "llm", "threshold": 0.7, "workers": 2},
+    "assertions": [{"type": "contains", "value": "READY"}],
+    "tests": [
+        {
+            "id": "c1",
+            "criteria": "Greets",
+            "input": "hello",
+            "vars": {"who": "Ada"},
+            "assertions": ["Says hello", {"type": "code-grader", "command": ["python3", "g.py"], "required": True}],
+            "execution": {"skip_defaults": True},
+            "metadata": {"tier": 1},
+        },
+        "file://more.jsonl",
+    ],
+}
+
+
+def test_an_agentv_442_dataset_validates():
+    assert errors("dataset", V442) == []
+    assert errors("dataset", {"tests": "./cases/"}) == []
+    assert errors("dataset", {"agentv_format": "2026-02", **case(input="hi")}) == []
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param({"tests": [{"id": "c1", "assertions": [{"type": "contains-som", "value": "x"}]}]}, id="bad-type"),
+        pytest.param({"tests": [{"input": "hi"}]}, id="no-id"),
+        pytest.param({"tests": []}, id="no-case"),
+        pytest.param({"tests": [{"id": "c1", "execution": {"skip_defaults": "yes"}}]}, id="skip-defaults-text"),
+    ],
+)
+def test_an_agentv_442_dataset_is_checked_against_its_own_vocabulary(document):
+    assert [where for where, _, _ in failures("dataset", document)] == [["tests"]]

@@ -87,6 +87,7 @@ RUN: dict[tuple[str, str], Run] = {
     ("README.md", "agentv rescore run.jsonl --dataset evals/invoices.yaml --out rescored.jsonl"): Run(FAILS_ON_PURPOSE),
     ("README.md", "agentv schema dataset"): Run(),
     ("README.md", "agentv schema targets"): Run(),
+    ("docs/agentv-compat.md", "agentv schema dataset"): Run(says='"AgentV442Dataset"'),
     ("README.md", "agentv schema dataset > dataset.schema.json"): Run(setup=(project_agentv_dir,)),
     ("README.md", "agentv schema targets > .agentv/targets.schema.json"): Run(),
     ("README.md", "agentv eval evals/invoice-extraction/confusion-metrics.yaml --out run.jsonl"): Run(),

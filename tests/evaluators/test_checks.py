@@ -16,7 +16,7 @@ from agentv_py.evaluators import run_evaluator
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.loading import load_dataset
 from agentv_py.models.checks import CHECK_TYPES
-from tests.scoring.test_checks import config
+from tests.scoring.test_checks import CASES, config
 
 
 def load_evaluator(ws, evaluator: str):
@@ -73,7 +73,7 @@ INVALID = [
     (
         "is-json-value",
         "{type: is_json, value: x}",
-        f"{AT}.value: unknown key 'value'. Valid keys: name, weight, pass_threshold, negate, type, schema",
+        f"{AT}.value: unknown key 'value'. Valid keys: name, weight, pass_threshold, negate, id, type, schema",
     ),
     (
         "negate-not-bool",
@@ -131,6 +131,16 @@ def test_a_passing_check_is_a_hit_and_a_failing_one_a_miss():
     assert hit.type == "contains" and hit.reasoning == 'Output contains "4"'
     miss = run_evaluator(config("contains", value="5"), context("2 + 2 = 4"))
     assert (miss.score, miss.verdict, miss.hits, miss.misses) == (0.0, "fail", [], ['Output does not contain "5"'])
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "answer", "passed", "text"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_negate_inverts_the_score_and_keeps_the_text(kind, options, answer, passed, text):
+    result = run_evaluator(config(kind, negate=True, **options), context(answer))
+    assert (result.score, result.passed) == (0.0 if passed else 1.0, not passed)
+    assert (result.hits, result.misses) == (([], [text]) if passed else ([text], []))
+    assert result.details["negated"] is True
 
 
 def test_negate_makes_agentvs_passing_text_a_miss():

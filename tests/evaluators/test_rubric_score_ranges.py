@@ -66,7 +66,7 @@ def test_agentv_example_loads_as_a_score_ranges_rubric(tmp_path, monkeypatch):
         ((8, 9), "Accurate and"),
         ((10, 10), "Fully accura"),
     ]
-    assert (accuracy.weight, accuracy.min_score, brevity.min_score) == (2.0, 8, None)
+    assert (accuracy.weight, accuracy.gate_label, brevity.gate_label) == (2.0, "8", None)
     assert [r.score_range for r in brevity.score_ranges or []] == [(0, 4), (5, 9), (10, 10)]
 
 

@@ -31,7 +31,7 @@ INVALID = [
     (
         "trajectory-bad-mode",
         "{type: tool_trajectory, mode: sequence, expected: [{tool: a}]}",
-        f"{AT}.mode: Invalid mode: sequence. Valid modes: any_order, in_order, exact",
+        f"{AT}.mode: Invalid mode: sequence. Valid modes: any_order, in_order, exact, superset, subset",
     ),
     (
         "any-order-without-minimums",

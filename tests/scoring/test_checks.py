@@ -177,10 +177,11 @@ def test_each_check_scores_and_words_as_agentv(kind, options, answer, passed, te
 @pytest.mark.parametrize(
     ("kind", "options", "answer", "passed", "text"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
-def test_negate_inverts_the_score_and_keeps_the_text(kind, options, answer, passed, text):
+def test_the_pure_check_never_negates(kind, options, answer, passed, text):
+    # `negate` is every evaluator's, applied to the result (tests/evaluators/test_checks.py)
     outcome = run_check(config(kind, negate=True, **options), answer)
-    assert (outcome.score, outcome.passed, outcome.text) == (0.0 if passed else 1.0, not passed, text)
-    assert outcome.details["negated"] is True
+    assert (outcome.score, outcome.passed, outcome.text) == (1.0 if passed else 0.0, passed, text)
+    assert "negated" not in outcome.details
 
 
 def test_every_check_type_is_tested():
