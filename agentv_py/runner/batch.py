@@ -5,7 +5,7 @@ The command runs like a case's (the run's process registry, the target's timeout
 with `{EVAL_ID}` = `batch`, `{PROMPT}` = '' and `{FILES}` = every case's files; `{OUTPUT_FILE}`
 ends in `.jsonl`. Its output (the file, or stdout when the template has no `{OUTPUT_FILE}`) holds
 one JSON object per line: a required string `id` (the case's) and the fields of a single answer
-(`output_messages`, `text`, `token_usage`, `cost_usd`, `duration_ms`).
+(`output` or `output_messages`, `text`, `token_usage`, `cost_usd`, `duration_ms`).
 
 What is read is bounded: the whole output by `batch_output_cap` (one answer's cap per case, at
 most `MAX_BATCH_OUTPUT`), each line by one answer's cap. Whatever makes the batch unusable (the

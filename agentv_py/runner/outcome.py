@@ -16,7 +16,9 @@ from agentv_py.scoring.jsontext import dumps, loads
 
 # Keys that may sit beside `text` in an AgentV answer envelope. An object with other keys is an
 # answer in its own right (an extractor may well emit a `text` field) and is not unwrapped.
-ENVELOPE_KEYS = frozenset({"text", "output_messages", "token_usage", "cost_usd", "duration_ms", "metadata", "raw"})
+ENVELOPE_KEYS = frozenset(
+    {"text", "output", "output_messages", "token_usage", "cost_usd", "duration_ms", "metadata", "raw"}
+)
 
 
 @dataclass
@@ -72,8 +74,9 @@ def unwrap_answer(text: str) -> TargetOutcome:
     """The outcome for a raw target answer: its text, the text parsed as JSON when it is, and
     what an AgentV envelope carried.
 
-    An envelope (an `output_messages` list, or a `text` field with only envelope keys beside it)
-    is unwrapped; its `token_usage`, `cost_usd` and `duration_ms` go to the trace.
+    An envelope (an `output_messages` list; AgentV v4.42's `output` list of messages, each with a
+    `role`; or a `text` field with only envelope keys beside it) is unwrapped; its `token_usage`,
+    `cost_usd` and `duration_ms` go to the trace.
     """
     stripped = text.lstrip()
     if not stripped.startswith(("{", "[")):
@@ -85,7 +88,7 @@ def unwrap_answer(text: str) -> TargetOutcome:
     if not isinstance(data, dict):
         return TargetOutcome(text, parsed=data)
     trace = {k: data[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in data}
-    messages = data.get("output_messages")
+    messages = data.get("output") if _messages(data.get("output")) else data.get("output_messages")
     if isinstance(messages, list) and messages:
         assistant = [m for m in messages if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
         dicts = assistant or [m for m in messages if isinstance(m, dict)]
@@ -97,6 +100,16 @@ def unwrap_answer(text: str) -> TargetOutcome:
     if isinstance(data.get("text"), str) and data.keys() <= ENVELOPE_KEYS:
         return TargetOutcome(data["text"], trace=trace)
     return TargetOutcome(text, parsed=data)
+
+
+def _messages(value: Any) -> bool:
+    """AgentV v4.42's `output`: a non-empty list of messages, each a mapping with a text `role`
+    (else the JSON is an answer of its own, as AgentV's schema check would have it)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in value)
+    )
 
 
 def decode_output(raw: bytes, what: str) -> tuple[str | None, str | None]:

@@ -140,6 +140,20 @@ ENVELOPES = [
         '{"text": "Invoice", "invoice_number": "X"}',
         {},
     ),
+    (
+        "v442-output",
+        '{"output": [{"role": "assistant", "content": "hi", "tool_calls": [{"tool": "search"}]}], "cost_usd": 0.2}',
+        "hi",
+        {"cost_usd": 0.2},
+    ),
+    (
+        "v442-output-wins-over-output-messages",
+        '{"output": [{"role": "assistant", "content": "new"}], '
+        '"output_messages": [{"role": "assistant", "content": "old"}]}',
+        "new",
+        {},
+    ),
+    ("an-output-field-of-a-real-answer-is-kept", '{"output": [1, 2]}', '{"output": [1, 2]}', {}),
     ("plain-json", '{"a": 1}', '{"a": 1}', {}),
     ("not-json", "hello", "hello", {}),
 ]
