@@ -386,3 +386,12 @@ def test_the_compatibility_page_lists_every_main_branch_refusal() -> None:
     listed += [f"| `type: {key}` | {MAIN_BRANCH_GRADERS[key][0]} |" for key in MAIN_BRANCH_GRADERS]
     listed += [f"| a target's `{key}:` | {TARGET_KEYS[key][0]} |" for key in TARGET_KEYS]
     assert [row for row in listed if row not in page] == []
+
+
+def test_a_csv_case_file_is_main_branch_syntax(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cases.csv").write_text("id,input\nc1,hi\nc2\n")
+    assert problems(tmp_path, "tests: file://cases.csv\n") == [
+        "dataset.eval.yaml:1: tests: case file 'cases.csv': .csv case files are AgentV 5.1.0's syntax (after "
+        "v4.42.4, the format read here); instead, write the cases as .yaml or .jsonl"
+    ]

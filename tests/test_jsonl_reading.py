@@ -327,10 +327,10 @@ def test_orjson_refuses_to_write_a_chunk_exactly_when_a_case_nests_deeper_than_1
 
     assert jsonl_lines._wrapping() == 153  # orjson 3.x: it writes values 254 levels deep
     for depth in (99, 100):
-        assert jsonl_lines._depth(orjson.loads(nested(depth))) == depth
+        assert jsonl_lines.nesting_depth(orjson.loads(nested(depth))) == depth
         assert jsonl_lines.chunk_values([b"{}\n", nested(depth) + b"\n"]) is not None
     for depth in (101, 102, 300):
-        assert jsonl_lines._depth(orjson.loads(nested(depth))) == depth
+        assert jsonl_lines.nesting_depth(orjson.loads(nested(depth))) == depth
         assert jsonl_lines.chunk_values([b"{}\n", nested(depth) + b"\n"]) is None
 
 

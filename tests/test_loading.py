@@ -106,8 +106,8 @@ INVALID = [
             "dataset.yaml:3: execution.evaluators[0].type: Unknown evaluator type: field_acuracy "
             "(did you mean 'field_accuracy'?). "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
-            "tool_trajectory, latency, cost, token_usage, execution_metrics, contains, contains_any, contains_all, "
-            "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
+            "tool_trajectory, latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, "
+            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
         ],
     ),
     (
@@ -116,8 +116,8 @@ INVALID = [
         [
             "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
-            "tool_trajectory, latency, cost, token_usage, execution_metrics, contains, contains_any, contains_all, "
-            "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
+            "tool_trajectory, latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, "
+            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
         ],
     ),
     (

@@ -83,8 +83,8 @@ def compare(
     rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha)
     with ExitStack() as stack:
         try:
-            base_file = stack.enter_context(readable_results(base, "BASE"))
-            new_file = stack.enter_context(readable_results(new, "NEW"))
+            base_file = stack.enter_context(readable_results(base, "BASE results file"))
+            new_file = stack.enter_context(readable_results(new, "NEW results file"))
             if (base_file, new_file) != (base, new) and same_run(base, new):
                 raise CompareError(
                     f"BASE and NEW are the same AgentV run: {base}",

@@ -18,6 +18,7 @@ from agentv_py.models.trace_evaluators import (
     CostConfig,
     ExecutionMetricsConfig,
     LatencyConfig,
+    SkillTriggerConfig,
     TokenUsageConfig,
     ToolTrajectoryConfig,
 )
@@ -43,6 +44,7 @@ _WHERE: dict[type[Any], tuple[str, str]] = {
     CostConfig: ("trace", "evaluate_cost"),
     TokenUsageConfig: ("trace", "evaluate_token_usage"),
     ExecutionMetricsConfig: ("trace", "evaluate_execution_metrics"),
+    SkillTriggerConfig: ("skill_trigger", "evaluate_skill_trigger"),
     **dict.fromkeys(get_args(CheckConfig), ("checks", "evaluate_check")),
 }
 

@@ -24,6 +24,7 @@ from agentv_py.loading.written_paths import Path_
 
 FILE_PREFIX = "file://"
 CASE_FILE_SUFFIXES = (".yaml", ".yml", ".jsonl")
+MAIN_BRANCH_SUFFIXES = (".csv", ".json", ".js", ".mjs", ".cjs", ".py")  # case sources AgentV 5.1 added
 MAX_CASE_FILES = 10_000  # files one glob or directory may stand for
 
 
@@ -110,6 +111,13 @@ def _read_file(
         for j, case in enumerate(value):
             out.cases.append(case)
             out.origins.append(CaseOrigin(source, (j,)))
+    elif suffix in MAIN_BRANCH_SUFFIXES:
+        out.problems.append(
+            located(
+                f"case file {written!r}: {suffix} case files are AgentV 5.1.0's syntax (after v4.42.4, the format "
+                "read here); instead, write the cases as .yaml or .jsonl"
+            )
+        )
     else:
         out.problems.append(located(f"case file {written!r} is not .yaml, .yml or .jsonl (AgentV v4.42 reads those)"))
 

@@ -35,6 +35,9 @@ def agentv_name(kind: str, entry: dict[str, Any]) -> str:
         return _CHECK_NAMES[kind](value)
     if kind in {"contains-any", "contains-all", "icontains-any", "icontains-all"}:
         return f"{kind}-{len(value)}" if isinstance(value, list) else kind
+    if kind == "skill-trigger":
+        skill = entry.get("skill")
+        return f"skill-trigger-{skill}" if isinstance(skill, str) and skill else kind
     return kind
 
 

@@ -133,8 +133,8 @@ MAIN_BRANCH_GRADERS: dict[str, tuple[str, str]] = {
     "script": ("5.1.0", "write `type: code-grader` with `command:`"),
     "llm-rubric": ("5.1.0", "write `type: rubrics` with `criteria:`, or the criteria as plain strings"),
     "assert-set": ("5.1.0", "write `type: composite` with `assertions:`"),
-    "skill-used": ("5.1.0", "not supported: this tool's targets report no skill use"),
-    "not-skill-used": ("5.1.0", "not supported: this tool's targets report no skill use"),
+    "skill-used": ("5.1.0", "write `type: skill-trigger` with `skill:`"),
+    "not-skill-used": ("5.1.0", "write `type: skill-trigger` with `skill:` and `should_trigger: false`"),
     "trajectory:tool-used": ("5.1.0", "write `type: tool-trajectory` with `mode: any_order` and `minimums:`"),
     "trajectory:tool-sequence": (
         "5.1.0",
@@ -184,11 +184,10 @@ GRADER_TYPES: dict[str, str] = {
     "regex": "regex",
     "equals": "equals",
     "is-json": "is_json",
+    "skill-trigger": "skill_trigger",
 }
 
 # v4.42 types this tool does not run, with the reason a user reads.
 UNSUPPORTED_TYPES: dict[str, str] = {
-    "skill-trigger": "checks whether a coding agent invoked a skill, from the agent's own transcript; "
-    "this tool's targets report no skill use",
     "inline-assert": "is an SDK-only grader (a TypeScript function), not a dataset grader",
 }

@@ -25,6 +25,7 @@ from agentv_py.models.trace_evaluators import (
     CostConfig,
     ExecutionMetricsConfig,
     LatencyConfig,
+    SkillTriggerConfig,
     TokenUsageConfig,
     ToolTrajectoryConfig,
 )
@@ -330,6 +331,7 @@ AnyEvaluatorConfig = (
     | CostConfig
     | TokenUsageConfig
     | ExecutionMetricsConfig
+    | SkillTriggerConfig
     | CheckConfig  # contains, contains_any, ..., regex, equals, is_json (`models.checks`)
 )
 EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = get_args(AnyEvaluatorConfig)

@@ -1,5 +1,5 @@
-"""The configs of the trace evaluators: `tool_trajectory`, `latency`, `cost`, `token_usage`,
-`execution_metrics`."""
+"""The configs of the trace evaluators: `tool_trajectory`, `skill_trigger`, `latency`, `cost`,
+`token_usage`, `execution_metrics`."""
 
 from __future__ import annotations
 
@@ -129,6 +129,29 @@ class ToolTrajectoryConfig(EvaluatorBase):
                 if timed is not None:
                     raise _at("expected", f"max_duration_ms (on '{timed}') applies to modes in_order and exact only")
         return self
+
+
+class SkillTriggerConfig(EvaluatorBase):
+    """`skill_trigger` (AgentV v4.42's `skill-trigger`): did the target's tool calls invoke the
+    skill `skill` (a `Skill` call naming it, a `Read` of a file under `skills/<skill>/`, a tool
+    output mentioning that path)? Score 1 when that is what `should_trigger` expects, else 0
+    (`scoring.skills`)."""
+
+    type: Literal["skill_trigger"]
+    skill: str
+    should_trigger: bool = True
+
+    @field_validator("skill")
+    @classmethod
+    def _skill(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("skill must name a skill (a non-empty string)")
+        return value
+
+    @property
+    def display_name(self) -> str:
+        """AgentV's generated name when none is given: `skill-trigger-<skill>`."""
+        return self.name or f"skill-trigger-{self.skill}"
 
 
 class LatencyConfig(EvaluatorBase):

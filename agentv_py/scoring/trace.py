@@ -89,11 +89,13 @@ def count_problem(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call of the target: its name, its input (None when it gave none) and its duration."""
+    """One tool call of the target: its name, its input (None when it gave none), its duration and
+    its output (None when it gave none; `skill_trigger` reads it)."""
 
     name: str
     input: Any = None
     duration_ms: float | None = None
+    output: Any = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class ToolCalls:
 
 def read_tool_calls(messages: Any) -> ToolCalls:
     """The tool calls of a target's `output_messages` (`tool_calls[*]` with `tool`, `input`,
-    `duration_ms`), in order. A message that is not an object holds none. A `tool_calls` that is
+    `duration_ms`, `output`), in order. A message that is not an object holds none. A `tool_calls` that is
     not a list, a call that is not an object, a `tool` that is not a string or a `duration_ms`
     that is not a number >= 0 is a problem: the calls are then unreadable, never guessed."""
     if not isinstance(messages, list):
@@ -145,7 +147,7 @@ def read_tool_calls(messages: Any) -> ToolCalls:
                 problem = count_problem(duration)
                 if problem:
                     return ToolCalls(problem=f"{where}[{j}].duration_ms is {problem}")
-            calls.append(ToolCall(name, call.get("input"), duration))
+            calls.append(ToolCall(name, call.get("input"), duration, call.get("output")))
     return ToolCalls(tuple(calls), llm_calls)
 
 

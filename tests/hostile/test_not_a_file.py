@@ -23,5 +23,7 @@ def test_a_results_path_that_is_not_a_file_is_named(ws, args, kind):
     result = CliRunner().invoke(app, [a.format(p="run.jsonl") for a in args])
     assert result.exit_code == 2, result.output
     what = "is not a regular file (a FIFO, a socket or a device)" if kind == "fifo" else "is a directory, not a file"
+    if kind == "directory" and args[0] in ("metrics", "compare"):  # they read AgentV run folders too
+        what += ", and not an AgentV run folder (no index.jsonl of AgentV result rows)"
     role = "BASE " if args[0] == "compare" else ""
     assert result.stderr.splitlines()[0] == f"error: {role}results file {what}: run.jsonl"
