@@ -58,11 +58,6 @@ class Translated:
     located: list[Problem] = field(default_factory=list)  # problems of case files, located in them
 
 
-def needs_translation(raw: Any) -> bool:
-    """Whether a parsed dataset is read by `translate` (cases under `tests:`, or a format named)."""
-    return isinstance(raw, dict) and ("tests" in raw or FORMAT_KEY in raw)
-
-
 def translate(raw: dict[str, Any], dataset_path: Path, source: Source) -> Translated:
     """`raw` (the parsed dataset at `dataset_path`, read by `source`) in the internal vocabulary."""
     return _Translation(raw, dataset_path, source).run()

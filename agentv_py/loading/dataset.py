@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import ConfigError, Problem
-from agentv_py.loading.agentv_442 import needs_translation, translate
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.case_spool import CaseSpool
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
@@ -39,7 +38,6 @@ from agentv_py.loading.overrides import merge_case_evaluators
 from agentv_py.loading.source import Source, read_yaml, split_cases, unpack_cases
 from agentv_py.loading.truth_files import TruthFiles, truth_file
 from agentv_py.loading.validation import validate
-from agentv_py.loading.written_paths import TranslatedSource
 from agentv_py.locate import search_dirs
 from agentv_py.models.base import suggest
 from agentv_py.models.dataset import Dataset
@@ -68,7 +66,11 @@ def load_dataset(path: str | Path, *, flagged_only: bool = False) -> LoadedDatas
     guideline_config = load_guideline_config(Path(path).resolve().parent)  # `.agentv/config.yaml`
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    if needs_translation(raw):  # AgentV v4.42's format, or a format named (`loading.agentv_442`)
+    if isinstance(raw, dict) and ("tests" in raw or "agentv_format" in raw):  # AgentV v4.42's format, or
+        # a format named: read by `loading.agentv_442`, imported only for such a file
+        from agentv_py.loading.agentv_442 import translate
+        from agentv_py.loading.written_paths import TranslatedSource
+
         translated = translate(_unpacked(raw), dataset_path, source)
         translated_source = TranslatedSource.of(source, translated.paths, translated.cases_key)
         problems = [translated_source.written_problem(*problem) for problem in translated.problems]
