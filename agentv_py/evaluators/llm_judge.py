@@ -24,6 +24,7 @@ from agentv_py.scoring.judging import (
     dimension_score,
     dimensions_schema,
     extract_json,
+    gate_label,
     render_template,
     rubric_checks_problem,
     rubric_listing,
@@ -333,7 +334,7 @@ def _evaluate_score_ranges(config: RubricConfig, context: EvalContext) -> Evalua
     reasoning = value.get("overall_reasoning") or ""
     if outcome.required_failed:
         below = ", ".join(
-            f"{r.id} ({outcome.raw_scores[r.id]}{'/10' if r.min_score is not None else ''} < {r.gate_label})"
+            f"{r.id} ({outcome.raw_scores[r.id]}{'/10' if r.min_score is not None else ''} < {gate_label(r)})"
             for r in config.rubrics
             if r.id in outcome.required_failed
         )

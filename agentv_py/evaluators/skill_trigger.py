@@ -10,8 +10,8 @@ are a score-0 miss naming the first bad entry, whatever `should_trigger` says.
 
 from __future__ import annotations
 
-from agentv_py.evaluators.base import EvalContext, processed_result
-from agentv_py.evaluators.tool_trajectory import output_messages
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.tool_trajectory import outcome_result, output_messages
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import SkillTriggerConfig
 from agentv_py.scoring.skills import skill_trigger
@@ -27,13 +27,4 @@ def evaluate_skill_trigger(config: SkillTriggerConfig, context: EvalContext) -> 
         )
     else:
         outcome = skill_trigger(config.skill, config.should_trigger, calls.calls)
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=outcome.score,
-        hits=outcome.hits,
-        misses=outcome.misses,
-        reasoning=outcome.reasoning,
-        details=outcome.details,
-    )
+    return outcome_result(config, outcome)

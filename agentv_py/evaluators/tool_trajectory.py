@@ -13,12 +13,37 @@ from __future__ import annotations
 
 from agentv_py.evaluators.base import EvalContext, processed_result
 from agentv_py.models.results import EvaluatorResult
-from agentv_py.models.trace_evaluators import ToolTrajectoryConfig
+from agentv_py.models.trace_evaluators import (
+    CostConfig,
+    ExecutionMetricsConfig,
+    LatencyConfig,
+    SkillTriggerConfig,
+    TokenUsageConfig,
+    ToolTrajectoryConfig,
+)
 from agentv_py.scoring.tool_args import ExpectedCall, subset, superset
 from agentv_py.scoring.trace import NO_TRACE, Outcome, read_tool_calls
 from agentv_py.scoring.trajectory import any_order, exact, in_order
 
 MODES = {"in_order": in_order, "exact": exact, "superset": superset, "subset": subset}
+
+TraceConfig = (
+    LatencyConfig | CostConfig | TokenUsageConfig | ExecutionMetricsConfig | ToolTrajectoryConfig | SkillTriggerConfig
+)
+
+
+def outcome_result(config: TraceConfig, outcome: Outcome) -> EvaluatorResult:
+    """The result of a trace evaluator's check (this one, `trace`'s, `skill_trigger`'s)."""
+    return processed_result(
+        name=config.display_name,
+        type=config.type,
+        weight=config.weight,
+        score=outcome.score,
+        hits=outcome.hits,
+        misses=outcome.misses,
+        reasoning=outcome.reasoning,
+        details=outcome.details,
+    )
 
 
 def output_messages(context: EvalContext) -> list[object] | None:
@@ -53,13 +78,5 @@ def evaluate_tool_trajectory(config: ToolTrajectoryConfig, context: EvalContext)
             ]
             outcome = MODES[config.mode](steps, calls.calls)
         outcome.details.setdefault("tool_calls", [call.name for call in calls.calls])
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=outcome.score,
-        hits=outcome.hits,
-        misses=outcome.misses,
-        reasoning=outcome.reasoning,
-        details={"mode": config.mode, **outcome.details},
-    )
+    outcome.details = {"mode": config.mode, **outcome.details}
+    return outcome_result(config, outcome)

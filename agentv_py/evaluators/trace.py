@@ -11,11 +11,11 @@ number >= 0 is a score-0 miss naming it, never compared.
 
 from __future__ import annotations
 
-from agentv_py.evaluators.base import EvalContext, processed_result
-from agentv_py.evaluators.tool_trajectory import output_messages
+from agentv_py.evaluators.base import EvalContext
+from agentv_py.evaluators.tool_trajectory import outcome_result, output_messages
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.models.trace_evaluators import CostConfig, ExecutionMetricsConfig, LatencyConfig, TokenUsageConfig
-from agentv_py.scoring.trace import DEFAULT_EXPLORATION_TOLERANCE, Outcome, read_tool_calls
+from agentv_py.scoring.trace import DEFAULT_EXPLORATION_TOLERANCE, read_tool_calls
 from agentv_py.scoring.trajectory import (
     MetricLimits,
     check_cost,
@@ -24,32 +24,17 @@ from agentv_py.scoring.trajectory import (
     check_token_usage,
 )
 
-TraceConfig = LatencyConfig | CostConfig | TokenUsageConfig | ExecutionMetricsConfig
-
-
-def _result(config: TraceConfig, outcome: Outcome) -> EvaluatorResult:
-    return processed_result(
-        name=config.display_name,
-        type=config.type,
-        weight=config.weight,
-        score=outcome.score,
-        hits=outcome.hits,
-        misses=outcome.misses,
-        reasoning=outcome.reasoning,
-        details=outcome.details,
-    )
-
 
 def evaluate_latency(config: LatencyConfig, context: EvalContext) -> EvaluatorResult:
     """Pass iff the target call's duration is at most `threshold` ms."""
     duration = context.trace.duration_ms if context.trace else None
-    return _result(config, check_latency(duration, config.threshold))
+    return outcome_result(config, check_latency(duration, config.threshold))
 
 
 def evaluate_cost(config: CostConfig, context: EvalContext) -> EvaluatorResult:
     """Pass iff the target-reported cost is at most `budget` USD."""
     cost = context.trace.cost_usd if context.trace else None
-    return _result(config, check_cost(cost, config.budget))
+    return outcome_result(config, check_cost(cost, config.budget))
 
 
 def evaluate_token_usage(config: TokenUsageConfig, context: EvalContext) -> EvaluatorResult:
@@ -58,7 +43,7 @@ def evaluate_token_usage(config: TokenUsageConfig, context: EvalContext) -> Eval
     outcome = check_token_usage(
         usage, max_input=config.max_input, max_output=config.max_output, max_total=config.max_total
     )
-    return _result(config, outcome)
+    return outcome_result(config, outcome)
 
 
 def evaluate_execution_metrics(config: ExecutionMetricsConfig, context: EvalContext) -> EvaluatorResult:
@@ -83,4 +68,4 @@ def evaluate_execution_metrics(config: ExecutionMetricsConfig, context: EvalCont
         cost_usd=trace.cost_usd if trace else None,
         duration_ms=trace.duration_ms if trace else None,
     )
-    return _result(config, outcome)
+    return outcome_result(config, outcome)

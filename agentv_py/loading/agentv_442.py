@@ -20,7 +20,13 @@ from typing import Any
 from agentv_py.errors import Problem
 from agentv_py.loading.agentv_case_files import is_file_reference, read_case_files
 from agentv_py.loading.agentv_graders import GraderReader
-from agentv_py.loading.agentv_values import default_name, expected_messages, input_messages, render
+from agentv_py.loading.agentv_values import (
+    default_name,
+    expected_messages,
+    input_messages,
+    render,
+    strings_containing,
+)
 from agentv_py.loading.source import Source
 from agentv_py.loading.written_paths import Path_, WrittenPaths
 from agentv_py.models.agentv_vocabulary import (
@@ -90,19 +96,12 @@ class _Translation:
     def _environment_references(self, value: Any, where: Path_) -> None:
         """AgentV v4.42 filled `${{ NAME }}` in any string of a dataset from the environment; here
         a dataset is data and never reads the environment (docs/security.md): each is refused."""
-        stack: list[tuple[Any, Path_]] = [(value, where)]
-        while stack:
-            value, where = stack.pop()
-            if isinstance(value, dict):
-                stack.extend((item, (*where, key)) for key, item in value.items())
-            elif isinstance(value, list):
-                stack.extend((item, (*where, j)) for j, item in enumerate(value))
-            elif isinstance(value, str) and "${{" in value:
-                self.problem(
-                    where,
-                    "${{ NAME }} is not filled in a dataset: its values are data and never read the environment "
-                    "(AgentV v4.42 filled it); write the value, or keep variables in the targets file",
-                )
+        for found, _ in strings_containing(value, "${{", where):
+            self.problem(
+                found,
+                "${{ NAME }} is not filled in a dataset: its values are data and never read the environment "
+                "(AgentV v4.42 filled it); write the value, or keep variables in the targets file",
+            )
 
     def _unknown(self, where: Path_, key: str, known: list[str]) -> None:
         """A key v4.42 does not know: a problem when it looks like a known key mistyped, else a

@@ -1,10 +1,12 @@
 """Values of AgentV v4.42's cases as AgentV reads them: the `input` and `expected_output`
-shorthands, `{{ name }}` references filled from a case's `vars`, the suite's default name."""
+shorthands, `{{ name }}` references filled from a case's `vars`, the suite's default name; and
+the strings of a parsed file that hold a marker (`strings_containing`)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,19 @@ def default_name(path: Path) -> str:
     """AgentV's suite name for a file without `name`: the file name less `.eval.yaml` / `.yaml`."""
     name = re.sub(r"\.eval\.ya?ml$", "", path.name, flags=re.IGNORECASE)
     return re.sub(r"\.ya?ml$", "", name, flags=re.IGNORECASE) or "eval"
+
+
+def strings_containing(
+    value: Any, marker: str, where: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(path, text) of every string under `value` (a parsed file, written at `where`) that holds
+    `marker`, walked without recursion."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((item, (*path, key)) for key, item in node.items())
+        elif isinstance(node, list):
+            stack.extend((item, (*path, j)) for j, item in enumerate(node))
+        elif isinstance(node, str) and marker in node:
+            yield path, node

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.errors import Problem
+from agentv_py.loading.agentv_values import strings_containing
 from agentv_py.loading.source import Source
 
 # target key -> (release, what v4.42 wrote)
@@ -36,21 +37,14 @@ def main_branch_problems(source: Source, raw: Any) -> list[Problem]:
                         f"instead, {instead}",
                     )
                 )
-    stack: list[tuple[Any, list[str | int]]] = [(raw, [])]
-    while stack:
-        value, where = stack.pop()
-        if isinstance(value, dict):
-            stack.extend((item, [*where, key]) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend((item, [*where, j]) for j, item in enumerate(value))
-        elif isinstance(value, str) and ENV_REFERENCE in value:
-            problems.append(
-                source.problem(
-                    where,
-                    "{{ env.NAME }} is AgentV 5.1.0's syntax (after v4.42.4, the format read here); "
-                    "instead, write ${{ NAME }}",
-                )
+    for where, _ in strings_containing(raw, ENV_REFERENCE):
+        problems.append(
+            source.problem(
+                where,
+                "{{ env.NAME }} is AgentV 5.1.0's syntax (after v4.42.4, the format read here); "
+                "instead, write ${{ NAME }}",
             )
+        )
     return sorted(problems, key=lambda p: p.line or 0)
 
 

@@ -150,11 +150,6 @@ def unit_min_score(value: Any) -> Any:
     return float(value)
 
 
-def js_number(value: float) -> str:
-    """A number as AgentV (JavaScript) prints it in a prompt: 0.8, 1."""
-    return str(int(value)) if value.is_integer() else repr(value)
-
-
 class RubricFields(StrictModel):
     """What every rubric item holds, wherever it is written (a `rubric` evaluator's `rubrics`, a
     case's inline `rubrics:`): a checklist item (`description`, satisfied or not) or, with
@@ -255,14 +250,6 @@ class RubricItem(RubricFields):
         if self.min_score is not None or self.gate is None:
             return None
         return self.required_min_score if self.required_min_score is not None else 10
-
-    @property
-    def gate_label(self) -> str | None:
-        """The minimum as the prompt's `[REQUIRED: min score X]` shows it: `min_score` as written
-        (0.8, AgentV v4.42), else the 0-10 score (8; 10 for a required item); None without a gate."""
-        if self.min_score is not None:
-            return js_number(self.min_score)
-        return None if self.gate_of_10 is None else str(self.gate_of_10)
 
     def below_gate(self, score: int) -> bool:
         """True when the 0-10 `score` is under this item's gate (compared as AgentV does, on 0-1)."""

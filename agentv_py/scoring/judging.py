@@ -14,6 +14,7 @@ from typing import Any
 
 from agentv_py.models.judges import TEMPLATE_ALIASES, TEMPLATE_VARIABLE_RE, RubricItem
 from agentv_py.scoring.jsontext import TOO_DEEP, fenced_blocks, loads
+from agentv_py.scoring.trace import js_number
 
 
 def render_template(template: str, values: Mapping[str, str]) -> str:
@@ -262,13 +263,22 @@ def score_ranges_schema(ids: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def gate_label(rubric: RubricItem) -> str | None:
+    """An item's minimum as the prompt's `[REQUIRED: min score X]` shows it: `min_score` as written
+    (0.8, AgentV v4.42, printed as JavaScript prints it), else the 0-10 score (8; 10 for a required
+    item); None without a gate."""
+    if rubric.min_score is not None:
+        return js_number(rubric.min_score)
+    return None if rubric.gate_of_10 is None else str(rubric.gate_of_10)
+
+
 def score_ranges_listing(rubrics: Sequence[RubricItem]) -> str:
     """The criteria as AgentV's score-range prompt listed them: a heading per item with its weight
     (when not 1) and minimum, its description, then its bands."""
     lines: list[str] = []
     for rubric in rubrics:
         weight = f" (weight: {rubric.weight:g})" if rubric.weight != 1.0 else ""
-        label = rubric.gate_label
+        label = gate_label(rubric)
         minimum = f" [REQUIRED: min score {label}]" if label is not None else ""
         lines += ["", f"### Criterion: {rubric.id}{weight}{minimum}"]
         if rubric.operator:

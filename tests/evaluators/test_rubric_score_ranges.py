@@ -17,7 +17,7 @@ from agentv_py.models.dataset import EvalCase
 from agentv_py.models.judges import RubricConfig, RubricItem
 from agentv_py.models.model_targets import OpenAITarget
 from agentv_py.runner.targets import OpenAIRunner
-from agentv_py.scoring.judging import score_range_outcome, score_ranges_listing
+from agentv_py.scoring.judging import gate_label, score_range_outcome, score_ranges_listing
 from tests.chat_server import text
 
 KEY = "sk-judge-SECRET-987654321"
@@ -66,7 +66,7 @@ def test_agentv_example_loads_as_a_score_ranges_rubric(tmp_path, monkeypatch):
         ((8, 9), "Accurate and"),
         ((10, 10), "Fully accura"),
     ]
-    assert (accuracy.weight, accuracy.gate_label, brevity.gate_label) == (2.0, "8", None)
+    assert (accuracy.weight, gate_label(accuracy), gate_label(brevity)) == (2.0, "8", None)
     assert [r.score_range for r in brevity.score_ranges or []] == [(0, 4), (5, 9), (10, 10)]
 
 
