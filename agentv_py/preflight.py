@@ -34,7 +34,7 @@ from agentv_py.models.evaluators import CodeJudgeConfig, calls_judge
 from agentv_py.models.foreign_targets import RUNNABLE_SUMMARY, AliasTarget, OpaqueTarget, not_runnable_message
 from agentv_py.models.model_targets import GeminiTarget
 from agentv_py.models.targets import DRY_RUN_TARGET, CliTarget, TargetConfig, is_model_target
-from agentv_py.prepared import IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, cases_where
+from agentv_py.prepared import CONVERSATION, IMAGE_URLS, IMAGES, LoadedDataset, PreparedCase, cases_where
 from agentv_py.runner.target_checks import check_targets
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ def preflight(
                 checked.target, checked.secrets = loaded.with_env(selected.name, unset=unset)
                 basis = checked.target
                 _check_model_target(checked.target, cases)
+                _check_batching(checked.target, cases)
             except (ConfigError, TargetError) as exc:
                 checked.failures.append(exc)
     checked.default_judge, origin = _default_judge(request, dataset, basis)
@@ -292,6 +293,21 @@ def _default_judge(request: EvalRequest, dataset: LoadedDataset, target: TargetC
     if is_model_target(target):
         return target.name, f"target '{target.name}', which judges its own answers"
     return None, f"target '{target.name}' is a {target.provider} target; only a model target judges itself"
+
+
+def _check_batching(target: TargetConfig, cases: Sequence[PreparedCase]) -> None:
+    """A `provider_batching` target answers every case in one call: a conversation case needs a
+    call per turn, with the answers before it."""
+    if not (isinstance(target, CliTarget) and target.provider_batching):
+        return
+    talks = [cases[i].case.id for i in cases_where(cases, CONVERSATION)]
+    if talks:
+        more = f" (and {len(talks) - 1} more)" if len(talks) > 1 else ""
+        raise TargetError(
+            f"target '{target.name}' answers every case in one call (provider_batching: true), but case "
+            f"'{talks[0]}'{more} is a conversation, which needs a call per turn",
+            hint="run the conversation cases with a target without provider_batching (--target NAME)",
+        )
 
 
 def _check_model_target(target: TargetConfig, cases: Sequence[PreparedCase]) -> None:

@@ -48,6 +48,14 @@ class ProblemSource(Protocol):
     def problem(self, parts: Iterable[str | int], message: str) -> Problem: ...
 
 
+@dataclass(frozen=True)
+class PreparedTurn:
+    """One turn of a conversation case as the engine runs it."""
+
+    evaluators: list[EvaluatorConfig]  # its own; the default judge for an expected answer; none
+    expected: Any  # its expected answer (ground truth parsed), or None
+
+
 @dataclass
 class PreparedCase:
     """An eval case with everything the engine needs resolved once, at load time."""
@@ -61,6 +69,8 @@ class PreparedCase:
     evaluators: list[EvaluatorConfig]  # the case's own, else the suite's
     guideline_files: list[str] = field(default_factory=list)  # absolute paths, in order (`.agentv/config.yaml`)
     guideline_items: frozenset[int] = frozenset()  # which `file` items (from 0, dataset order) are guideline files
+    # a conversation case's turns (models/conversation.py): each turn's evaluators, expected value
+    turns: list[PreparedTurn] = field(default_factory=list)
 
     @property
     def file_paths(self) -> list[str]:
@@ -86,6 +96,7 @@ RUBRICS = 4  # the case has `rubrics:` (AgentV adds a rubric evaluator)
 URL_FILES = 8  # an input file is an http(s) URL
 IMAGE_URLS = 16  # an image is an http(s) URL
 SKIPPED = 32  # the case says `skip:`: it does not run
+CONVERSATION = 64  # a multi-turn conversation case (models/conversation.py)
 
 
 def case_flags(prepared: PreparedCase) -> int:
@@ -99,6 +110,7 @@ def case_flags(prepared: PreparedCase) -> int:
         | (URL_FILES if any(is_url(path) for path in prepared.files) else 0)
         | (IMAGE_URLS if any(image.source == "url" for image in prepared.images) else 0)
         | (SKIPPED if case.skip_reason is not None else 0)
+        | (CONVERSATION if case.conversation is not None else 0)
     )
 
 

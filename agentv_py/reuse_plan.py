@@ -32,7 +32,7 @@ from agentv_py.report.reuse import StoredError, manifest_differences, passed, re
 from agentv_py.report.row_store import RowSelection
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 from agentv_py.report.text import plural
-from agentv_py.runner.engine import pass_mark
+from agentv_py.runner.case_row import pass_mark
 
 
 def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None) -> AgentvError:

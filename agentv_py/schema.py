@@ -25,6 +25,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel
 
+from agentv_py.models.conversation import ConversationTurn
 from agentv_py.models.dataset import CaseRubric, Dataset, EvalCase, Message
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig, RubricItem
 from agentv_py.models.targets import TargetsFile
@@ -154,8 +155,11 @@ def _dataset_shorthands(schema: Schema) -> None:
     case = defs[EvalCase.__name__]["properties"]
     # `input: "text"` is one user message.
     case["input"] = {"anyOf": [case["input"], {"type": "string"}]}
-    # `expected_output: <value>` (not a message list) is one assistant message with that content.
+    # `expected_output: <value>` (not a message list) is one assistant message with that content
+    # (a conversation turn's too).
     case["expected_output"] = {"anyOf": [case["expected_output"], {"type": ["string", "object", "array"]}]}
+    turn = defs[ConversationTurn.__name__]["properties"]
+    turn["expected_output"] = {"anyOf": [turn["expected_output"], {"type": ["string", "object", "array"]}]}
     # Message content is read by shape (`dataset._content_kind`): a non-empty list of objects that
     # all have a `type` is a list of content items, checked as such; any other list is data.
     message = defs[Message.__name__]

@@ -106,7 +106,7 @@ def _dataset() -> Schema:
 
 def _case() -> Schema:
     properties: Schema = dict.fromkeys((*CASE_KEPT, *CASE_INFORMATIONAL, *CASE_WARNED, *CASE_REFUSED), _ANY)
-    for key in CASE_REFUSED:  # read by AgentV's runtime alone (multi-turn, dependencies): refused here
+    for key in CASE_REFUSED:  # read by AgentV's runtime alone (dependencies): refused here
         properties.pop(key)
     properties.update(
         {
@@ -116,6 +116,24 @@ def _case() -> Schema:
             "input_files": {"type": "array", "items": _TEXT},
             "expected_output": _ANY,
             "vars": {"type": "object"},
+            "mode": {"enum": ["conversation"]},
+            "turns": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["input"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "input": _MESSAGES_OR_TEXT,
+                        "expected_output": _ANY,
+                        "assertions": _GRADER_LIST,
+                    },
+                },
+            },
+            "aggregation": {"enum": ["mean", "min", "max"]},
+            "on_turn_failure": {"enum": ["continue", "stop"]},
+            "window_size": {"type": "integer", "minimum": 1},
             "execution": {
                 "type": "object",
                 "properties": {

@@ -159,7 +159,7 @@ def run_judge(manifest: RunManifest | None) -> str | None:
 
 def stored_outcome(row: ResultRow) -> TargetOutcome:
     """What the target gave for a row, as the run had it: the answer as written (already taken out
-    of any envelope), the metrics it reported (`engine._trace` reads them as it did), its
+    of any envelope), the metrics it reported (`engine.outcome_trace` reads them as it did), its
     `output_messages`. A row whose target failed gives its error (never retried)."""
     if row.status == "error":  # copied as it was (`origin`)
         return TargetOutcome(None, row.error or "target failed", retryable=False, origin=row)
@@ -182,6 +182,7 @@ class StoredAnswers:
     row per worker waits here. Each outcome carries the row it came from (`TargetOutcome.origin`)."""
 
     vision = True
+    replays = True  # answers a whole conversation case at once (`runner/conversation.py`)
 
     def __init__(self, name: str, path: Path, lines: Mapping[int, str]) -> None:
         self.name = name

@@ -80,6 +80,13 @@ def _det_keys(entries: list[dict[str, Any]], det_types: set[str], type_key: str)
     seen: dict[str, int] = {}
     out: dict[str, float | None] = {}
     for entry in entries:
+        name = str(entry.get("name", ""))
+        nested = entry.get("scores") or entry.get("evaluator_results")
+        if (name.startswith("turn-") or name == "conversation") and isinstance(nested, list):
+            # a conversation case: each turn's graders (AgentV's `scores`, our `evaluator_results`)
+            inner = _det_keys(nested, det_types, type_key)
+            out.update({f"{name}/{key}": score for key, score in inner.items()})
+            continue
         kind = _norm(str(entry.get(type_key, entry.get("type", "?"))))
         if kind not in det_types:
             continue
@@ -221,7 +228,7 @@ def parity(ds: Dataset, examples: Path, args: argparse.Namespace) -> Outcome:
         shutil.copytree(examples.parent / ".agentv", scratch / "repo" / ".agentv", dirs_exist_ok=True)
     (scratch / "repo" / ".git").mkdir()
     dataset = scratch / "repo" / ds.path.relative_to(examples.parent)
-    with StandIn(ds.cases) as model:
+    with StandIn([*ds.cases, *ds.turns]) as model:
         env = environment(scratch, model.endpoint, args.bun_dir)
         if run([str(args.ours), "validate", str(dataset)], dataset.parent, env, scratch / "validate.log") != 0:
             outcome.validate = _last_lines(scratch / "validate.log", 4)

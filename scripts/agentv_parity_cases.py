@@ -67,6 +67,7 @@ class Dataset:
     cases: list[Case] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)  # grader type -> det/llm/sdk/uv/unknown
     skip: str = ""  # why it is not run; "" when it is
+    turns: list[Case] = field(default_factory=list)  # a conversation case's turns: answered, not compared
 
 
 def _text(value: Any) -> str:
@@ -181,9 +182,19 @@ def read_dataset(path: Path) -> Dataset:
                 graders=graders,
             )
         )
-        if test.get("mode") == "conversation" or "turns" in test:
-            ds.skip = "multi-turn `mode: conversation` / `turns`"
-    for case in ds.cases:
+        if test.get("mode") == "conversation":  # each turn answered as a case of its own, by its text
+            for t, turn in enumerate(test.get("turns") or [], 1):
+                if isinstance(turn, dict):
+                    expected = turn.get("expected_output")
+                    ds.turns.append(
+                        Case(
+                            id=f"{ds.cases[-1].id}/turn-{t}",
+                            key=_user_text(turn.get("input", "")).strip(),
+                            expected=_text(expected) if expected is not None else None,
+                            graders=_graders(turn),
+                        )
+                    )
+    for case in [*ds.cases, *ds.turns]:
         for grader in case.graders:
             name = grader if isinstance(grader, str) else str(grader.get("type", "?"))
             ds.kinds[name if not isinstance(grader, str) else "(criterion string)"] = grader_kind(grader, path.parent)
@@ -200,6 +211,7 @@ def read_dataset(path: Path) -> Dataset:
     elif "det" not in kinds:
         ds.skip = "no deterministic grader (" + (", ".join(f"{k}: {v}" for k, v in ds.kinds.items()) or "none") + ")"
     _choose_answers(ds.cases)
+    _choose_answers(ds.turns)
     return ds
 
 
@@ -244,6 +256,11 @@ def _request_text(body: dict[str, Any]) -> str:
     return "\n".join(_text(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict))
 
 
+def _last_user_text(body: dict[str, Any]) -> str:
+    users = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
+    return _text(users[-1].get("content")) if users else ""
+
+
 class StandIn:
     """The loopback model: `with StandIn(cases) as model:` serves on `model.endpoint`."""
 
@@ -256,7 +273,7 @@ class StandIn:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                reply = stand_in.answer(_request_text(body))
+                reply = stand_in.answer(_request_text(body), _last_user_text(body))
                 if body.get("stream"):
                     self._stream(reply, str(body.get("model", "stub")))
                     return
@@ -297,10 +314,15 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def answer(self, text: str) -> str:
+    def answer(self, text: str, last: str = "") -> str:
+        """The reply to a request whose messages' text is `text` (`last`: its last user message,
+        matched first: a conversation's earlier turns are in `text` too)."""
         lowered = text.lower()
         if "score" in lowered and ("candidate" in lowered or "grader" in lowered or "rubric" in lowered):
             return GRADER_REPLY
+        for case in self.cases:
+            if last and case.key == last.strip():
+                return case.answer
         for case in self.cases:
             if case.key in text:
                 return case.answer

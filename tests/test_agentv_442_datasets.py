@@ -254,8 +254,51 @@ BAD: list[Any] = [
     ),
     pytest.param(
         "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n",
-        ["dataset.eval.yaml:4: tests[0].mode: multi-turn conversation cases (mode, turns) are not supported yet"],
-        id="multi-turn-refused",
+        ["dataset.eval.yaml:4: tests[0].mode: mode: conversation needs turns: a list of turns"],
+        id="conversation-without-turns",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: chat\n    turns: [{input: a}]\n",
+        ["dataset.eval.yaml:4: tests[0].mode: mode is 'conversation' (a multi-turn case), got 'chat'"],
+        id="unknown-mode",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n    turns: [hello]\n",
+        [
+            "dataset.eval.yaml:5: tests[0].turns[0]: a turn is a mapping with input, expected_output, "
+            "assertions, got str"
+        ],
+        id="turn-not-a-mapping",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n    turns:\n      - input: a\n"
+        "        asertions: [x]\n",
+        [
+            "dataset.eval.yaml:7: tests[0].turns[0].asertions: unknown key 'asertions' in a turn "
+            "(did you mean 'assertions'?)"
+        ],
+        id="unknown-turn-key",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n    aggregation: avg\n"
+        "    turns:\n      - input: a\n",
+        ["dataset.eval.yaml:5: tests[0].aggregation: invalid value \"avg\": expected 'mean', 'min' or 'max'"],
+        id="unknown-aggregation",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n    turns:\n      - input: a\n"
+        "        assertions:\n          - type: contain\n            value: x\n",
+        [
+            "dataset.eval.yaml:8: tests[0].turns[0].assertions[0].type: unknown grader type 'contain' (did you mean "
+            "'contains'?); custom assertion types (.agentv/assertions/*.ts) need AgentV's TypeScript runtime and "
+            "are not supported"
+        ],
+        id="unknown-turn-grader",
+    ),
+    pytest.param(
+        "tests:\n  - id: c1\n    input: hi\n    mode: conversation\n    turns:\n      - expected_output: x\n",
+        ["dataset.eval.yaml:6: tests[0].turns[0].input: missing required key 'input'"],
+        id="turn-without-input",
     ),
     pytest.param(
         'agentv_format: "5.0"\ntests:\n  - {id: c1, input: hi}\n',

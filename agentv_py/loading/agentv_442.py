@@ -20,6 +20,7 @@ from typing import Any
 from agentv_py.errors import Problem
 from agentv_py.loading.agentv_case_files import is_file_reference, read_case_files
 from agentv_py.loading.agentv_graders import GraderReader
+from agentv_py.loading.agentv_turns import conversation
 from agentv_py.loading.agentv_values import (
     default_name,
     expected_messages,
@@ -35,6 +36,7 @@ from agentv_py.models.agentv_vocabulary import (
     CASE_KEYS,
     CASE_REFUSED,
     CASE_WARNED,
+    CONVERSATION_KEYS,
     EARLY_2026,
     EXECUTION_HANDLED,
     EXECUTION_IGNORED,
@@ -275,13 +277,18 @@ class _Translation:
                 out[key] = expected_messages(render(item, variables))
             elif key == "execution":
                 self._case_execution(item, written, out)
-            elif key in (*CASE_INFORMATIONAL, "input", "input_files", *GRADER_KEYS):
+            elif key in (*CASE_INFORMATIONAL, *CONVERSATION_KEYS, "input", "input_files", *GRADER_KEYS):
                 continue
             elif key in MAIN_BRANCH_CASE:
                 self.problem((*written, key), main_branch(key, MAIN_BRANCH_CASE))
             else:
                 self._unknown((*written, key), key, CASE_KEYS)
         self._input(case, variables, skip_defaults, internal, written, out)
+        multi_turn = conversation(
+            case, variables, self.graders, self.paths, self.problem, self.warning, internal, written
+        )
+        if multi_turn is not None:
+            out["conversation"] = multi_turn
         own = self._own_graders(case, execution, internal, written)
         if self.semantics == V4_42 and suite and not skip_defaults and own is not None:
             for k in range(len(suite)):  # the suite's graders, located where the suite wrote them

@@ -62,9 +62,12 @@ class GraderReader:
         """A problem at `where` as written, in the file being read (`paths.source`)."""
         self.problems.append((self.paths.source, where, message))
 
-    def read_list(self, entries: Any, internal: Path_, written: Path_) -> list[Any] | None:
-        """A grader list: entries translated, strings gathered into one rubric. None: not a list
-        (a problem recorded)."""
+    def read_list(
+        self, entries: Any, internal: Path_, written: Path_, *, criteria_weight: float | None = None
+    ) -> list[Any] | None:
+        """A grader list: entries translated, strings gathered into one rubric, weighing as many
+        graders as it has criteria (AgentV's; a turn's: `criteria_weight`). None: not a list (a
+        problem recorded)."""
         self.paths.record(internal, written)
         if not isinstance(entries, list):
             self.problem(written, f"expected a list of graders, got {_kind(entries)}")
@@ -84,7 +87,7 @@ class GraderReader:
                             "type": "rubric",
                             "name": "rubrics",
                             "rubrics": [text for _, text in strings],
-                            "weight": float(len(strings)),
+                            "weight": float(len(strings)) if criteria_weight is None else criteria_weight,
                         }
                     )
                 continue

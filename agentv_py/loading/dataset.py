@@ -17,6 +17,7 @@ from agentv_py.errors import ConfigError, Problem
 from agentv_py.loading.case_files import raw_cases, resolve_case_files
 from agentv_py.loading.case_spool import CaseSpool
 from agentv_py.loading.config import GuidelineConfig, load_guideline_config
+from agentv_py.loading.conversation_turns import prepared_turns, turn_ground_truths
 from agentv_py.loading.date_warnings import ambiguous_truth_dates
 from agentv_py.loading.evaluator_lists import (
     DEFAULT_JUDGE,
@@ -149,6 +150,8 @@ class _Loading:
         for case in model.evalcases:
             _scored_fields(case.case_evaluators, self.scored_fields)
         truths, truth_problems = _ground_truths(source, raw, model, self.truth_files)
+        turn_truths, turn_problems = turn_ground_truths(source, model)
+        truth_problems += turn_problems
         suite = self.model.execution.evaluators if self.model is not None else []
         truth_problems += [
             source.problem(["evalcases", i], message) for i, message in nothing_to_compare(model, truths, suite)
@@ -173,7 +176,7 @@ class _Loading:
         self.warnings += ambiguous_truth_dates(source, model, truths, suite, self.dated)
         self.truth_fields.add(model, truths, offset)
         added: dict[int, list[EvaluatorConfig]] = {}  # the rubric evaluator first, or the default judge alone
-        for i, _, config in added_evaluators(model):
+        for i, _, config in added_evaluators(model, turns=False):
             added.setdefault(i, []).append(config)
         chunk = [
             PreparedCase(
@@ -186,6 +189,7 @@ class _Loading:
                 evaluators=[*added.get(i, []), *evaluators.get(("evalcases", i), self.suite)],
                 guideline_files=resolved.get((i, "guideline"), []),
                 guideline_items=frozenset(resolved.get((i, "guideline_item"), [])),
+                turns=prepared_turns(case, i, evaluators, turn_truths),
             )
             for i, case in enumerate(model.evalcases)
         ]
@@ -325,7 +329,7 @@ def _ignored_keys(source: Source, model: Dataset) -> list[Problem]:
     return warnings
 
 
-ListKey = tuple[str, int] | tuple[str]  # ("execution",) for the suite, ("evalcases", i) for a case
+ListKey = tuple[str | int, ...]  # ("execution",): the suite's; ("evalcases", i): a case's; (..., "turns", t): a turn's
 
 
 def _resolve_prompts(
@@ -362,6 +366,8 @@ def _resolve_prompts(
 
     for base, evaluators in evaluator_lists(model):
         key: ListKey = ("execution",) if base[0] == "execution" else ("evalcases", int(base[1]))
+        if "turns" in base:  # a conversation turn's own list
+            key = (*key, "turns", int(base[base.index("turns") + 1]))
         lists[key] = [resolved(config, [*base, e]) for e, config in enumerate(evaluators)]
     return lists, problems
 

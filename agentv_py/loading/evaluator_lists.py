@@ -10,35 +10,55 @@ from agentv_py.models.dataset import Dataset, EvalCase
 from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig
-from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseModels
+from agentv_py.prepared import CONVERSATION, OWN_EVALUATORS, RUBRICS, CaseModels
 
 DEFAULT_JUDGE = LlmJudgeConfig(type="llm_judge", name="llm_judge")
 """AgentV's default evaluator for a case without any: an `llm_judge` with the default prompt."""
 
 
-def added_evaluators(model: Dataset) -> Iterable[tuple[int, list[str | int], EvaluatorConfig]]:
+def added_evaluators(model: Dataset, *, turns: bool = True) -> Iterable[tuple[int, list[str | int], EvaluatorConfig]]:
     """Evaluators a case gets that no evaluator list names, as AgentV gave them, with the case
     index and where they come from: the case's `rubrics:` (a `rubric` evaluator, placed before its
     other evaluators) and, for a case left with no evaluator at all (none of its own, none in the
-    suite, no rubrics), `DEFAULT_JUDGE`."""
-    # With a suite list, only a case with rubrics gets one; a dataset's cases are read back only then.
-    for i, case in cases_of(model, RUBRICS if model.execution.evaluators else None):
+    suite, no rubrics), `DEFAULT_JUDGE` — except a conversation case, whose own evaluators judge
+    only the whole transcript (AgentV's: none without a list). With `turns`, also `DEFAULT_JUDGE`
+    for each conversation turn that has an expected answer and no evaluators (`turn_evaluators`)."""
+    for i, case in cases_of(model, CONVERSATION | RUBRICS if model.execution.evaluators else None):
         rubric = case.rubric_evaluator()
         own = case.case_evaluators
         if rubric is not None:
             yield i, ["evalcases", i, "rubrics"], rubric
-        elif not (own if own is not None else model.execution.evaluators):
+        elif case.conversation is None and not (own if own is not None else model.execution.evaluators):
             yield i, ["evalcases", i], DEFAULT_JUDGE
+        if turns and case.conversation is not None:
+            for t, turn in enumerate(case.conversation.turns):
+                if turn.evaluators is None and turn.expected_messages:
+                    yield i, ["evalcases", i, "conversation", "turns", t], DEFAULT_JUDGE
+
+
+def turn_evaluators(case: EvalCase) -> list[list[EvaluatorConfig]]:
+    """Each turn's evaluators of a conversation case: its own; else, with an expected answer,
+    `DEFAULT_JUDGE` (AgentV's default grader); else none (the turn scores 1, as in AgentV)."""
+    if case.conversation is None:
+        return []
+    return [
+        turn.evaluators if turn.evaluators is not None else [DEFAULT_JUDGE] if turn.expected_messages else []
+        for turn in case.conversation.turns
+    ]
 
 
 def evaluator_lists(model: Dataset) -> Iterable[tuple[list[str | int], Sequence[EvaluatorConfig]]]:
-    """Each evaluator list of the dataset with its location: the suite's, then each case's own."""
+    """Each evaluator list of the dataset with its location: the suite's, then each case's own
+    (and a conversation case's turns' own, after it)."""
     yield ["execution", "evaluators"], model.execution.evaluators
-    for i, case in cases_of(model, OWN_EVALUATORS):
+    for i, case in cases_of(model, OWN_EVALUATORS | CONVERSATION):
         if case.evaluators is not None:
             yield ["evalcases", i, case.own_key], case.evaluators
         elif case.execution is not None and case.execution.evaluators is not None:
             yield ["evalcases", i, "execution", "evaluators"], case.execution.evaluators
+        for t, turn in enumerate(case.conversation.turns if case.conversation is not None else ()):
+            if turn.evaluators is not None:
+                yield ["evalcases", i, "conversation", "turns", t, "evaluators"], turn.evaluators
 
 
 def walk_evaluators(model: Dataset) -> Iterable[tuple[list[str | int], EvaluatorConfig]]:

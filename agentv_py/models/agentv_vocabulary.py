@@ -51,14 +51,11 @@ CASE_KEPT = (
 )
 CASE_INFORMATIONAL = ("metadata", "suite", "vars", "dataset")
 CASE_REFUSED = {
-    "mode": "multi-turn conversation cases (mode, turns) are not supported yet",
-    "turns": "multi-turn conversation cases (mode, turns) are not supported yet",
-    "aggregation": "multi-turn conversation cases (mode, turns) are not supported yet",
-    "on_turn_failure": "multi-turn conversation cases (mode, turns) are not supported yet",
-    "window_size": "multi-turn conversation cases (mode, turns) are not supported yet",
     "depends_on": "case dependencies (depends_on) are not supported: every case runs on its own",
     "on_dependency_failure": "case dependencies (depends_on) are not supported: every case runs on its own",
 }
+CONVERSATION_KEYS = ("mode", "turns", "aggregation", "on_turn_failure", "window_size")  # a multi-turn case
+TURN_KEYS = ("input", "expected_output", "assertions")  # a turn of one
 CASE_WARNED = {
     "workspace": TOP_WARNED["workspace"],
     "targets": "a case's own targets are ignored: one target runs per run",
@@ -69,6 +66,7 @@ CASE_KEYS = sorted(
         *CASE_INFORMATIONAL,
         *CASE_REFUSED,
         *CASE_WARNED,
+        *CONVERSATION_KEYS,
         "input",
         "input_files",
         "expected_output",

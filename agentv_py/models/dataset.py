@@ -9,10 +9,11 @@ from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, fi
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel
+from agentv_py.models.conversation import Conversation
 from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
 from agentv_py.models.fields import DateOrder, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.judges import RubricConfig, RubricFields, RubricItem
-from agentv_py.models.messages import CONTENT_TAGS, ContentItem, Message, ToolCall
+from agentv_py.models.messages import CONTENT_TAGS, ContentItem, Message, ToolCall, as_expected_messages
 
 __all__ = ["CONTENT_TAGS", "ContentItem", "Dataset", "EvalCase", "Message", "ToolCall"]
 
@@ -109,6 +110,7 @@ class EvalCase(StrictModel):
     description: str | None = None  # documentation only, as in AgentV
     note: str | None = None  # documentation only, as in AgentV
     reference_answer: Any = None  # in AgentV's examples, ignored by its loader: accepted, with a warning
+    conversation: Conversation | None = None  # a multi-turn case (models/conversation.py)
 
     @model_validator(mode="before")
     @classmethod
@@ -138,9 +140,8 @@ class EvalCase(StrictModel):
         # Newer AgentV shorthands: `input: "text"` and `expected_output: {...}` (not a message list).
         if isinstance(data.get("input"), str):
             data["input"] = [{"role": "user", "content": data["input"]}]
-        expected = data.get("expected_output")
-        if expected is not None and not _is_message_list(expected):
-            data["expected_output"] = [{"role": "assistant", "content": expected}]
+        if "expected_output" in data:
+            data["expected_output"] = as_expected_messages(data["expected_output"])
         return data
 
     @field_validator("skip", "xfail", mode="before")
@@ -259,10 +260,6 @@ def _mark_reason(value: bool | str | None, default: str) -> str | None:
     if value is None or value is False:
         return None
     return default if value is True else str(value)
-
-
-def _is_message_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
 
 
 class SuiteExecution(StrictModel):

@@ -112,3 +112,16 @@ class Message(StrictModel):
         if self.content is None and self.tool_calls:
             return self.tool_calls_value
         return self.content
+
+
+def is_message_list(value: Any) -> bool:
+    """A non-empty list of mappings that each have a `role`: messages, not one message's content."""
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
+
+
+def as_expected_messages(value: Any) -> Any:
+    """AgentV's `expected_output` shorthand: a value that is not a message list is the content
+    of one assistant message."""
+    if value is not None and not is_message_list(value):
+        return [{"role": "assistant", "content": value}]
+    return value

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentv_py.models.conversation import TRANSCRIPT_TYPE, TURN_TYPE
 from agentv_py.models.evaluators import CodeJudgeConfig, EvaluatorConfig
 from agentv_py.models.field_results import FieldOutcome, to_details
 from agentv_py.models.fields import DEFAULT_DATE_FORMATS
@@ -134,7 +135,7 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
                 f"{cost:.3f}",
             ]
         )
-    print_table(console, "Evaluators (case score = weighted mean of their scores)", columns, table)
+    print_table(console, f"Evaluators (case score = {_how_scored(results)})", columns, table)
     say("share: the evaluator's weight over all weights; cost: what it took off the case score (share × (1 - score))")
     rows = list(fields_of(row))
     if rows:
@@ -163,7 +164,30 @@ def render_case(console: Any, explained: Explained, full: bool = False) -> None:
         say("agentv explain RESULTS CASE FIELD shows one field: its options and their sources, normalised values")
     for index, result in enumerate(results):
         if result.type != "field_accuracy":
-            _render_judge(say, result, explained.sources[index], explained, full)
+            _render_judge(say, result, explained.sources[index], explained, full, _answer_sent(row, result))
+
+
+def _how_scored(results: list[EvaluatorResult]) -> str:
+    """How the row's score came from its results: a weighted mean, or a conversation's aggregation."""
+    how = next((r.details.get("aggregation") for r in results if r.type == TURN_TYPE), None)
+    if how is None:
+        return "weighted mean of their scores"
+    return f"{how} of the turn scores and the conversation's" if how in ("mean", "min", "max") else "weighted mean"
+
+
+def _answer_sent(row: ResultRow, result: EvaluatorResult) -> str:
+    """What `result` scored: the case's answer; a conversation turn's own answer (its place among
+    the answers of `output_messages`); the whole conversation for the transcript's evaluators."""
+    answers = [
+        m.get("content") for m in row.output_messages or [] if isinstance(m, dict) and m.get("role") == "assistant"
+    ]
+    if result.type == TURN_TYPE and result.name.startswith("turn-") and result.name[5:].isdigit():
+        number = int(result.name[5:])
+        found = answers[number - 1] if 0 < number <= len(answers) else None
+        return found if isinstance(found, str) else ""
+    if result.type == TRANSCRIPT_TYPE:
+        return f"(the whole conversation, {len(row.output_messages or [])} messages)"
+    return row.candidate_answer or ""
 
 
 def _say_sources(say: Say, explained: Explained) -> None:
@@ -173,9 +197,10 @@ def _say_sources(say: Say, explained: Explained) -> None:
         say(explained.dataset_display, "dataset: ")
 
 
-def _render_judge(say: Say, result: EvaluatorResult, source: EvaluatorSource | None, e: Explained, full: bool) -> None:
-    """What a judge (or any evaluator but field_accuracy) was sent, summarised, and what it said."""
-    row = e.row
+def _render_judge(
+    say: Say, result: EvaluatorResult, source: EvaluatorSource | None, e: Explained, full: bool, answer: str
+) -> None:
+    """What a judge (or any evaluator but field_accuracy) was sent (`answer`), summarised, and what it said."""
     say("")
     say(f"{result.name} ({result.type}): {result.status}, score {_num(result.score)}, weight {result.weight:g}")
     if source is not None:
@@ -187,7 +212,6 @@ def _render_judge(say: Say, result: EvaluatorResult, source: EvaluatorSource | N
             prompt = config.prompt
             kind = "the default prompt" if prompt is None else f"prompt {shown(prompt, False)}"
             say(f"{kind}, target {config.target or '(the default judge)'}", "asked: ", "  ")
-    answer = row.candidate_answer or ""
     first = answer.splitlines()[0] if answer else ""
     say(f"the answer ({len(answer)} characters; first line {shown(first, full)})", "sent: ", "  ")
     if e.expected is not None:
@@ -202,7 +226,7 @@ def _render_judge(say: Say, result: EvaluatorResult, source: EvaluatorSource | N
     if len(keys) > DETAIL_KEYS and not full:
         say(f"... {len(keys) - DETAIL_KEYS} more details keys (--full)", indent="  ")
     for child in result.evaluator_results:
-        _render_judge(say, child, None, e, full)
+        _render_judge(say, child, None, e, full, answer)
 
 
 # ----------------------------------------------------------------------------- a field

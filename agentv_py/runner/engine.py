@@ -1,51 +1,29 @@
-"""One case, one row: run the target (with retries), score the answer, build the ResultRow.
+"""One case, one row (`run_case`): the target asked and the answer scored (`runner/case_row.py`),
+or a conversation case's turns (`runner/conversation.py`); and which cases a run takes
+(`--eval-id`, `--exclude`, `skip:`, `--shard`).
 
 `agentv_py.runner.run.Run` drives these concurrently for a whole run."""
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 import hashlib
-import math
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeGuard
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
-from agentv_py.chat import ChatClient
 from agentv_py.errors import AgentvError
-from agentv_py.evaluators import EvalContext, run_evaluator
-from agentv_py.evaluators.base import judge_costs
-from agentv_py.models.results import CaseStatus, EvaluatorResult, ResultRow, Trace, Verdict
+from agentv_py.models.results import ResultRow
 from agentv_py.prepared import SKIPPED, CaseSelection, LoadedDataset, PreparedCase, case_ids, cases_where
 from agentv_py.process.spawn import ProcessRegistry
+from agentv_py.runner.case_row import NO_JUDGES, Judging, RunOptions, answer, score_case
+from agentv_py.runner.conversation import run_conversation
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
-from agentv_py.scoring.answer import NOT_JSON
-from agentv_py.scoring.case import PASS_THRESHOLD, case_verdict
+
+__all__ = ["MAX_WORKERS", "Judging", "RunOptions", "run_case", "score_case"]  # a run's vocabulary, in one place
 
 MAX_WORKERS = 64
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    workers: int = 4
-    max_retries: int = 1
-    ray_address: str | None = None  # --ray-address (`--executor ray` only; else RAY_ADDRESS or a local Ray)
-    run_id: str | None = None  # written into every row of the run (its manifest's id)
-    verbose: bool = False  # --verbose: Ray's own messages (a dead worker's) become notices, else are dropped
-
-
-@dataclass(frozen=True)
-class Judging:
-    """The judge targets of a run, by name, and the default for evaluators without `target:`."""
-
-    clients: Mapping[str, ChatClient] = field(default_factory=dict)
-    default: str | None = None
-
-
-NO_JUDGES = Judging()
 
 
 def select_cases(cases: Sequence[PreparedCase], patterns: Iterable[str]) -> Sequence[PreparedCase]:
@@ -132,164 +110,6 @@ def shard_cases(cases: Sequence[PreparedCase], shard: Shard | None) -> Sequence[
     return CaseSelection(cases, [i for i, case_id in enumerate(ids) if shard_of(case_id, shard.count) == shard.index])
 
 
-def _utc_now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _join(results: Sequence[EvaluatorResult], attr: str) -> list[str]:
-    if len(results) == 1:
-        return list(getattr(results[0], attr))
-    return [f"{r.name}: {item}" for r in results for item in getattr(r, attr)]
-
-
-def score_case(
-    prepared: PreparedCase,
-    evaluators: Sequence[Any],
-    outcome: TargetOutcome,
-    *,
-    dataset: LoadedDataset,
-    target: str,
-    attempts: int,
-    duration_ms: float,
-    judging: Judging = NO_JUDGES,
-    processes: ProcessRegistry | None = None,
-    run_id: str | None = None,
-    batch: str | None = None,
-) -> ResultRow:
-    """Build the row for one case from the target's outcome (pure apart from the evaluators): the
-    row is complete when it is returned (its run, how its answer came: `batch`, the outcome's
-    cache note or the earlier row it replays); only redaction follows."""
-    case = prepared.case
-    origin = outcome.origin
-    if origin is not None and origin.status == "error":  # a replayed row whose target failed: as it was
-        return origin.model_copy(update={"run_id": run_id})
-    if origin is not None:  # a replayed answer: what the earlier run measured of its target stands
-        target, attempts, duration_ms = origin.target, origin.attempts, origin.duration_ms
-        batch, cache = origin.trace.batch, origin.trace.cache
-    else:
-        cache = outcome.cache
-    trace = _trace(outcome, batch, cache)
-
-    def row(
-        status: CaseStatus,
-        score: float,
-        verdict: Verdict,
-        *,
-        hits: list[str] | None = None,
-        misses: list[str] | None = None,
-        reasoning: str = "",
-        candidate_answer: str | None = None,
-        output_messages: list[Any] | None = None,
-        evaluator_results: list[EvaluatorResult] | None = None,
-        error: str | None = None,
-    ) -> ResultRow:
-        return ResultRow(
-            timestamp=_utc_now(),
-            eval_id=case.id,
-            dataset=dataset.name,
-            conversation_id=case.conversation_id,
-            target=target,
-            status=status,
-            score=score,
-            verdict=verdict,
-            hits=hits or [],
-            misses=misses or [],
-            reasoning=reasoning,
-            candidate_answer=candidate_answer,
-            output_messages=output_messages,
-            evaluator_results=evaluator_results or [],
-            error=error,
-            attempts=attempts,
-            duration_ms=round(duration_ms, 3),
-            trace=trace,
-            run_id=run_id,
-            xfail=case.xfail_reason,
-        )
-
-    if outcome.answer is None:
-        error = outcome.error or "target failed"
-        return row("error", 0.0, "fail", misses=[error], reasoning=error, error=error)
-    context = EvalContext(
-        eval_id=case.id,
-        dataset=dataset.name,
-        dataset_dir=dataset.directory,
-        answer=outcome.answer,
-        expected=prepared.expected,
-        question=prepared.question,
-        files=tuple(prepared.files),
-        guideline_files=tuple(prepared.guideline_files),
-        images=tuple(prepared.images),
-        case=case,
-        output_messages=outcome.output_messages,
-        trace=trace,
-        judges=judging.clients,
-        default_judge=judging.default,
-        processes=processes,
-        pass_threshold=pass_mark(dataset),
-    )
-    if outcome.parsed is not NOT_JSON:
-        context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
-    results = [run_evaluator(config, context) for config in evaluators]
-    _add_judge_costs(trace, results)
-    verdict = case_verdict(results, context.pass_threshold)
-    reasoning = (
-        "; ".join(f"{r.name}: {r.reasoning}" if len(results) > 1 else r.reasoning for r in results)
-        if verdict.scored
-        else "no evaluator produced a score: " + "; ".join(r.reasoning for r in results)
-    )
-    return row(
-        "ok",
-        verdict.score,
-        verdict.verdict,
-        hits=_join(results, "hits"),
-        misses=_join(results, "misses"),
-        reasoning=reasoning,
-        candidate_answer=outcome.answer,
-        output_messages=outcome.output_messages,
-        evaluator_results=results,
-    )
-
-
-def pass_mark(dataset: LoadedDataset) -> float:
-    """The dataset's `pass_threshold`, else SPEC §4.1's 0.8."""
-    mark = dataset.model.pass_threshold
-    return PASS_THRESHOLD if mark is None else mark
-
-
-def _is_number(value: Any) -> TypeGuard[int | float]:
-    """A finite JSON number (booleans are not numbers)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _trace(outcome: TargetOutcome, batch: str | None = None, cache: Literal["hit", "miss"] | None = None) -> Trace:
-    """Target-reported metrics when they have the right types (a negative duration or cost is
-    dropped, as AgentV dropped it); else our own measurement. With how the answer came."""
-    reported = outcome.trace
-    duration = reported.get("duration_ms")
-    cost = reported.get("cost_usd")
-    usage = reported.get("token_usage")
-    model, http_attempts = reported.get("model"), reported.get("http_attempts")
-    return Trace(
-        duration_ms=float(duration) if _is_number(duration) and duration >= 0 else round(outcome.duration_ms, 3),
-        cost_usd=float(cost) if _is_number(cost) and cost >= 0 else None,
-        token_usage=usage if isinstance(usage, dict) else None,
-        model=model if isinstance(model, str) else None,
-        http_attempts=http_attempts if isinstance(http_attempts, int) else None,
-        batch=batch,
-        cache=cache,
-        stderr=outcome.stderr,
-    )
-
-
-def _add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
-    """Token usage and latency of the case's LLM judges (`judge_costs`), summed."""
-    costs = judge_costs(results)
-    if costs is None:
-        return
-    trace.judge_token_usage = costs.get("token_usage")
-    trace.judge_duration_ms = costs["duration_ms"]
-
-
 def run_case(
     prepared: PreparedCase,
     dataset: LoadedDataset,
@@ -310,16 +130,17 @@ def run_case(
     raises: an internal error is an error row."""
     started = time.monotonic()
     try:
-        attempts = 0
-        outcome = TargetOutcome(None, "not run")
+        if prepared.case.conversation is not None:
+            if answered is not None:
+                raise AgentvError("a conversation case cannot be answered by a batch (provider_batching)")
+            return run_conversation(
+                prepared, dataset, runner, options, judging=judging, processes=processes, stopped=stopped
+            )
         if answered is not None:
             attempts, outcome = 1, answered
             started -= answered.duration_ms / 1000
         else:
-            for attempts in range(1, options.max_retries + 2):
-                outcome = runner.invoke(prepared, attempts)
-                if outcome.answer is not None or not outcome.retryable or stopped():
-                    break
+            outcome, attempts = answer(prepared, runner, options, stopped)
         return score_case(
             prepared,
             prepared.evaluators,

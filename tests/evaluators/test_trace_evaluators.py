@@ -268,8 +268,8 @@ def test_metrics_report_what_they_compared(ws):
 def test_target_reported_trace_values(reported: dict, expected_duration: float, expected_cost: float | None) -> None:
     """A negative duration or cost from a target is dropped (AgentV dropped it): the row keeps
     agentv's own measurement, and `latency`/`cost` never see a negative number."""
-    from agentv_py.runner.engine import _trace
+    from agentv_py.runner.case_row import outcome_trace
     from agentv_py.runner.outcome import TargetOutcome
 
-    trace = _trace(TargetOutcome("answer", trace=reported, duration_ms=7.0))
+    trace = outcome_trace(TargetOutcome("answer", trace=reported, duration_ms=7.0))
     assert (trace.duration_ms, trace.cost_usd) == (expected_duration, expected_cost)
