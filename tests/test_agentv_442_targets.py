@@ -1,7 +1,8 @@
 """Targets files of AgentV v4.42.4 projects (issue 29, point 5): every provider name it knows
 loads (those agentv does not run are refused only when a run selects them), `grader_target`,
 `use_target` aliases, `command`, `verbose` beside `cli_verbose`, the openai keys of its examples,
-and providers of a project's own (`.agentv/providers/NAME.ts`, given with their `command`)."""
+and providers of a project's own (`.agentv/providers/NAME.ts`, given with their `command`: run as
+cli targets, unless the name looks like a known one mistyped)."""
 
 from __future__ import annotations
 
@@ -75,12 +76,6 @@ MESSAGES = [
         "replay",
         "target 't' has provider 'replay', which AgentV ran but agentv does not; agentv runs cli, python, "
         "mock, openai, azure, anthropic and gemini targets",
-    ),
-    (
-        "file-output",
-        "target 't' has provider 'file-output', which AgentV runs as a provider of the project's own "
-        "(.agentv/providers/file-output.ts) through the target's command; agentv runs cli, python, mock, openai, "
-        "azure, anthropic and gemini targets; to run that command here, write provider: cli",
     ),
     (
         "claude-clii",
@@ -280,8 +275,8 @@ targets:
   - name: grader
     use_target: mimo
   - name: file_output
-    provider: file-output
-    command: bun run .agentv/providers/file-output.ts {PROMPT_FILE} {OUTPUT_FILE}
+    provider: claude-clii
+    command: bun run .agentv/providers/claude-clii.ts {PROMPT_FILE} {OUTPUT_FILE}
   - name: copy_sh
     provider: cli
     command: sh {FILES}
@@ -399,3 +394,33 @@ def test_the_editor_schema_accepts_an_agentv_442_targets_file(project):
     document["targets"][1]["provider"] = "claude-cl"  # neither AgentV's nor with a command
     del document["targets"][4]["command"]  # file_output: a project's own provider needs its command
     assert len(list(validator.iter_errors(document))) == 2
+
+
+def test_a_provider_of_the_projects_own_runs_its_command_as_a_cli_target(ws):
+    ws.targets("""
+        targets:
+          - name: own
+            provider: file-output
+            command: sh answer.sh {OUTPUT_FILE}
+            cwd: sub
+            grader_target: own
+    """)
+    ws.file("sub/answer.sh", "printf '{\"a\": 1}' > \"$1\"\n")
+    ws.file("fx/c1.sh", "")
+    ws.dataset(DATASET.replace("target: copy_sh", "target: own"))
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert rows() == [("own", "ok", 1.0)]
+
+
+def test_a_provider_of_the_projects_own_with_a_bad_key_is_located_at_it(ws):
+    ws.targets("""
+        targets:
+          - name: own
+            provider: file-output
+            command: sh answer.sh
+            bogus: 1
+    """)
+    result = invoke("validate", ".agentv/targets.yaml")
+    assert result.exit_code == 2
+    assert ".agentv/targets.yaml:5: targets[0].bogus: unknown key 'bogus'. Valid keys: name," in result.output

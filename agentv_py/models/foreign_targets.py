@@ -4,9 +4,9 @@ through the target's `command`); and AgentV's `use_target` aliases (`AliasTarget
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import AliasChoices, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, suggest
@@ -53,6 +53,7 @@ OTHER_AGENTV_PROVIDERS: tuple[str, ...] = ("openrouter", "agentv", "copilot-log"
 FOREIGN_PROVIDERS: tuple[str, ...] = ("bedrock", "vertex", *AGENT_PROVIDERS, *OTHER_AGENTV_PROVIDERS)
 KNOWN_PROVIDERS: tuple[str, ...] = (*PROVIDERS, *FOREIGN_PROVIDERS)
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
+M = TypeVar("M", bound=BaseModel)
 
 
 class OpaqueTarget(StrictModel):
@@ -159,10 +160,15 @@ def unknown_provider(value: Any) -> Any:
 
 
 def opaque_target(data: dict[str, Any]) -> OpaqueTarget:
-    """`data` as an `OpaqueTarget`, its problems pointing at their keys (a union member's would
-    carry its tag)."""
+    """`data` as an `OpaqueTarget`, its problems pointing at their keys."""
+    return validated_member(OpaqueTarget, data)
+
+
+def validated_member(model: type[M], data: dict[str, Any]) -> M:
+    """`data` validated as `model` outside the targets union, its problems pointing at their keys
+    (a union member's would carry its tag)."""
     try:
-        return OpaqueTarget.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         key = error["loc"][0] if error["loc"] else (error.get("ctx") or {}).get("agentv_key")
@@ -171,7 +177,7 @@ def opaque_target(data: dict[str, Any]) -> OpaqueTarget:
             text = f"missing required key '{key}'"
         elif error["type"] == "value_error":
             text = msg.removeprefix("Value error, ")
-        elif error["type"] == "alias_conflict":
+        elif error["type"] in ("alias_conflict", "unknown_key"):
             text = msg
         else:
             text = f"{msg[0].lower()}{msg[1:]}, got {error.get('input')!r}"

@@ -22,12 +22,14 @@ from pydantic_core import PydanticCustomError
 from agentv_py.models.base import StrictModel, Timeout, positive_timeout, suggest
 from agentv_py.models.foreign_targets import (
     FOREIGN_PROVIDERS,
+    KNOWN_PROVIDERS,
     PROVIDERS,
     AliasTarget,
     OpaqueTarget,
     check_alias,
     opaque_target,
     unknown_provider,
+    validated_member,
 )
 from agentv_py.models.model_targets import (
     AZURE_PROVIDERS,
@@ -157,9 +159,12 @@ class MockTarget(TargetBase):
 
 def _check_provider(value: Any) -> Any:
     """Provider names are case-insensitive, as in AgentV. A provider AgentV knew that agentv does
-    not run, or one of the project's own (an unknown name with a `command`), gives an
-    `OpaqueTarget`, validated here so its problems point at their keys (a union member's would
-    carry its tag); `use_target` an `AliasTarget`; any other provider is the unknown-provider error."""
+    not run gives an `OpaqueTarget`, validated here so its problems point at their keys (a union
+    member's would carry its tag). An unknown name with a `command` is AgentV's provider of the
+    project's own (`.agentv/providers/NAME.ts`), which AgentV ran as a cli target with that command:
+    a `cli` target here too, unless the name looks like a known one mistyped (then opaque: refused,
+    with a did-you-mean, if a run selects it). `use_target` gives an `AliasTarget`; any other
+    provider is the unknown-provider error."""
     if not isinstance(value, dict):
         return value
     if "use_target" in value:
@@ -169,8 +174,12 @@ def _check_provider(value: Any) -> Any:
         lowered = provider.lower()
         if lowered in PROVIDERS:
             return value  # the member lowercases it (`TargetBase._provider`); a copy would lose lines
-        if lowered in FOREIGN_PROVIDERS or "command" in value:
+        if lowered in FOREIGN_PROVIDERS:
             return opaque_target({**value, "provider": lowered})
+        if "command" in value:
+            if suggest(lowered, list(KNOWN_PROVIDERS)) is None:
+                return validated_member(CliTarget, {**value, "provider": "cli"})  # AgentV ran it as a cli
+            return opaque_target({**value, "provider": lowered})  # a known name mistyped: refused when used
     return unknown_provider(value)
 
 
