@@ -405,7 +405,7 @@ def test_a_provider_of_the_projects_own_runs_its_command_as_a_cli_target(ws):
             cwd: sub
             grader_target: own
     """)
-    ws.file("sub/answer.sh", "printf '{\"a\": 1}' > \"$1\"\n")
+    ws.file("sub/answer.sh", 'printf \'{"a": 1}\' > "$1"\n')
     ws.file("fx/c1.sh", "")
     ws.dataset(DATASET.replace("target: copy_sh", "target: own"))
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
