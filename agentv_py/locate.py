@@ -79,6 +79,17 @@ def resolve_file(value: str, base_dir: Path, dirs: list[Path] | None = None) -> 
     return None, [Path(path) for path in paths]
 
 
+def script_path(command: list[str], dataset_dir: Path) -> list[str]:
+    """The command with its last item (the script) found from the dataset's directory up to the
+    repository's root (AgentV's search), as an absolute path; as written when it is not found."""
+    script = command[-1]
+    for directory in search_dirs(dataset_dir):
+        found = directory / script
+        if found.is_file():
+            return [*command[:-1], str(found.resolve())]
+    return list(command)
+
+
 def working_dir(base_dir: Path, cwd: str | None) -> Path:
     """A command's working directory: its `cwd:` relative to the dataset's directory, else that
     directory (targets, healthchecks and code judges alike)."""

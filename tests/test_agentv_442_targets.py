@@ -424,3 +424,23 @@ def test_a_provider_of_the_projects_own_with_a_bad_key_is_located_at_it(ws):
     result = invoke("validate", ".agentv/targets.yaml")
     assert result.exit_code == 2
     assert ".agentv/targets.yaml:5: targets[0].bogus: unknown key 'bogus'. Valid keys: name," in result.output
+
+
+def test_prompt_file_holds_the_prompt_and_is_removed_after_the_call(ws):
+    ws.file("read_prompt.py", "import sys\ntext = open(sys.argv[1]).read()\nprint(sys.argv[1] + '|' + text)\n")
+    ws.targets("""
+        targets:
+          - name: reader
+            provider: cli
+            command: python3 read_prompt.py {PROMPT_FILE}
+    """)
+    ws.dataset("""
+        execution: {target: reader}
+        evalcases:
+          - {id: c1, input: "multi\\nline prompt", evaluators: [{type: contains, value: "|multi\\nline prompt"}]}
+    """)
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    assert result.exit_code == 0, result.output
+    [row] = [json.loads(line) for line in Path("out.jsonl").read_text().splitlines()]
+    path = row["candidate_answer"].split("|")[0]
+    assert path.endswith(".prompt.txt") and not Path(path).exists()

@@ -324,8 +324,8 @@ TARGET_ERRORS = [
         "targets:\n  - name: t\n    provider: cli\n    command_template: run {FILE} {OUTPUT_FILE}\n",
         [
             "targets.yaml:4: targets[0].command_template: unknown placeholder {FILE} in command_template "
-            "(did you mean {FILES}?). Valid placeholders: {PROMPT}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}, "
-            "{GUIDELINES}, {ATTEMPT}"
+            "(did you mean {FILES}?). Valid placeholders: {PROMPT}, {PROMPT_FILE}, {FILES}, {IMAGES}, {OUTPUT_FILE}, "
+            "{EVAL_ID}, {GUIDELINES}, {ATTEMPT}"
         ],
     ),
     (

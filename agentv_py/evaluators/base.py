@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from agentv_py.chat import ChatClient, sum_usage
 from agentv_py.media import ImageRef
 from agentv_py.models.dataset import EvalCase
+from agentv_py.models.preprocessors import Preprocessor
 from agentv_py.models.results import EvaluatorResult, Trace, Verdict
 from agentv_py.process.spawn import ProcessRegistry
 from agentv_py.scoring.answer import parse_answer_json
@@ -38,6 +39,8 @@ class EvalContext:
     default_judge: str | None = None  # for LLM evaluators without their own `target`
     processes: ProcessRegistry | None = None  # the run's: commands started here die with the run
     pass_threshold: float = PASS_THRESHOLD  # the dataset's pass mark: grades every evaluator's verdict
+    preprocessors: tuple[Preprocessor, ...] = ()  # the suite's: files the answer names, as text for judges
+    answer_dir: Path | None = None  # where the target ran: the answer's relative file paths start there
 
     @functools.cached_property
     def candidate(self) -> Any:

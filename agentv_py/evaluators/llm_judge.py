@@ -16,6 +16,7 @@ from typing import Any
 from agentv_py.chat import ChatClient, ChatMessage, ChatReply, at_temperature, sum_usage
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, reference_answer
 from agentv_py.evaluators.code_judge import run_prompt_script
+from agentv_py.evaluators.preprocess import judged_answer
 from agentv_py.media import image_references
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 from agentv_py.models.results import EvaluatorResult
@@ -75,12 +76,13 @@ def _template(config: LlmJudgeConfig, context: EvalContext) -> tuple[str, str | 
     return (text, None) if text is not None else ("", problem)
 
 
-def template_values(context: EvalContext) -> dict[str, str]:
+def template_values(context: EvalContext, output: str | None = None) -> dict[str, str]:
+    """A judge template's values; `output`: the answer as the judge sees it (default: as given)."""
     references = image_references(context.images)
     case = context.case
     return {
         "input": context.question,
-        "output": context.answer,
+        "output": context.answer if output is None else output,
         "expected_output": reference_answer(context.case, context.expected),
         "expected_outcome": (case.expected_outcome if case else None) or "",
         "image_reference": references[0] if references else "(no image)",
@@ -205,7 +207,8 @@ def _start(
     client, problem = judge_client(config, context)
     if client is None:
         return problem or "no judge"
-    prompt = render_template(template, template_values(context)) if render else template
+    answer = judged_answer(context, config.preprocessors)
+    prompt = render_template(template, template_values(context, answer)) if render else template
     user = ChatMessage("user", [prompt, *context.images])
     return Exchange(client, [ChatMessage("system", [system]), user])
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from agentv_py.errors import Problem
 from agentv_py.loading.evaluator_lists import walk_evaluators
 from agentv_py.loading.source import Source
-from agentv_py.locate import working_dir
+from agentv_py.locate import script_path, search_dirs, working_dir
 from agentv_py.models.dataset import Dataset
 from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig
-from agentv_py.models.judges import LlmJudgeConfig
+from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
+from agentv_py.models.preprocessors import Preprocessor
 from agentv_py.process.command import needs_shell, script_argv
 from agentv_py.process.programs import program_problem
 
@@ -50,4 +51,23 @@ def unrunnable_judges(source: Source, model: Dataset, dataset_dir: Path) -> list
                 problems.append(
                     source.problem([*where, script_key], f"script file not found: {arg} (relative to {cwd})")
                 )
+        if isinstance(config, (LlmJudgeConfig, RubricConfig)):
+            problems += _preprocessor_problems(source, [*where, "preprocessors"], config.preprocessors, dataset_dir)
+    return problems + _preprocessor_problems(source, ["preprocessors"], model.preprocessors, dataset_dir)
+
+
+def _preprocessor_problems(
+    source: Source, where: list[str | int], preprocessors: list[Preprocessor] | None, dataset_dir: Path
+) -> list[Problem]:
+    """A preprocessor's program must start, and its last argument (its script, AgentV's rule) be
+    found from the dataset's directory up to the repository's root."""
+    problems: list[Problem] = []
+    for i, preprocessor in enumerate(preprocessors or []):
+        command = preprocessor.command
+        problem = program_problem(command[0], dataset_dir, noun="program")
+        if problem is None and len(command) > 1 and script_path(command, dataset_dir) == command:
+            tried = ", ".join(str(d) for d in search_dirs(dataset_dir))
+            problem = f"preprocessor command file not found: {command[-1]} (tried from {tried})"
+        if problem is not None:
+            problems.append(source.problem([*where, i, "command"], problem))
     return problems

@@ -14,11 +14,9 @@ FORMATS = (EARLY_2026, V4_42)
 GRADER_KEYS = ("assertions", "assert", "evaluators")
 
 # Top-level keys: kept as they are, read for the record only, or not carried out (with why).
-TOP_KEPT = ("$schema", "description", "target", "gates", "pass_threshold", "dataset", "evaluator")
+TOP_KEPT = ("$schema", "description", "target", "gates", "pass_threshold", "dataset", "evaluator", "preprocessors")
 TOP_INFORMATIONAL = ("category", "version", "author", "tags", "license", "requires", "metadata", "governance")
-TOP_REFUSED = {
-    "preprocessors": "AgentV's preprocessors (TypeScript content transforms for graders) are not supported",
-}
+TOP_REFUSED: dict[str, str] = {}
 TOP_WARNED = {
     "workspace": "AgentV's workspace (repositories, templates, lifecycle hooks) is not set up by this tool: "
     "the target runs in its own working directory",

@@ -14,6 +14,7 @@ from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
 from agentv_py.models.fields import DateOrder, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.judges import RubricConfig, RubricFields, RubricItem
 from agentv_py.models.messages import CONTENT_TAGS, ContentItem, Message, ToolCall, as_expected_messages
+from agentv_py.models.preprocessors import Preprocessor
 
 __all__ = ["CONTENT_TAGS", "ContentItem", "Dataset", "EvalCase", "Message", "ToolCall"]
 
@@ -326,6 +327,8 @@ class Dataset(StrictModel):
     gates: Gates | None = None
     # A case passes at or above this mark (SPEC §4.1's 0.8 when absent); partial from 0.6 below it.
     pass_threshold: float | None = None
+    # files the answers name turned into text for every LLM judge (models/preprocessors.py)
+    preprocessors: list[Preprocessor] | None = None
     evalcases: list[EvalCase]
 
     @field_validator("pass_threshold")

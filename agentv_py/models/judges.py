@@ -21,6 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from agentv_py.models.base import StrictModel, Timeout, suggest
 from agentv_py.models.evaluator_base import EvaluatorBase, Script
+from agentv_py.models.preprocessors import Preprocessor
 
 # Re-exported: the rubric item models were defined here, and are read from here.
 from agentv_py.models.rubric_items import RubricFields as RubricFields
@@ -73,6 +74,8 @@ class _JudgeBase(EvaluatorBase):
     # AgentV v4.42's step budget of its agentic judge (a judge with file tools in a workspace,
     # 1-50): accepted, and without effect here, where a judge answers in one reply.
     max_steps: int | None = Field(default=None, validation_alias=AliasChoices("max_steps", "maxSteps"))
+    # files the answer names turned into text for the judge (models/preprocessors.py); the suite's too
+    preprocessors: list[Preprocessor] | None = None
 
     @field_validator("temperature")
     @classmethod

@@ -50,7 +50,16 @@ from agentv_py.models.target_base import (
     check_workers,
 )
 
-PLACEHOLDERS: tuple[str, ...] = ("PROMPT", "FILES", "IMAGES", "OUTPUT_FILE", "EVAL_ID", "GUIDELINES", "ATTEMPT")
+PLACEHOLDERS: tuple[str, ...] = (
+    "PROMPT",
+    "PROMPT_FILE",  # AgentV v4.42's: a file holding {PROMPT}'s text
+    "FILES",
+    "IMAGES",
+    "OUTPUT_FILE",
+    "EVAL_ID",
+    "GUIDELINES",
+    "ATTEMPT",
+)
 FILES_FORMAT_FIELDS: tuple[str, ...] = ("path", "basename")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -8,6 +8,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from agentv_py.chat import ChatClient
@@ -64,8 +65,10 @@ def score_case(
     processes: ProcessRegistry | None = None,
     run_id: str | None = None,
     batch: str | None = None,
+    answer_dir: str | None = None,
 ) -> ResultRow:
-    """Build the row for one case from the target's outcome (pure apart from the evaluators): the
+    """Build the row for one case from the target's outcome (pure apart from the evaluators; an
+    answer's relative file paths start at `answer_dir`, where the target ran): the
     row is complete when it is returned (its run, how its answer came: `batch`, the outcome's
     cache note or the earlier row it replays); only redaction follows."""
     case = prepared.case
@@ -99,6 +102,8 @@ def score_case(
         default_judge=judging.default,
         processes=processes,
         pass_threshold=pass_mark(dataset),
+        preprocessors=tuple(dataset.model.preprocessors or ()),
+        answer_dir=Path(answer_dir) if answer_dir is not None else None,
     )
     if outcome.parsed is not NOT_JSON:
         context.__dict__["candidate"] = outcome.parsed  # already parsed while unwrapping
@@ -217,6 +222,14 @@ def add_judge_costs(trace: Trace, results: Sequence[EvaluatorResult]) -> None:
         return
     trace.judge_token_usage = costs.get("token_usage")
     trace.judge_duration_ms = costs["duration_ms"]
+
+
+def answer_dir(runner: TargetRunner) -> str | None:
+    """Where a target's commands run (a cli or worker target's `cwd`; through the cache too): an
+    answer naming files names them from there. None: the dataset's directory."""
+    inner = getattr(runner, "runner", runner)  # a CachedTarget's
+    cwd = getattr(inner, "cwd", None)
+    return cwd if isinstance(cwd, str) else None
 
 
 def answer(

@@ -30,6 +30,7 @@ from agentv_py.runner.case_row import (
     RunOptions,
     add_judge_costs,
     answer,
+    answer_dir,
     outcome_trace,
     pass_mark,
     score_case,
@@ -82,6 +83,7 @@ def run_conversation(
             judging=judging,
             processes=processes,
             run_id=options.run_id,
+            answer_dir=answer_dir(runner),
         )
 
     for number, (turn, plan) in enumerate(zip(conversation.turns, prepared.turns, strict=True), 1):

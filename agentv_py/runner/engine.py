@@ -17,7 +17,7 @@ from agentv_py.errors import AgentvError
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import SKIPPED, CaseSelection, LoadedDataset, PreparedCase, case_ids, cases_where
 from agentv_py.process.spawn import ProcessRegistry
-from agentv_py.runner.case_row import NO_JUDGES, Judging, RunOptions, answer, score_case
+from agentv_py.runner.case_row import NO_JUDGES, Judging, RunOptions, answer, answer_dir, score_case
 from agentv_py.runner.conversation import run_conversation
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 
@@ -153,6 +153,7 @@ def run_case(
             processes=processes,
             run_id=options.run_id,
             batch=batch,
+            answer_dir=answer_dir(runner),
         )
     except Exception as exc:  # noqa: BLE001 - every case must produce a row
         message = f"internal error while running the case: {type(exc).__name__}: {exc}"

@@ -126,6 +126,16 @@ class CliRunner(LocalTarget):
         outcome.stderr = call.stderr
         return outcome
 
+    def _prompt_file(self, values: dict[str, list[str]], label: str, attempt: int) -> str | None:
+        """{PROMPT_FILE} (AgentV v4.42's): {PROMPT}'s text written to a file of the run's scratch
+        directory, removed after the call; None when the command does not use it."""
+        if "{PROMPT_FILE}" not in self.config.command_template:
+            return None
+        path = self._output_path(label, attempt, ".prompt.txt")
+        Path(path).write_text("\n".join(values.get("PROMPT", [""])), encoding="utf-8")
+        values["PROMPT_FILE"] = [path]
+        return path
+
     def call(
         self,
         values: dict[str, list[str]],
@@ -144,6 +154,7 @@ class CliRunner(LocalTarget):
         output_path = self._output_path(label, attempt, ending) if self._uses_output_file else None
         if output_path:
             values["OUTPUT_FILE"] = [output_path]
+        prompt_path = self._prompt_file(values, label, attempt)
         try:
             command = render_command(self.config.command_template, values)
         except UnsafeTemplate as exc:  # refused before the run (`target_problem`); never run it
@@ -162,9 +173,10 @@ class CliRunner(LocalTarget):
             registry=self.processes,
         )
         text, error = self._answer_text(result, output_path, timeout, cap, ending)
-        if output_path:
-            with contextlib.suppress(OSError):
-                os.unlink(output_path)
+        for written in (output_path, prompt_path):
+            if written:
+                with contextlib.suppress(OSError):
+                    os.unlink(written)
         return CliCall(
             text,
             error,

@@ -263,7 +263,8 @@ def test_a_substituted_target_that_is_invalid_never_quotes_the_value(ws):
     assert result.returncode == 2
     assert result.stderr.splitlines()[1] == (
         "  .agentv/targets.yaml:4: targets[0].command_template: unknown placeholder *** in command_template. "
-        "Valid placeholders: {PROMPT}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}, {GUIDELINES}, {ATTEMPT} "
+        "Valid placeholders: {PROMPT}, {PROMPT_FILE}, {FILES}, {IMAGES}, {OUTPUT_FILE}, {EVAL_ID}, "
+        "{GUIDELINES}, {ATTEMPT} "
         "(after substituting ${{ AGENTV_TEST_SECRET }})"
     )
     # a reason that shows part of the value: withheld
