@@ -155,7 +155,8 @@ def test_bad_lines_are_the_only_problems_named_wherever_they_are(ws) -> None:
         pytest.param(
             "dataset: x\ndescripton: typo\n",
             "data.yaml:2: descripton: unknown key 'descripton' (did you mean 'description'?). "
-            "Valid keys: $schema, description, dataset, execution, evaluator, target, gates, pass_threshold, evalcases",
+            "Valid keys: $schema, description, dataset, execution, evaluator, target, gates, pass_threshold, "
+            "preprocessors, evalcases",
             id="unknown-key",
         ),
         pytest.param(
