@@ -30,6 +30,15 @@ def metrics(
         help="Also show misses by kind per field: missing, hallucinated, wrong value, format only, near miss "
         "(--format json always has them).",
     ),
+    confidence: float = typer.Option(
+        0.95, "--confidence", metavar="LEVEL", help="Level of the confidence intervals, between 0 and 1."
+    ),
+    seed: int = typer.Option(
+        20_260_227, "--seed", metavar="N", help="Seed of the document bootstrap (recorded with the intervals)."
+    ),
+    intervals: bool = typer.Option(
+        True, "--intervals/--no-intervals", help="Confidence intervals on every rate (docs/statistics.md)."
+    ),
 ) -> int:
     """Sum per-field TP/TN/FP/FN (field_accuracy, iou_score, judges) into precision, recall, F1, micro and macro."""
     from agentv_py.errors import AgentvError
@@ -41,6 +50,8 @@ def metrics(
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
     if taxonomy and output_format == "csv":
         raise AgentvError("--taxonomy goes with --format table (--format json always has the taxonomy)")
+    if not 0 < confidence < 1:
+        raise AgentvError(f"--confidence {confidence:g} is not between 0 and 1", hint="e.g. --confidence 0.9")
     from agentv_py.report.agentv_rows import readable_results
     from agentv_py.report.jsonl import UnusableInput, not_results
 
@@ -50,7 +61,9 @@ def metrics(
                 raise AgentvError(
                     f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)"
                 )
-            report = aggregate(source, evaluator, taxonomy=taxonomy or output_format == "json")  # else not shown
+            report = aggregate(  # the taxonomy only where it is shown
+                source, evaluator, taxonomy=taxonomy or output_format == "json", documents=intervals
+            )
     except UnusableInput as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
     report.path = str(results)  # as given, not an AgentV run's converted file
@@ -69,6 +82,10 @@ def metrics(
         else:
             print(f"no per-field counts in {report.rows} rows of {where}: {HOW_TO_EMIT}", file=sys.stderr)
         return EXIT_GATE_FAILED
+    if intervals:
+        from agentv_py.report.metric_intervals import metric_intervals
+
+        report.intervals = metric_intervals(report, confidence, seed)
     if output_format == "json":
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif output_format == "csv":

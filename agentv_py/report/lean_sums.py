@@ -37,10 +37,13 @@ class Sums:
     summing each row's `field_counts` table into it would order them), with an index by
     evaluator and field (no key tuple per count)."""
 
-    __slots__ = ("_by_name", "totals")
+    __slots__ = ("_by_name", "row", "totals")
 
     def __init__(self, totals: dict[FieldKey, Counts]) -> None:
         self.totals = totals
+        # the row being added, when its own counts are kept (the document bootstrap): per field
+        # (its totals' `Counts`, by identity) the row's tp, fp, fn; None: not kept
+        self.row: dict[int, list[int]] | None = None
         self._by_name: dict[str, dict[str, Counts]] = {}
         for (name, field_name), counts in totals.items():
             self._by_name.setdefault(name, {})[field_name] = counts
@@ -55,12 +58,14 @@ class Sums:
         fields = self._fields_of(name)
         known = fields.get(field_name)
         if known is None:
-            fields[field_name] = self.totals[(name, field_name)] = Counts(tp, tn, fp, fn)
+            known = fields[field_name] = self.totals[(name, field_name)] = Counts(tp, tn, fp, fn)
         else:
             known.tp += tp
             known.tn += tn
             known.fp += fp
             known.fn += fn
+        if self.row is not None:
+            keep_row(self.row, known, tp, fp, fn)
 
     def add_row(self, row: LeanRow, problems: list[str]) -> bool:
         """`field_counts(row, problems)` added in; True when the row counted any field."""
@@ -139,6 +144,17 @@ class Sums:
                 self.add(name, model.path, counts.tp, counts.tn, counts.fp, counts.fn)
                 found = True
         return found
+
+
+def keep_row(row: dict[int, list[int]], field: Counts, tp: int, fp: int, fn: int) -> None:
+    """A row's own counts of one field (its totals' `Counts`, by identity) added to `row`."""
+    kept = row.get(id(field))
+    if kept is None:
+        row[id(field)] = [tp, fp, fn]
+    else:
+        kept[0] += tp
+        kept[1] += fp
+        kept[2] += fn
 
 
 Quad = tuple[int, int, int, int]

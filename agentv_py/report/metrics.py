@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import csv
 import io
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
-from agentv_py.report.lean_sums import Sums
+from agentv_py.report.lean_sums import Sums, keep_row
 from agentv_py.report.text import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy
@@ -46,6 +48,11 @@ class MetricsReport:
     skipped: int = 0  # every skipped line or entry, described or not
     evaluators_with_metrics: set[str] = field(default_factory=set)  # collected only with `evaluator`
     kinds: dict[FieldKey, dict[str, int]] = field(default_factory=dict)  # (evaluator, field) -> errors by kind
+    # with `documents`: each distinct row's own counts (field position, tp, fp, fn, ... as int64
+    # bytes: `signature`) and how many rows have them, for the document bootstrap
+    # (report/metric_intervals.py); a few hundred bytes per distinct row
+    signatures: Counter[bytes] = field(default_factory=Counter)
+    intervals: Any = None  # `metric_intervals.MetricIntervals`, when computed
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -93,18 +100,26 @@ class MetricsReport:
             "skipped": [{"line": line, "reason": reason} for line, reason in self.problems],
             "skipped_count": self.skipped,
             "taxonomy": self.taxonomy,
+            **({"intervals": self.intervals.to_json()} if self.intervals is not None else {}),
         }
 
 
 def aggregate(
-    path: str | Path, evaluator: str | None = None, max_line: int | None = None, taxonomy: bool = True
+    path: str | Path,
+    evaluator: str | None = None,
+    max_line: int | None = None,
+    taxonomy: bool = True,
+    documents: bool = False,
 ) -> MetricsReport:
     """Sum per-field counts over a results file (`row_field_counts`: judges' `details.metrics`,
     `field_accuracy` fields, `iou_score` detections; bad lines and entries are skipped, noted).
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
-    also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty)."""
+    also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty).
+    `documents`: also keep each row's own counts, grouped (`MetricsReport.signatures`)."""
     report = MetricsReport(str(path), evaluator)
     sums = Sums(report.counts)
+    kept: dict[int, list[int]] = {}
+    positions: dict[int, int] = {}  # a field's Counts (by identity) -> its place in `report.counts`
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)
@@ -113,6 +128,9 @@ def aggregate(
         problems: list[str] = []
         found = False
         summed = report.counts
+        if documents:
+            kept.clear()
+            sums.row = kept
         if evaluator is None:
             found = sums.add_row(row, problems)  # the row's counts straight into the sums
         else:
@@ -124,8 +142,12 @@ def aggregate(
                 if known is not None:
                     known += counts
                 else:
-                    summed[key] = counts  # fresh per row: owned from here on
+                    known = summed[key] = Counts(counts.tp, counts.tn, counts.fp, counts.fn)
+                if documents:
+                    keep_row(kept, known, counts.tp, counts.fp, counts.fn)
                 found = True
+        if documents and found:
+            report.signatures[signature(kept, positions, report.counts)] += 1
         if taxonomy:
             kinds = row_kinds(row)
             add_taxonomy(
@@ -138,8 +160,32 @@ def aggregate(
     return report
 
 
+def signature(kept: dict[int, list[int]], positions: dict[int, int], counts: dict[FieldKey, Counts]) -> bytes:
+    """A row's own counts (`kept`: per field's Counts identity, tp, fp, fn) as a compact key:
+    (position, tp, fp, fn) per field, in field order, as native int64 bytes."""
+    flat: list[int] = []
+    for identity, (tp, fp, fn) in kept.items():
+        position = positions.get(identity)
+        if position is None:  # a field first counted in this row: every field's place, again
+            positions.update({id(c): i for i, c in enumerate(counts.values())})
+            position = positions[identity]
+        flat.append(position)
+        flat += (tp, fp, fn)
+    cells = [flat[i : i + 4] for i in range(0, len(flat), 4)]
+    cells.sort()
+    return array("q", [value for cell in cells for value in cell]).tobytes()
+
+
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _with(value: float | None, rates: dict[str, Any] | None, rate: str) -> str:
+    """`0.80 [0.62, 0.93]`: the value and its interval, at one precision, when there is one."""
+    interval = rates.get(rate) if rates else None
+    if value is None or interval is None:
+        return _num(value)
+    return str(interval.shown(value))
 
 
 def render_table(console: Any, report: MetricsReport) -> None:
@@ -153,26 +199,44 @@ def render_table(console: Any, report: MetricsReport) -> None:
     columns += [Column(name, justify="right") for name in ("TP", "TN", "FP", "FN", "precision", "recall", "F1")]
     columns.append(Column("support", justify="right"))
 
-    def cells(c: Counts) -> list[str]:
+    found = report.intervals
+
+    def cells(c: Counts, rates: dict[str, Any] | None) -> list[str]:
         return [
             str(c.tp),
             str(c.tn),
             str(c.fp),
             str(c.fn),
-            _num(c.precision),
-            _num(c.recall),
-            _num(c.f1),
+            _with(c.precision, rates, "precision"),
+            _with(c.recall, rates, "recall"),
+            _with(c.f1, rates, "f1"),
             str(c.support),
         ]
 
-    rows: list[list[Text | str]] = [[Text(visible(name)), *cells(c)] for name, c in report.per_field.items()]
+    rows: list[list[Text | str]] = [
+        [Text(visible(name)), *cells(c, found.fields.get(name) if found else None)]
+        for name, c in report.per_field.items()
+    ]
     summed = report.total
-    print_table(console, Text(visible(title)), columns, rows, footer=["total", *cells(summed)])
-    console.print(
-        f"micro P/R/F1: {_num(summed.precision)} / {_num(summed.recall)} / {_num(summed.f1)}   "
-        f"macro-F1: {_num(report.macro_f1)}",
-        highlight=False,
+    micro = found.micro if found else None
+    print_table(console, Text(visible(title)), columns, rows, footer=["total", *cells(summed, micro)])
+    macro = {"f1": found.macro_f1} if found else None
+    rates = (
+        f"micro P/R/F1: {_with(summed.precision, micro, 'precision')} / {_with(summed.recall, micro, 'recall')} / "
+        f"{_with(summed.f1, micro, 'f1')}"
     )
+    macro_f1 = f"macro-F1: {_with(report.macro_f1, macro, 'f1')}"
+    for line in [rates, macro_f1] if found is not None else [f"{rates}   {macro_f1}"]:
+        console.print(line, highlight=False, markup=False)
+    if found is not None and found.run is not None:
+        run = found.run
+        console.print(
+            f"{run.level:.0%} intervals [low, high] over {run.documents} documents: Wilson for a scalar field's "
+            f"precision and recall, else a document bootstrap (BCa, {run.resamples} resamples, seed {run.seed}); "
+            "docs/statistics.md",
+            highlight=False,
+            markup=False,
+        )
     console.print(
         f"{report.rows_with_metrics} of {report.rows} rows had metrics"
         + (f"; {report.skipped} skipped (see stderr)" if report.skipped else ""),
@@ -223,15 +287,31 @@ def render_csv(report: MetricsReport) -> str:
     by a spreadsheet, not evaluated). Numbers are never negative, so they are never prefixed."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["field", "tp", "tn", "fp", "fn", "precision", "recall", "f1", "support"])
+    found = report.intervals
+    bounds = [f"{rate}_{end}" for rate in ("precision", "recall", "f1") for end in ("low", "high")] if found else []
+    writer.writerow(["field", "tp", "tn", "fp", "fn", "precision", "recall", "f1", "support", *bounds])
 
     def blank(v: float | None) -> str:
         return "" if v is None else f"{v:.6f}"
 
+    def ends(rates: dict[str, Any] | None) -> list[str]:
+        if found is None:
+            return []
+        out = []
+        for rate in ("precision", "recall", "f1"):
+            interval = (rates or {}).get(rate)
+            out += [blank(interval.low), blank(interval.high)] if interval is not None else ["", ""]
+        return out
+
     def row(*cells: object) -> None:
         writer.writerow([csv_cell(cell) for cell in cells])
 
-    for name, c in [*report.per_field.items(), ("__total__", report.total)]:
-        row(name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support)
-    row("__macro__", "", "", "", "", "", "", blank(report.macro_f1), "")
+    for name, c in report.per_field.items():
+        rates = found.fields.get(name) if found else None
+        row(name, c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support, *ends(rates))
+    c = report.total
+    micro = found.micro if found else None
+    row("__total__", c.tp, c.tn, c.fp, c.fn, blank(c.precision), blank(c.recall), blank(c.f1), c.support, *ends(micro))
+    macro = ends({"f1": found.macro_f1}) if found else []
+    row("__macro__", "", "", "", "", "", "", blank(report.macro_f1), "", *macro)
     return out.getvalue()

@@ -39,7 +39,7 @@ def worked_example_file(path):
 
 
 def test_worked_example_table(tmp_path):
-    result = invoke("metrics", str(worked_example_file(tmp_path / "run.jsonl")))
+    result = invoke("metrics", str(worked_example_file(tmp_path / "run.jsonl")), "--no-intervals")
     assert result.exit_code == 0, result.output
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     body = [" ".join(line.replace("│", " ").split()) for line in lines if line.startswith("│")]
@@ -58,7 +58,7 @@ def test_worked_example_table(tmp_path):
 
 def test_csv_and_json_carry_the_same_numbers(tmp_path):
     path = str(worked_example_file(tmp_path / "run.jsonl"))
-    table = list(csv.DictReader(io.StringIO(invoke("metrics", path, "--format", "csv").stdout)))
+    table = list(csv.DictReader(io.StringIO(invoke("metrics", path, "--format", "csv", "--no-intervals").stdout)))
     data = json.loads(invoke("metrics", path, "--format", "json").stdout)
     by_field = {r["field"]: r for r in table}
     assert by_field["gross_total"] == {
@@ -226,7 +226,7 @@ def test_csv_shows_hostile_field_names_as_text(tmp_path):
     counts = {"tp": 1, "tn": 0, "fp": 0, "fn": 0}
     names = ['=HYPERLINK("http://evil")\x1b]0;PWN\x07', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain"]
     path.write_bytes(row("c1", [judge("j", dict.fromkeys(names, counts))]))
-    result = invoke("metrics", str(path), "-f", "csv")
+    result = invoke("metrics", str(path), "-f", "csv", "--no-intervals")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "field,tp,tn,fp,fn,precision,recall,f1,support\n"

@@ -53,6 +53,7 @@ def words(text: str) -> tuple[str, ...]:
 # example, and shard 2 comes first because sharding.md's first block runs it alone.
 EXAMPLE_RUN = words("agentv eval evals/invoice-extraction/dataset.yaml --out run.jsonl --html run.html")
 INVOICES_RUN = words("agentv eval evals/invoices.yaml --out run.jsonl")
+CONFUSION_RUN = words("agentv eval evals/invoice-extraction/confusion-metrics.yaml --out run.jsonl")
 SHARDS = tuple(words(f"agentv eval evals/invoices.yaml --shard {k}/4 --out shard-{k}.jsonl") for k in (2, 1, 3, 4))
 
 
@@ -107,7 +108,8 @@ RUN: dict[tuple[str, str], Run] = {
         FAILS_ON_PURPOSE
     ),
     ("docs/llm-judges.md", "agentv eval evals/vision/validators.yaml"): Run(1),
-    ("docs/metrics.md", "agentv metrics run.jsonl"): Run(setup=(worked_example,)),
+    ("docs/metrics.md", "agentv metrics run.jsonl --no-intervals"): Run(setup=(worked_example,)),
+    ("docs/statistics.md", "agentv metrics run.jsonl --confidence 0.9"): Run(setup=(CONFUSION_RUN,)),
     ("docs/metrics.md", "agentv metrics run.jsonl --taxonomy"): Run(setup=(EXAMPLE_RUN,), columns=WIDE),
     ("docs/report.md", "agentv report run.jsonl"): Run(setup=(INVOICES_RUN,)),
     ("docs/report.md", "agentv report run.jsonl -o reports/run.html --dataset evals/invoices.yaml"): Run(),

@@ -1,0 +1,62 @@
+"""`agentv metrics` intervals: every rate with its 95% interval in the table, CSV and JSON (the
+same numbers), the method, seed and resamples recorded, `--confidence` and `--seed`, bad levels."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from agentv_py.report.metric_intervals import metric_intervals
+from agentv_py.report.metrics import aggregate
+from tests.cli.test_eval import invoke
+from tests.cli.test_metrics import worked_example_file
+
+
+def test_every_rate_has_its_interval_in_table_csv_and_json(tmp_path):
+    path = str(worked_example_file(tmp_path / "run.jsonl"))
+    expected = metric_intervals(aggregate(path, documents=True))
+    gross = expected.fields["gross_total"]
+    table = invoke("metrics", path)
+    assert table.exit_code == 0, table.output
+    body = [" ".join(line.replace("│", " ").split()) for line in table.stdout.splitlines() if "gross_total" in line]
+    f1 = gross["f1"]
+    assert f1 is not None and f"0.67 [{f1.low:.2f}, {f1.high:.2f}]" in body[0]
+    assert "95% intervals [low, high] over 5 documents" in table.stdout and "seed 20260227" in table.stdout
+    rows = {r["field"]: r for r in csv.DictReader(io.StringIO(invoke("metrics", path, "-f", "csv").stdout))}
+    data = json.loads(invoke("metrics", path, "-f", "json").stdout)["intervals"]
+    assert float(rows["gross_total"]["f1_low"]) == pytest.approx(f1.low, abs=1e-6)
+    assert data["fields"]["gross_total"]["f1"] == {"low": f1.low, "high": f1.high, "method": "bootstrap"}
+    assert data["fields"]["gross_total"]["precision"]["method"] == "wilson"  # one value per document
+    assert data["seed"] == 20260227 and data["documents"] == 5 and data["level"] == 0.95
+    assert data["method"] == "document bootstrap (BCa)"
+    macro = expected.macro_f1
+    assert macro is not None and rows["__macro__"]["f1_low"] == f"{macro.low:.6f}"
+
+
+def test_confidence_and_seed_change_the_intervals(tmp_path):
+    path = str(worked_example_file(tmp_path / "run.jsonl"))
+    wide = json.loads(invoke("metrics", path, "-f", "json", "--confidence", "0.99").stdout)["intervals"]
+    narrow = json.loads(invoke("metrics", path, "-f", "json", "--confidence", "0.5").stdout)["intervals"]
+    assert wide["micro"]["f1"]["low"] < narrow["micro"]["f1"]["low"] and wide["level"] == 0.99
+    other = json.loads(invoke("metrics", path, "-f", "json", "--seed", "7").stdout)["intervals"]
+    assert other["seed"] == 7
+
+
+@pytest.mark.parametrize("level", ["0", "1", "1.5", "-0.2", "nan"])
+def test_a_confidence_outside_0_1_is_a_usage_error(tmp_path, level):
+    path = str(worked_example_file(tmp_path / "run.jsonl"))
+    result = invoke("metrics", path, "--confidence", level)
+    assert result.exit_code == 2
+    assert "is not between 0 and 1" in result.stderr
+
+
+def test_the_rows_order_does_not_change_the_intervals(tmp_path):
+    path = worked_example_file(tmp_path / "run.jsonl")
+    reversed_path = tmp_path / "reversed.jsonl"
+    reversed_path.write_text("".join(reversed(path.read_text().splitlines(keepends=True))))
+    forward = json.loads(invoke("metrics", str(path), "-f", "json").stdout)["intervals"]
+    backward = json.loads(invoke("metrics", str(reversed_path), "-f", "json").stdout)["intervals"]
+    assert forward == backward
