@@ -36,8 +36,8 @@ def main() -> int:
         env = installed_env(work)
         judges = work / "judges.jsonl"
         write_results(judges, args.rows)
-        typed, _ = work / "typed.jsonl", work / "typed_new.jsonl"
-        write_pair(typed, _, args.rows)
+        typed, typed_new = work / "typed.jsonl", work / "typed_new.jsonl"
+        write_pair(typed, typed_new, args.rows)
         for label, path in (("judges' details.metrics", judges), ("field_accuracy, 9 fields", typed)):
             plain = measured_child([*AGENTV, "metrics", str(path), "--no-intervals"], REPO, env)
             with_ci = measured_child([*AGENTV, "metrics", str(path)], REPO, env)
@@ -50,6 +50,17 @@ def main() -> int:
             wall, cpu, rss = with_ci[0], with_ci[1], with_ci[2]
             print(f"  with intervals:    {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MiB peak RSS")
             print(f"  ratio: {with_ci[1] / plain[1]:.2f}x CPU, {with_ci[2] / plain[2]:.2f}x memory (goal <= 2x)")
+        # compare's per-field tests (McNemar, adjusted p, the F1 deltas' paired bootstrap) on the pair
+        plain = measured_child([*AGENTV, "metrics", str(typed), "--no-intervals"], REPO, env)
+        compared = measured_child([*AGENTV, "compare", str(typed), str(typed_new), "-f", "json"], REPO, env)
+        print(
+            f"{args.rows:,} paired rows, agentv compare with per-field tests: {compared[0]:.2f} s wall, "
+            f"{compared[1]:.2f} s CPU, {compared[2]:.0f} MiB peak RSS"
+        )
+        print(
+            f"  against metrics --no-intervals of one file: {compared[1] / plain[1]:.2f}x CPU, "
+            f"{compared[2] / plain[2]:.2f}x memory"
+        )
     return 0
 
 

@@ -48,6 +48,13 @@ def compare(
         "each field's hit/miss; the mean's 95% interval below -X), not on any change. New errors still fail.",
     ),
     alpha: float = typer.Option(0.05, "--alpha", metavar="A", help="The significance level of --significant-only."),
+    correction: str = typer.Option(
+        "holm",
+        "--correction",
+        metavar="METHOD",
+        help="How the fields' McNemar p-values are adjusted for testing them together: holm (the chance of any "
+        "false alarm) or bh (Benjamini-Hochberg: the share of false alarms).",
+    ),
     force: bool = typer.Option(False, "--force", help="Compare runs of different datasets (or disjoint case ids)."),
 ) -> int:
     """Per-case score deltas and verdict changes, per-field hit/miss changes and F1 deltas, an exact
@@ -80,7 +87,9 @@ def compare(
         raise AgentvError(f"invalid --alpha {alpha:g}: a significance level between 0 and 1 (exclusive)")
     if allow_flips < 0:
         raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
-    rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha)
+    if correction not in ("holm", "bh"):
+        raise AgentvError(f"invalid --correction {correction!r}: choose holm or bh")
+    rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha, correction)
     with ExitStack() as stack:
         try:
             base_file = stack.enter_context(readable_results(base, "BASE results file"))

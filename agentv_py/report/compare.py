@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from agentv_py.report.compare_fields import add_field_statistics, ranked
 from agentv_py.report.compare_pairs import pair
 from agentv_py.report.compare_store import (
     HIT_TO_MISS,
@@ -38,6 +39,7 @@ from agentv_py.report.jsonl import not_results
 from agentv_py.report.jsonstream import Objects, Pairs, write_json
 from agentv_py.report.manifest import ManifestError, read_manifest
 from agentv_py.report.regressions import Rules, regressions
+from agentv_py.scoring.intervals import LEVEL, SEED, Interval
 from agentv_py.scoring.metrics import Counts, field_labels
 from agentv_py.scoring.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, mcnemar_p
 
@@ -73,6 +75,11 @@ class FieldChange:
     miss_to_hit: int = 0
     base: Counts = field(default_factory=Counts)
     new: Counts = field(default_factory=Counts)
+    # the paired tests (report/compare_fields.py): McNemar's p, adjusted across fields, and the
+    # bootstrap interval of the F1 delta
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    f1_delta_ci: Interval | None = None
 
     @property
     def f1_delta(self) -> float | None:
@@ -105,6 +112,7 @@ class Comparison:
     only_in_new_count: int = 0
     errored_count: int = 0
     fields: dict[str, FieldChange] = field(default_factory=dict)
+    correction: str = "holm"  # how the fields' p-values are adjusted (`--correction`)
     forced: list[str] = field(default_factory=list)  # checks --force overrode
     regressions: list[str] = field(default_factory=list)  # why the gate failed (empty: passed)
 
@@ -192,8 +200,11 @@ class Comparison:
                 "base_f1": moved.base.f1,
                 "new_f1": moved.new.f1,
                 "f1_delta": moved.f1_delta,
+                "f1_delta_ci95": moved.f1_delta_ci.to_dict() if moved.f1_delta_ci is not None else None,
+                "p_value": moved.p_value,
+                "p_adjusted": moved.p_adjusted,
             }
-            for name, moved in sorted(self.fields.items())
+            for name, moved in ((name, self.fields[name]) for name in ranked(self.fields))
         }
         document: dict[str, Any] = {
             "base": self.base,
@@ -214,7 +225,8 @@ class Comparison:
             "only_in_base": self.only_in("base"),
             "only_in_new": self.only_in("new"),
             "errored": Pairs(self.errored()),
-            "fields": fields,
+            "fields": fields,  # ranked by evidence of change: adjusted p, then |F1 delta|
+            "field_tests": {"test": "exact McNemar", "correction": self.correction, "seed": SEED, "level": LEVEL},
             "gate": {
                 "max_drop": rules.max_drop,
                 "allow_flips": rules.allow_flips,
@@ -306,9 +318,12 @@ def compare(
                 base=fields.counts[0].get(slot, Counts()),
                 new=fields.counts[1].get(slot, Counts()),
             )
+        rules = rules or Rules()
+        add_field_statistics(store, result.fields, rules.correction)
+        result.correction = rules.correction
         result.ci95 = bootstrap_ci(deltas)
         result.p_value = mcnemar_p(result.pass_to_fail, result.fail_to_pass)
-        result.regressions = regressions(result, rules or Rules())
+        result.regressions = regressions(result, rules)
         return result
     except BaseException:
         store.close()

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentv_py.report.compare import Comparison
+from agentv_py.report.compare_fields import ranked
 from agentv_py.report.text import visible
 
 SHOWN = 10  # cases (and case ids per field) listed in the table and Markdown; JSON has them all
@@ -80,7 +81,7 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
         if result.changed_count > SHOWN:
             console.print(Text(f"{result.changed_count - SHOWN} more changed cases: --format json lists them all"))
     if result.fields:
-        names = ("hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta")
+        names = ("hit->miss", "miss->hit", "F1 base", "F1 new", "F1 delta [95%]", "p", "p adj.")
         columns = [Column("field"), *(Column(name, justify="right") for name in names)]
         fields: list[list[Text | str]] = [
             [
@@ -89,16 +90,34 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
                 str(moved.miss_to_hit),
                 _num(moved.base.f1),
                 _num(moved.new.f1),
-                _num(moved.f1_delta, sign=True),
+                _delta(moved),
+                _p(moved.p_value),
+                _p(moved.p_adjusted),
             ]
-            for name, moved in sorted(result.fields.items())
+            for name, moved in ((name, result.fields[name]) for name in ranked(result.fields))
         ]
-        print_table(console, "Fields", columns, fields)
+        title = f"Fields (by evidence of change; McNemar p adjusted across fields: {_CORRECTION[result.correction]})"
+        print_table(console, title, columns, fields)
         for name, moved in sorted(result.fields.items()):
             if moved.hit_to_miss:
                 ids = _ids(result.hit_to_miss(name, SHOWN), moved.hit_to_miss)
                 print_wrapped(console, Text(visible(f"{name} hit->miss: {ids}")))
     print_wrapped(console, Text(_verdict_line(result)))
+
+
+_CORRECTION = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _delta(moved: Any) -> str:
+    """`-0.120 [-0.21, -0.04]`: the F1 delta and its paired bootstrap interval."""
+    value, interval = moved.f1_delta, moved.f1_delta_ci
+    if value is None or interval is None:
+        return _num(value, sign=True)
+    return f"{value:+.3f} [{interval.low:+.2f}, {interval.high:+.2f}]"
 
 
 def _verdict_line(result: Comparison) -> str:
@@ -132,12 +151,14 @@ def render_markdown(result: Comparison, alpha: float) -> str:
             out.append(f"\n{result.changed_count - SHOWN} more (see `--format json`).")
         out.append("")
     if result.fields:
-        out += ["### Fields", "", "| field | hit->miss | miss->hit | F1 base | F1 new | F1 delta |"]
-        out.append("|---|---:|---:|---:|---:|---:|")
-        for name, moved in sorted(result.fields.items()):
+        out += [f"### Fields (by evidence of change; p adjusted: {_CORRECTION[result.correction]})", ""]
+        out.append("| field | hit->miss | miss->hit | F1 base | F1 new | F1 delta [95%] | p | p adj. |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name in ranked(result.fields):
+            moved = result.fields[name]
             out.append(
                 f"| {_md(name)} | {moved.hit_to_miss} | {moved.miss_to_hit} | {_num(moved.base.f1)} "
-                f"| {_num(moved.new.f1)} | {_num(moved.f1_delta, sign=True)} |"
+                f"| {_num(moved.new.f1)} | {_delta(moved)} | {_p(moved.p_value)} | {_p(moved.p_adjusted)} |"
             )
         out.append("")
     return "\n".join(out)

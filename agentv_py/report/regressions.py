@@ -5,8 +5,9 @@ has an error it did not have in BASE, the mean score fell, or any field's F1 fel
 scored that NEW gets wrong every time, or does not score, counts as F1 0). Options loosen it, each
 explicitly: `max_drop` lets the mean and each field's F1 fall by that much, `allow_flips` lets that
 many cases go from pass to not pass, and `significant_only` gates on the paired tests instead of
-any change (McNemar on pass/fail and on each field's hit/miss at `alpha`, the bootstrap interval
-of the mean delta wholly below -max_drop). New errors fail in every mode: an error is no noise.
+any change (McNemar on pass/fail and on each field's hit/miss at `alpha`, the fields' p-values
+adjusted across fields by `correction`; the bootstrap interval of the mean delta wholly below
+-max_drop). New errors fail in every mode: an error is no noise.
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ class Rules:
     allow_flips: int = 0
     significant_only: bool = False
     alpha: float = 0.05
+    correction: str = "holm"  # the fields' p-values adjusted across fields: holm or bh
 
 
 class _Field(Protocol):
     hit_to_miss: int
     miss_to_hit: int
+    p_adjusted: float | None
 
     @property
     def f1_delta(self) -> float | None: ...
@@ -93,11 +96,13 @@ def _significant(result: _Result, rules: Rules) -> list[str]:
         low, high = result.ci95
         found.append(f"mean score fell: its 95% interval {low:+.4f} .. {high:+.4f} is below -{rules.max_drop:g}")
     for name, moved in sorted(result.fields.items()):
-        p_field = mcnemar_p(moved.hit_to_miss, moved.miss_to_hit)
+        p_field = moved.p_adjusted
+        if p_field is None:  # not computed (a result built elsewhere): the field's own test
+            p_field = mcnemar_p(moved.hit_to_miss, moved.miss_to_hit)
         if p_field < rules.alpha and moved.hit_to_miss > moved.miss_to_hit:
             found.append(
                 f"field {name}: {moved.hit_to_miss} hit->miss vs {moved.miss_to_hit} back: "
-                f"McNemar p = {p_field:.4g} < --alpha {rules.alpha:g}"
+                f"McNemar p = {p_field:.4g} ({rules.correction}-adjusted across fields) < --alpha {rules.alpha:g}"
             )
     return found
 

@@ -180,3 +180,29 @@ def _quantile(ordered: list[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+CORRECTIONS = ("holm", "bh")
+
+
+def adjusted(p_values: Sequence[float], method: str = "holm") -> list[float]:
+    """p-values adjusted for testing them together, in their order: Holm's step-down (1979; the
+    family-wise error rate) or Benjamini-Hochberg's step-up (1995; the false discovery rate), as
+    statsmodels' `multipletests(method="holm" | "fdr_bh")` computes them."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [0.0] * m
+    if method == "holm":
+        running = 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (m - rank) * p_values[i]))
+            out[i] = running
+        return out
+    if method == "bh":
+        running = 1.0
+        for rank in range(m - 1, -1, -1):
+            i = order[rank]
+            running = min(running, m * p_values[i] / (rank + 1))
+            out[i] = min(1.0, running)
+        return out
+    raise ValueError(f"unknown correction {method!r}: holm or bh")

@@ -100,6 +100,7 @@ def test_json_of_two_real_runs(two_runs):
         "only_in_new",
         "errored",
         "fields",
+        "field_tests",
         "gate",
         "forced",
     ]
@@ -116,10 +117,18 @@ def test_json_of_two_real_runs(two_runs):
         ("c3", 0.5, "fail", "pass"),
     ]
     # field_accuracy's counts: a went from 3 TP, 1 FP+FN (F1 0.75) to 4 TP; b from 4 TP to 2 TP, 2 FP+FN
+    tests = {
+        name: (f.pop("p_value"), f.pop("p_adjusted"), f.pop("f1_delta_ci95")) for name, f in data["fields"].items()
+    }
     assert data["fields"] == {
         "a": {"hit_to_miss": [], "miss_to_hit": ["c3"], "base_f1": 0.75, "new_f1": 1.0, "f1_delta": 0.25},
         "b": {"hit_to_miss": ["c2", "c4"], "miss_to_hit": [], "base_f1": 1.0, "new_f1": 0.5, "f1_delta": -0.5},
     }
+    assert list(data["fields"]) == ["b", "a"]  # by evidence of change: adjusted p (both 1), then |F1 delta|
+    assert tests["a"][:2] == (1.0, 1.0) and tests["b"][:2] == (0.5, 1.0)  # Holm: 2 x 0.5
+    low, high = tests["b"][2]["low"], tests["b"][2]["high"]
+    assert low <= -0.5 <= high and tests["b"][2]["method"] == "bootstrap"
+    assert data["field_tests"] == {"test": "exact McNemar", "correction": "holm", "seed": 20260227, "level": 0.95}
     assert data["gate"] == {
         "max_drop": 0.0,
         "allow_flips": 0,
@@ -149,14 +158,19 @@ def test_table_and_markdown(two_runs):
         "c4 1.000 0.500 -0.500 pass -> fail",
         "c3 0.500 1.000 +0.500 fail -> pass",
     ]
-    assert body[3:] == ["a 0 1 0.750 1.000 +0.250", "b 2 0 1.000 0.500 -0.500"]
+    # ranked by evidence of change (Holm-adjusted p: 1 both, then |F1 delta|), with the F1 delta's interval
+    assert [row.split(" [")[0] for row in body[3:]] == ["b 2 0 1.000 0.500 -0.500", "a 0 1 0.750 1.000 +0.250"]
+    assert (
+        body[3].endswith("0.5 1") and "Fields (by evidence of change; McNemar p adjusted across fields: Holm)" in lines
+    )
     assert "b hit->miss: c2, c4" in lines and lines[-1] == "no regression", lines
 
     md = invoke("compare", "base.jsonl", "new.jsonl", "--format", "md", "--significant-only")
     assert md.exit_code == 0, md.output
     assert md.stdout.startswith("## Compare base.jsonl -&gt; new.jsonl\n\n- 4 cases in both files\n")
     assert "| c2 | 1.000 | 0.500 | -0.500 | pass -> fail |" in md.stdout
-    assert "| b | 2 | 0 | 1.000 | 0.500 | -0.500 |" in md.stdout and "**no regression**" in md.stdout
+    assert "| b | 2 | 0 | 1.000 | 0.500 | -0.500 [" in md.stdout and "**no regression**" in md.stdout
+    assert "| field | hit->miss | miss->hit | F1 base | F1 new | F1 delta [95%] | p | p adj. |" in md.stdout
 
 
 @pytest.mark.parametrize(
@@ -170,11 +184,9 @@ def test_table_and_markdown(two_runs):
         (["--max-drop", "0.2", "--allow-flips", "2"], 1, "regression: field b: F1 fell by 0.5000 (> --max-drop 0.2)"),
         (["--max-drop", "0.1", "--allow-flips", "2"], 1, "regression: mean score fell by 0.1250 (> --max-drop 0.1)"),
         (["--significant-only"], 0, None),  # McNemar p = 1, b's 2 hit->miss p = 0.5, the interval holds 0
-        (
-            ["--significant-only", "--alpha", "0.6"],
-            1,
-            "regression: field b: 2 hit->miss vs 0 back: McNemar p = 0.5 < --alpha 0.6",
-        ),
+        # b's 2 hit->miss give p = 0.5, adjusted across the 2 fields to 1 (Holm's and BH's alike)
+        (["--significant-only", "--alpha", "0.6"], 0, None),
+        (["--significant-only", "--alpha", "0.6", "--correction", "bh"], 0, None),
     ],
     ids=[
         "default-flips",
@@ -185,7 +197,8 @@ def test_table_and_markdown(two_runs):
         "field-f1-drop",
         "mean-drop",
         "not-significant",
-        "field-significant",
+        "field-adjusted-holm",
+        "field-adjusted-bh",
     ],
 )
 def test_gate_on_real_runs(two_runs, options, code, reason):
@@ -352,7 +365,15 @@ def test_many_changes_are_streamed_in_order_and_the_store_is_deleted(tmp_path, m
     data = json.loads(result.stdout)
     assert len(data["cases"]) == n // 2 and data["paired_cases"] == n
     assert data["fields"]["f"]["hit_to_miss"] == [f"c{i:05d}" for i in range(1, n, 2)]
-    assert data["fields"]["g"] == {"hit_to_miss": [], "miss_to_hit": [], "base_f1": 1.0, "new_f1": 1.0, "f1_delta": 0.0}
+    g = data["fields"]["g"]
+    assert {key: g[key] for key in ("hit_to_miss", "miss_to_hit", "base_f1", "new_f1", "f1_delta", "p_value")} == {
+        "hit_to_miss": [],
+        "miss_to_hit": [],
+        "base_f1": 1.0,
+        "new_f1": 1.0,
+        "f1_delta": 0.0,
+        "p_value": 1.0,
+    }
     assert list(store_root.iterdir()) == []
     assert invoke("compare", base, str(tmp_path / "missing.jsonl")).exit_code == 2
     cut = tmp_path / "cut.jsonl"
