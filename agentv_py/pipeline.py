@@ -64,6 +64,7 @@ def execute(
     summary.baseline_passed = spec.baseline.passed if spec.baseline is not None else None
     summary.skipped, summary.excluded = list(spec.manifest.skipped), spec.excluded
     summary.strict_xfail = spec.strict_xfail
+    summary.confidence = spec.confidence
     positions = spec.positions or {}
     results = writer if writer is not None else _open(spec.results)
     with results:

@@ -183,6 +183,7 @@ def write_reports(
                 per_field=per_field,
                 skipped=summary.skipped,
                 strict_xfail=summary.strict_xfail,
+                confidence=summary.confidence,
             ),
         )
     targets = [(path, append) for path, append in ((reports.summary_md, False), (reports.step_summary, True)) if path]

@@ -106,3 +106,4 @@ class RunSpec:
     verbose: bool = False  # the summary keeps every case's line
     excluded: int = 0  # cases --exclude left out
     strict_xfail: bool = False  # --strict-xfail: an xfail case that passes fails the gate
+    confidence: float = 0.95  # --confidence: the level of the summary's intervals (pass rate, mean score)

@@ -113,6 +113,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         verbose=request.verbose,
         excluded=excluded,
         strict_xfail=request.strict_xfail,
+        confidence=request.confidence,
     )
     plan = EvalPlan(
         spec,

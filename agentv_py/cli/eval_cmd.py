@@ -85,6 +85,12 @@ def eval_command(
         "--strict-xfail",
         help="An xfail case that passes (XPASS) fails the gate.  [default: reported, the gate holds]",
     ),
+    confidence: float = typer.Option(
+        0.95,
+        "--confidence",
+        metavar="LEVEL",
+        help="Level of the summary's intervals on the pass rate and mean score (also in --junit and --summary-md).",
+    ),
     shard: str | None = typer.Option(
         None,
         "--shard",
@@ -200,6 +206,8 @@ def eval_command(
     if ray_address is not None and executor != "ray":
         raise AgentvError("--ray-address goes with --executor ray", hint="see agentv eval --help")
     baseline_options(baseline, max_drop, allow_flips)
+    if not 0 < confidence < 1:
+        raise AgentvError(f"--confidence {confidence:g} is not between 0 and 1", hint="e.g. --confidence 0.9")
     request = EvalRequest(
         dataset=files[0],
         target=target,
@@ -210,6 +218,7 @@ def eval_command(
         eval_ids=list(eval_id),
         exclude=list(exclude),
         strict_xfail=strict_xfail,
+        confidence=confidence,
         verbose=verbose,
         dry_run=dry_run,
         judge_target=judge_target,

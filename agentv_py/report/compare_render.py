@@ -96,8 +96,9 @@ def render_table(console: Any, result: Comparison, alpha: float) -> None:
             ]
             for name, moved in ((name, result.fields[name]) for name in ranked(result.fields))
         ]
-        title = f"Fields (by evidence of change; McNemar p adjusted across fields: {_CORRECTION[result.correction]})"
-        print_table(console, title, columns, fields)
+        print_table(console, "Fields", columns, fields)
+        note = f"fields by evidence of change; McNemar p adjusted across fields: {_CORRECTION[result.correction]}"
+        print_wrapped(console, Text(note))
         for name, moved in sorted(result.fields.items()):
             if moved.hit_to_miss:
                 ids = _ids(result.hit_to_miss(name, SHOWN), moved.hit_to_miss)

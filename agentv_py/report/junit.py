@@ -21,6 +21,7 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from xml.sax.saxutils import quoteattr
 
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
+from agentv_py.scoring.intervals import headline
 
 __all__ = ["field_outcomes", "write_junit", "xml_text"]
 
@@ -167,7 +169,9 @@ class _Counts:
             self.millis += duration_ms
 
 
-def _suite_open(name: str, suite_id: int, counts: _Counts, timestamp: str, hostname: str) -> str:
+def _suite_open(
+    name: str, suite_id: int, counts: _Counts, timestamp: str, hostname: str, properties: dict[str, str] | None = None
+) -> str:
     attributes = {
         "name": name,
         "package": name,
@@ -181,7 +185,33 @@ def _suite_open(name: str, suite_id: int, counts: _Counts, timestamp: str, hostn
         "time": _seconds(counts.millis),
     }
     text = " ".join(f"{key}={quoteattr(xml_text(value), _ATTRIBUTE_ESCAPES)}" for key, value in attributes.items())
-    return f"<testsuite {text}>\n<properties />\n"
+    if not properties:
+        return f"<testsuite {text}>\n<properties />\n"
+    listed = "".join(
+        f"<property name={quoteattr(key, _ATTRIBUTE_ESCAPES)} value={quoteattr(value, _ATTRIBUTE_ESCAPES)} />\n"
+        for key, value in properties.items()
+    )
+    return f"<testsuite {text}>\n<properties>\n{listed}</properties>\n"
+
+
+def _headline_properties(passed: int, scores: Sequence[float], level: float) -> dict[str, str]:
+    """The case suite's properties: the pass rate and mean score with their intervals (docs/statistics.md)."""
+    found = headline(passed, scores, level)
+    if found is None:
+        return {}
+    out = {"confidence_level": f"{level:g}", "pass_rate": f"{found.pass_rate:.6f}"}
+    if found.pass_rate_interval is not None:
+        out |= {
+            "pass_rate_low": f"{found.pass_rate_interval.low:.6f}",
+            "pass_rate_high": f"{found.pass_rate_interval.high:.6f}",
+        }
+    out["mean_score"] = f"{found.mean:.6f}"
+    if found.mean_interval is not None:
+        out |= {
+            "mean_score_low": f"{found.mean_interval.low:.6f}",
+            "mean_score_high": f"{found.mean_interval.high:.6f}",
+        }
+    return out
 
 
 _SUITE_CLOSE = "<system-out />\n<system-err />\n</testsuite>\n"
@@ -221,6 +251,7 @@ def write_junit(
     hostname: str = "localhost",
     skipped: Sequence[tuple[str, str]] = (),
     strict_xfail: bool = False,
+    confidence: float = 0.95,
 ) -> None:
     """Write the JUnit XML of a run to `out`. `rows()` gives the run's rows afresh; it is called
     twice: once to count (a suite's counts come first in the XML) and to find the field paths,
@@ -232,9 +263,13 @@ def write_junit(
     first: str | None = None
     for _ in skipped:
         cases.add("skipped")
+    scores = array("d")
+    passed = 0
     for row in rows():
         problem = _case_problem(row, strict_xfail)
         cases.add(problem[0] if problem else None, row.duration_ms)
+        scores.append(row.score)
+        passed += row.verdict == "pass"
         stamp = _timestamp(row.timestamp)
         if stamp is not None and (first is None or stamp < first):
             first = stamp
@@ -247,7 +282,8 @@ def write_junit(
             for path in paths
         }
         out.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n')
-        out.write(_suite_open(suite_name, 0, cases, timestamp, hostname))
+        properties = _headline_properties(passed, scores, confidence)
+        out.write(_suite_open(suite_name, 0, cases, timestamp, hostname, properties))
         for row in rows():
             out.write(_testcase(suite_name, row.eval_id, _seconds(row.duration_ms), _case_problem(row, strict_xfail)))
             outcomes = field_outcomes(row) if spools else {}

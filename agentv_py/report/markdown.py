@@ -104,6 +104,9 @@ def summary_markdown(
         f"| {summary.evaluator_errors} | {mean} |",
         "",
     ]
+    found = summary.headline()
+    if found is not None:
+        out += [cell(found.shown()), ""]
     if summary.interrupted:
         out += [f"Interrupted after {summary.completed} of {summary.total_selected} cases.", ""]
     means = summary.evaluator_means()

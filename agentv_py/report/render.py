@@ -273,6 +273,9 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     if stats is not None:
         numbers = {"mean": stats.mean, "median": stats.median, "min": stats.min, "max": stats.max, "std": stats.std}
         print_items(console, Text("Scores: "), [Text(f"{name} {value:.3f}") for name, value in numbers.items()])
+        found = summary.headline()
+        if found is not None:
+            print_items(console, Text("Intervals: "), [Text(part) for part in found.parts()])
         console.print("Histogram:")
         histogram = summary.histogram()
         biggest = max(count for _, _, count in histogram) or 1

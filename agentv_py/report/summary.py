@@ -17,6 +17,7 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
 from agentv_py.report.misses import Miss, miss_parts
 from agentv_py.report.text import plural
+from agentv_py.scoring.intervals import Headline, headline
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
 from agentv_py.scoring.thresholds import at_least
 
@@ -86,6 +87,7 @@ class RunSummary:
     strict_xfail: bool = False  # --strict-xfail: an XPASS fails the gate
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (id, reason) of `skip:` cases: not run
     excluded: int = 0  # cases --exclude left out (not run, not listed)
+    confidence: float = 0.95  # the level of the pass rate's and mean score's intervals (--confidence)
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -187,6 +189,10 @@ class RunSummary:
             max=max(values),
             std=statistics.pstdev(values) if len(values) > 1 else 0.0,
         )
+
+    def headline(self) -> Headline | None:
+        """The pass rate (passed of every completed case) and mean score, with their intervals."""
+        return headline(self.passed, self.scores, self.confidence)
 
     def histogram(self) -> list[tuple[float, float, int]]:
         """Counts per bin [0, .2), [.2, .4), ... [.8, 1.0]."""

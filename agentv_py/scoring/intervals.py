@@ -251,3 +251,37 @@ def mean_interval(scores: Sequence[float], level: float = LEVEL, seed: int = SEE
         groups[key] = groups.get(key, 0) + 1
     [interval], run = bootstrap(groups, mean_statistic, level, seed)
     return interval, run
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A run's pass rate and mean score, each with its interval (`headline`)."""
+
+    cases: int
+    pass_rate: float
+    pass_rate_interval: Interval | None
+    mean: float
+    mean_interval: Interval | None
+    level: float
+
+    def parts(self) -> list[str]:
+        """`pass rate 0.71 [0.36, 0.92]`, `mean score 0.89 [0.75, 0.97]`, `(95% intervals, 7 cases)`."""
+        rate = self.pass_rate_interval.shown(self.pass_rate) if self.pass_rate_interval else f"{self.pass_rate:.2f}"
+        mean = self.mean_interval.shown(self.mean) if self.mean_interval else f"{self.mean:.2f}"
+        cases = "1 case" if self.cases == 1 else f"{self.cases} cases"
+        return [f"pass rate {rate}", f"mean score {mean}", f"({self.level:.0%} intervals, {cases})"]
+
+    def shown(self) -> str:
+        rate, mean, how = self.parts()
+        return f"{rate}, {mean} {how}"
+
+
+def headline(passed: int, scores: Sequence[float], level: float = LEVEL, seed: int = SEED) -> Headline | None:
+    """The pass rate (`passed` of `len(scores)` cases: Wilson) and the mean score (the bootstrap,
+    BCa) of a run; None without cases."""
+    if not scores:
+        return None
+    mean, interval = math.fsum(scores) / len(scores), None
+    if len(scores) > 1:
+        interval, _ = mean_interval(scores, level, seed)
+    return Headline(len(scores), passed / len(scores), wilson(passed, len(scores), level), mean, interval, level)

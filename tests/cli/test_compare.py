@@ -160,9 +160,7 @@ def test_table_and_markdown(two_runs):
     ]
     # ranked by evidence of change (Holm-adjusted p: 1 both, then |F1 delta|), with the F1 delta's interval
     assert [row.split(" [")[0] for row in body[3:]] == ["b 2 0 1.000 0.500 -0.500", "a 0 1 0.750 1.000 +0.250"]
-    assert (
-        body[3].endswith("0.5 1") and "Fields (by evidence of change; McNemar p adjusted across fields: Holm)" in lines
-    )
+    assert body[3].endswith("0.5 1") and "fields by evidence of change; McNemar p adjusted across fields: Holm" in lines
     assert "b hit->miss: c2, c4" in lines and lines[-1] == "no regression", lines
 
     md = invoke("compare", "base.jsonl", "new.jsonl", "--format", "md", "--significant-only")

@@ -60,3 +60,31 @@ def test_the_rows_order_does_not_change_the_intervals(tmp_path):
     forward = json.loads(invoke("metrics", str(path), "-f", "json").stdout)["intervals"]
     backward = json.loads(invoke("metrics", str(reversed_path), "-f", "json").stdout)["intervals"]
     assert forward == backward
+
+
+def test_eval_summary_markdown_and_junit_carry_the_pass_rate_and_mean_intervals(ws):
+    import xml.etree.ElementTree as ET
+
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset([(f"c{i}", '{"a": 1}', {"a": 1 if i % 3 else 2}) for i in range(1, 7)])
+    result = invoke(
+        "eval", "dataset.yaml", "--out", "o.jsonl", "--junit", "j.xml", "--summary-md", "s.md", "--confidence", "0.9"
+    )
+    assert result.exit_code == 1, result.output
+    from agentv_py.scoring.intervals import headline
+
+    expected = headline(4, [1.0, 1.0, 0.0, 1.0, 1.0, 0.0], 0.9)
+    assert expected is not None and expected.pass_rate_interval is not None and expected.mean_interval is not None
+    assert f"pass rate {expected.pass_rate_interval.shown(4 / 6)}" in " ".join(result.stdout.split())
+    assert "(90% intervals, 6 cases)" in (ws.root / "s.md").read_text()
+    properties = {p.get("name"): p.get("value") for p in ET.parse(ws.root / "j.xml").getroot().iter("property")}
+    assert properties["confidence_level"] == "0.9" and properties["pass_rate"] == f"{4 / 6:.6f}"
+    assert float(properties["pass_rate_low"]) == pytest.approx(expected.pass_rate_interval.low, abs=1e-6)
+    assert float(properties["mean_score_high"]) == pytest.approx(expected.mean_interval.high, abs=1e-6)
+
+
+def test_eval_refuses_a_confidence_outside_0_1(ws):
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset([("c1", '{"a": 1}', {"a": 1})])
+    result = invoke("eval", "dataset.yaml", "--confidence", "1")
+    assert result.exit_code == 2 and "error: --confidence 1 is not between 0 and 1" in result.stderr

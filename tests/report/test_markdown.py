@@ -69,6 +69,8 @@ def test_a_run_with_misses_and_an_error():
             "|---:|---:|---:|---:|---:|---:|---:|",
             "| 4 | 1 | 0 | 2 | 1 | 0 | 0.250 |",
             "",
+            "pass rate 0.25 \\[0.05, 0.70\\], mean score 0.25 \\[0.00, 0.75\\] (95% intervals, 4 cases)",
+            "",
             "| evaluator | mean score |",
             "|---|---:|",
             "| fields | 1.000 |",

@@ -12,6 +12,13 @@ from agentv_py.report.render import PlainProgress, render_summary
 from agentv_py.report.summary import RunSummary
 from tests.conftest import make_row
 
+INTERVALS = "Intervals: pass rate 0.25 [0.05, 0.70]  mean score 0.56 [0.12, 0.88]  (95% intervals, 4 cases)"
+NARROW_INTERVALS = [
+    "Intervals: pass rate 0.25 [0.05, 0.70]",
+    "           mean score 0.56 [0.12, 0.88]",
+    "           (95% intervals, 4 cases)",
+]
+
 
 def row(eval_id: str, score: float, misses: list[str] = (), error: str | None = None) -> ResultRow:
     from agentv_py.scoring.case import verdict_for
@@ -59,6 +66,7 @@ def test_summary_text():
         "└───────┴───────┴─────────┴────────────────────────────────────────────────────────────────────────┘",
         "Totals: 4 cases  1 passed  1 partial  1 failed  1 target error",
         "Scores: mean 0.562  median 0.625  min 0.000  max 1.000  std 0.370",
+        INTERVALS,
         "Histogram:",
         "  [0.0, 0.2) ██████████████████████████████ 1",
         "  [0.2, 0.4)                                0",
@@ -160,6 +168,7 @@ def test_summary_text_at_60_columns_lists_misses_under_each_case():
         "        1 target error",
         "Scores: mean 0.562  median 0.625  min 0.000  max 1.000",
         "        std 0.370",
+        *NARROW_INTERVALS,
         "Histogram:",
         "  [0.0, 0.2) ██████████████████████████████ 1",
         "  [0.2, 0.4)                                0",
