@@ -168,7 +168,9 @@ def test_agentv_metrics_shows_field_names_literally(tmp_path):
     broken = result_row.model_copy(update={"evaluator_results": [bad]})
     path = tmp_path / "run[bold].jsonl"
     path.write_bytes(orjson.dumps(result_row.to_json_dict()) + b"\n" + orjson.dumps(broken.to_json_dict()) + b"\n")
-    result = CliRunner(env={"COLUMNS": "120", "NO_COLOR": "1"}).invoke(app, ["metrics", str(path)])
+    with_intervals = CliRunner(env={"COLUMNS": "120", "NO_COLOR": "1"}).invoke(app, ["metrics", str(path)])
+    assert with_intervals.exit_code == 0 and not RAW.search(with_intervals.stdout), with_intervals.output
+    result = CliRunner(env={"COLUMNS": "120", "NO_COLOR": "1"}).invoke(app, ["metrics", str(path), "--no-intervals"])
     assert result.exit_code == 0, result.output
     assert not RAW.search(result.stdout) and not RAW.search(result.stderr)
     body = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines() if line.startswith("│")]
@@ -211,7 +213,8 @@ def test_agentv_validate_and_metrics_csv_write_no_raw_control_characters(ws):
 
     validate = agentv("validate", "dup.yaml", "unknown.yaml", "w.yaml", "ok\x1b]0;PWN\x07\u202e.yaml")
     assert validate.returncode == 2
-    csv_out = agentv("metrics", "run.jsonl", "-f", "csv")
+    assert not RAW.search(agentv("metrics", "run.jsonl", "-f", "csv").stdout.decode())  # with interval columns
+    csv_out = agentv("metrics", "run.jsonl", "-f", "csv", "--no-intervals")
     assert csv_out.returncode == 0, csv_out.stderr
     for output in (validate.stdout, validate.stderr, csv_out.stdout, csv_out.stderr):
         text = output.decode("utf-8")
