@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "explain": "explain_cmd",
     "merge": "merge_cmd",
     "metrics": "metrics_cmd",
+    "plan-size": "plan_size_cmd",
     "report": "report_cmd",
     "rescore": "rescore_cmd",
     "schema": "schema_cmd",

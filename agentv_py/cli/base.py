@@ -122,6 +122,12 @@ MERGE_EXIT_CODES = (
     _INTERNAL,
     (EXIT_CASE_ERRORS, "merged, and some row is a target or evaluator error; takes precedence over 1"),
 )
+PLAN_SIZE_EXIT_CODES = (
+    (EXIT_OK, "the run's documents are enough to detect the drop, for every metric planned"),
+    (EXIT_GATE_FAILED, "some metric needs more documents than the run has (each is listed)"),
+    (EXIT_CONFIG, "usage error: a missing file, fewer than 2 scored cases, an option out of range"),
+    _INTERNAL,
+)
 SCHEMA_EXIT_CODES = (
     (EXIT_OK, "schema printed"),
     (EXIT_CONFIG, "usage error: no file format, or not one of dataset, targets"),
@@ -136,6 +142,7 @@ SchemaCommand = with_exit_codes("SchemaCommand", SCHEMA_EXIT_CODES)
 ReportCommand = with_exit_codes("ReportCommand", REPORT_EXIT_CODES)
 ExplainCommand = with_exit_codes("ExplainCommand", EXPLAIN_EXIT_CODES)
 MergeCommand = with_exit_codes("MergeCommand", MERGE_EXIT_CODES)
+PlanSizeCommand = with_exit_codes("PlanSizeCommand", PLAN_SIZE_EXIT_CODES)
 
 
 class AgentvGroup(HelpGroup):

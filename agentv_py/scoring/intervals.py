@@ -285,3 +285,21 @@ def headline(passed: int, scores: Sequence[float], level: float = LEVEL, seed: i
     if len(scores) > 1:
         interval, _ = mean_interval(scores, level, seed)
     return Headline(len(scores), passed / len(scores), wilson(passed, len(scores), level), mean, interval, level)
+
+
+def bootstrap_sd(
+    vectors: np.ndarray, weights: np.ndarray, statistic: Statistic, seed: int = SEED, resamples: int = 2_000
+) -> list[float | None]:
+    """The bootstrap standard deviation (standard error) of each metric `statistic` computes, over
+    `resamples` document resamples (as `bootstrap_arrays` draws them); None where undefined."""
+    import numpy as np
+
+    documents = int(weights.sum())
+    rng = np.random.Generator(np.random.PCG64(seed))
+    counts = rng.multinomial(documents, weights / documents, size=resamples)
+    values = statistic(counts @ vectors)
+    out: list[float | None] = []
+    for column in values.T:
+        defined = column[~np.isnan(column)]
+        out.append(float(np.std(defined, ddof=1)) if defined.size >= resamples / 2 else None)
+    return out

@@ -110,6 +110,10 @@ RUN: dict[tuple[str, str], Run] = {
     ("docs/llm-judges.md", "agentv eval evals/vision/validators.yaml"): Run(1),
     ("docs/metrics.md", "agentv metrics run.jsonl --no-intervals"): Run(setup=(worked_example,)),
     ("docs/statistics.md", "agentv metrics run.jsonl --confidence 0.9"): Run(setup=(CONFUSION_RUN,)),
+    (
+        "docs/statistics.md",
+        "agentv plan-size run.jsonl --detect 0.05 --field invoice_number --field supplier.name",
+    ): Run(1, setup=(CONFUSION_RUN,)),
     ("docs/metrics.md", "agentv metrics run.jsonl --taxonomy"): Run(setup=(EXAMPLE_RUN,), columns=WIDE),
     ("docs/report.md", "agentv report run.jsonl"): Run(setup=(INVOICES_RUN,)),
     ("docs/report.md", "agentv report run.jsonl -o reports/run.html --dataset evals/invoices.yaml"): Run(),
