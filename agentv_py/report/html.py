@@ -21,6 +21,7 @@ import hashlib
 import html
 import itertools
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
 from agentv_py.report.page_header import page_header
 from agentv_py.report.spill import CaseStore
+from agentv_py.scoring.intervals import headline
 from agentv_py.scoring.metrics import Counts, field_labels
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS
 
@@ -258,6 +260,7 @@ def _build_report(
 
     labels = field_labels(totals.counts)
     per_field: dict[str, Counts] = {labels[key]: counts for key, counts in totals.counts.items()}
+    field_intervals = _field_intervals(totals)
     taxonomy_labels = field_labels(totals.counts.keys() | totals.taxonomy.keys())  # named as in the field table
     taxonomy = sorted(
         ((taxonomy_labels[key], kinds) for key, kinds in totals.taxonomy.items() if sum(kinds.values())),
@@ -284,6 +287,7 @@ def _build_report(
             "failed": totals.verdicts["fail"],
             "errors": totals.verdicts["error"],
             "mean": totals.mean,
+            "intervals": headline(totals.verdicts["pass"], totals.scores),
         },
         histogram=histogram_svg(totals.scores),
         fields_chart=fields_svg(per_field) if per_field else "",
@@ -291,6 +295,7 @@ def _build_report(
         taxonomy=taxonomy,
         categories=[(name, LABELS[name]) for name in CATEGORIES],
         evaluator_means=totals.evaluator_means(),
+        field_intervals=field_intervals,
         skipped=build.skipped,
         skipped_count=build.skipped_count,
         marked=[(label, case_id, reason) for case_id, (label, reason) in sorted(build.marked.items())]
@@ -360,3 +365,22 @@ def _write_atomic(path: Path, parts: Iterable[bytes]) -> int:
             os.unlink(temporary)
         raise
     return written
+
+
+def _field_intervals(totals: Totals) -> dict[str, dict[str, str]]:
+    """Each field's precision, recall and F1 as `0.80 [0.62, 0.93]` (report/metric_intervals.py)."""
+    from agentv_py.report.metric_intervals import metric_intervals
+    from agentv_py.report.metrics import MetricsReport
+
+    if not totals.signatures:
+        return {}
+    report = MetricsReport("", counts=totals.counts, signatures=Counter(totals.signatures))
+    found = metric_intervals(report)
+    shown: dict[str, dict[str, str]] = {}
+    for name, counts in report.per_field.items():
+        rates = found.fields.get(name, {})
+        shown[name] = {}
+        for rate, value in (("precision", counts.precision), ("recall", counts.recall), ("f1", counts.f1)):
+            interval = rates.get(rate)
+            shown[name][rate] = "-" if value is None else interval.shown(value) if interval else f"{value:.3f}"
+    return shown

@@ -13,6 +13,7 @@ summed into the totals, were most of the time above the JSON parse for judges' `
 from __future__ import annotations
 
 import marshal
+from array import array
 from typing import Any
 
 from agentv_py.models.field_results import read_field
@@ -155,6 +156,22 @@ def keep_row(row: dict[int, list[int]], field: Counts, tp: int, fp: int, fn: int
         kept[0] += tp
         kept[1] += fp
         kept[2] += fn
+
+
+def signature(kept: dict[int, list[int]], positions: dict[int, int], counts: dict[FieldKey, Counts]) -> bytes:
+    """A row's own counts (`kept`: per field's Counts identity, tp, fp, fn) as a compact key:
+    (position, tp, fp, fn) per field, in field order, as native int64 bytes."""
+    flat: list[int] = []
+    for identity, (tp, fp, fn) in kept.items():
+        position = positions.get(identity)
+        if position is None:  # a field first counted in this row: every field's place, again
+            positions.update({id(c): i for i, c in enumerate(counts.values())})
+            position = positions[identity]
+        flat.append(position)
+        flat += (tp, fp, fn)
+    cells = [flat[i : i + 4] for i in range(0, len(flat), 4)]
+    cells.sort()
+    return array("q", [value for cell in cells for value in cell]).tobytes()
 
 
 Quad = tuple[int, int, int, int]

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import csv
 import io
-from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
-from agentv_py.report.lean_sums import Sums, keep_row
+from agentv_py.report.lean_sums import Sums, keep_row, signature
 from agentv_py.report.text import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy
@@ -158,22 +157,6 @@ def aggregate(
                 report.skip(line, f"{row.eval_id}: {problem}")
         report.rows_with_metrics += found
     return report
-
-
-def signature(kept: dict[int, list[int]], positions: dict[int, int], counts: dict[FieldKey, Counts]) -> bytes:
-    """A row's own counts (`kept`: per field's Counts identity, tp, fp, fn) as a compact key:
-    (position, tp, fp, fn) per field, in field order, as native int64 bytes."""
-    flat: list[int] = []
-    for identity, (tp, fp, fn) in kept.items():
-        position = positions.get(identity)
-        if position is None:  # a field first counted in this row: every field's place, again
-            positions.update({id(c): i for i, c in enumerate(counts.values())})
-            position = positions[identity]
-        flat.append(position)
-        flat += (tp, fp, fn)
-    cells = [flat[i : i + 4] for i in range(0, len(flat), 4)]
-    cells.sort()
-    return array("q", [value for cell in cells for value in cell]).tobytes()
 
 
 def _num(value: float | None) -> str:

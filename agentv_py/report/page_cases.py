@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ import orjson
 
 from agentv_py.models.field_results import FieldOutcome, ItemAlignment, read_detection, to_details
 from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.lean_sums import keep_row, signature
 from agentv_py.report.misses import misses_with_values
 from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
 from agentv_py.scoring.taxonomy import add_taxonomy, row_taxonomy
@@ -101,6 +103,10 @@ class Totals:
     evaluator_scores: dict[str, array[float]] = field(default_factory=dict)  # in the order first listed
     counts: dict[FieldKey, Counts] = field(default_factory=dict)
     taxonomy: dict[FieldKey, dict[str, int]] = field(default_factory=dict)
+    # each distinct case's own counts and how many cases have them (report/metrics.signature): the
+    # document bootstrap of the field table's intervals
+    signatures: Counter[bytes] = field(default_factory=Counter)
+    _positions: dict[int, int] = field(default_factory=dict)
 
     @property
     def cases(self) -> int:
@@ -114,9 +120,14 @@ class Totals:
             listed = self.evaluator_scores.setdefault(name, array("d"))
             if status != "skipped" and score is not None:
                 listed.append(score)
+        kept: dict[int, list[int]] = {}
         for name, path, *numbers in totals["counts"]:
-            self.counts.setdefault((name, path), Counts())
-            self.counts[(name, path)] += Counts(*numbers)
+            known = self.counts.setdefault((name, path), Counts())
+            known += Counts(*numbers)
+            tp, _, fp, fn = numbers
+            keep_row(kept, known, tp, fp, fn)
+        if kept:
+            self.signatures[signature(kept, self._positions, self.counts)] += 1
         add_taxonomy(self.taxonomy, {(name, path): kinds for name, path, kinds in totals["taxonomy"]})
 
     @property

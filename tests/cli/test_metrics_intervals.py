@@ -88,3 +88,17 @@ def test_eval_refuses_a_confidence_outside_0_1(ws):
     ws.cases_dataset([("c1", '{"a": 1}', {"a": 1})])
     result = invoke("eval", "dataset.yaml", "--confidence", "1")
     assert result.exit_code == 2 and "error: --confidence 1 is not between 0 and 1" in result.stderr
+
+
+def test_the_html_report_shows_the_same_intervals_as_metrics(tmp_path):
+    import re
+
+    path = worked_example_file(tmp_path / "run.jsonl")
+    result = invoke("report", str(path), "-o", str(tmp_path / "r.html"))
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r.html").read_text()
+    fields = json.loads(invoke("metrics", str(path), "-f", "json").stdout)["intervals"]["fields"]
+    f1 = fields["gross_total"]["f1"]
+    row = re.search(r"<tr><td>gross_total</td>.*?</tr>", page)
+    assert row is not None and f"0.67 [{f1['low']:.2f}, {f1['high']:.2f}]" in row.group(0)
+    assert 'id="intervals">pass rate' in page and "(95% intervals, 5 cases)" in page
