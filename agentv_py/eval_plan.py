@@ -37,7 +37,8 @@ class EvalRequest:
     eval_ids: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)  # --exclude GLOB: cases left out (each glob must match)
     strict_xfail: bool = False  # --strict-xfail: an xfail case that passes (XPASS) fails the gate
-    confidence: float = 0.95  # --confidence: the level of the summary's intervals
+    confidence: float = 0.95  # --confidence: the level of the summary's intervals (and of --stop-early)
+    stop_early: bool = False  # --stop-early: a random order, stopped once the gate is settled
     verbose: bool = False
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators

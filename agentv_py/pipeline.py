@@ -80,6 +80,8 @@ def execute(
             def accept(row: ResultRow) -> None:
                 write(row)
                 summary.add(row, positions.get(row.eval_id))
+                if spec.stop_early is not None:
+                    spec.stop_early.add(row)
                 if on_row is not None:
                     on_row(row)
 
@@ -103,6 +105,7 @@ def execute(
                     with contextlib.suppress(OutputError):
                         record_manifest(results, failed)
                 raise
+            summary.stop_early = spec.stop_early
             if manifest is not None:
                 verdict = gate(summary, spec.threshold, spec.gates, spec.baseline)
                 record_manifest(results, finish_manifest(manifest, summary, verdict))

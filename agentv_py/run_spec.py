@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # annotations only: `validate` imports this module through ev
     from agentv_py.runner.engine import RunOptions
     from agentv_py.runner.run import TargetCatalog
     from agentv_py.runner.worker_target import WarmWorkers
+    from agentv_py.stop_early import StopEarly
 
 # local: worker threads here (`runner.run.Run`); ray: Ray tasks of a few cases each (`runner.ray_executor`);
 # inline: each case scored in turn on the calling thread (`runner.executor.InlineRun`: re-scoring
@@ -107,3 +108,4 @@ class RunSpec:
     excluded: int = 0  # cases --exclude left out
     strict_xfail: bool = False  # --strict-xfail: an xfail case that passes fails the gate
     confidence: float = 0.95  # --confidence: the level of the summary's intervals (pass rate, mean score)
+    stop_early: StopEarly | None = None  # --stop-early: fed each row; the cases stop once it decides

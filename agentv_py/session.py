@@ -34,6 +34,7 @@ from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, exclude_cases, select_cases, shard_cases, skip_cases
 from agentv_py.runner.target_checks import run_healthcheck
 from agentv_py.runner.target_fingerprint import target_fingerprint
+from agentv_py.stop_early import StoppingCases, stopping
 
 __all__ = ["EvalResult", "cache_settings", "execute", "log_notice", "merge_dataset", "plan_eval", "run_eval"]
 
@@ -62,10 +63,15 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if request.baseline is not None:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
     to_run = reuse.to_run if reuse is not None else cases
+    original = to_run
+    stop = None
+    if request.stop_early:
+        to_run = _stopping(request, dataset, baseline, to_run)
+        stop = to_run.stop
     loaded = checked.loaded
     run_id = reuse.run_id if reuse is not None and reuse.run_id is not None else new_run_id()
     resumed = reuse is not None and reuse.mode == "resume"
-    ordered = dataset.cases if reuse is not None else to_run  # reused rows: in dataset order too
+    ordered = dataset.cases if reuse is not None else original  # reused rows: in dataset order too
     execution = Execution(
         kind=request.executor,
         dataset=dataset,
@@ -86,7 +92,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     )
     seed = ManifestSeed(
         dataset=dataset,
-        cases=reuse.selected if reuse is not None else to_run,
+        cases=reuse.selected if reuse is not None else original,
         target=checked.target,
         judges=checked.judges,
         secrets=checked.secrets,
@@ -114,6 +120,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         excluded=excluded,
         strict_xfail=request.strict_xfail,
         confidence=request.confidence,
+        stop_early=stop,
     )
     plan = EvalPlan(
         spec,
@@ -140,6 +147,24 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
             spec = dataclasses.replace(spec, execution=dataclasses.replace(execution, warm=warm))
             plan = dataclasses.replace(plan, spec=spec)
     return plan
+
+
+def _stopping(
+    request: EvalRequest, dataset: LoadedDataset, baseline: Baseline | None, cases: Sequence[PreparedCase]
+) -> StoppingCases:
+    """--stop-early's cases: refused where it cannot decide the gate (docs/statistics.md)."""
+    if request.reuse is not None:
+        raise AgentvError(
+            "--stop-early starts a fresh run: --resume (without --stop-early) runs the rest of a stopped one",
+            hint="see agentv eval --help",
+        )
+    if dataset.model.gates is not None or baseline is not None:
+        raise AgentvError(
+            "--stop-early decides the --threshold gate (the mean score) or the default one (every case passed); "
+            "this run has " + ("the dataset's gates" if dataset.model.gates is not None else "--baseline"),
+            hint="run it without --stop-early",
+        )
+    return stopping(cases, request.threshold, request.confidence)
 
 
 def _load_baseline(

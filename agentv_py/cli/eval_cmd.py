@@ -85,6 +85,13 @@ def eval_command(
         "--strict-xfail",
         help="An xfail case that passes (XPASS) fails the gate.  [default: reported, the gate holds]",
     ),
+    stop_early: bool = typer.Option(
+        False,
+        "--stop-early",
+        help="Run the cases in a random (seeded) order and stop taking new ones once the gate's outcome is "
+        "settled: the mean score of all cases above or below --threshold at --confidence (an anytime-valid "
+        "confidence sequence), else the first case that does not pass; --resume runs the rest.",
+    ),
     confidence: float = typer.Option(
         0.95,
         "--confidence",
@@ -219,6 +226,7 @@ def eval_command(
         exclude=list(exclude),
         strict_xfail=strict_xfail,
         confidence=confidence,
+        stop_early=stop_early,
         verbose=verbose,
         dry_run=dry_run,
         judge_target=judge_target,

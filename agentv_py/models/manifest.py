@@ -132,6 +132,7 @@ class RunManifest(_Part):
     shard: ShardInfo | None = None  # --shard K/N
     merged_from: list[str] = Field(default_factory=list)  # `agentv merge`: the runs (ids) merged, in order
     skipped: dict[str, str] = Field(default_factory=dict)  # `skip:` cases (not run): id -> reason
+    stopped_early: dict[str, Any] | None = None  # --stop-early: cases, run, decided, seed (and the sequence)
 
     @model_serializer(mode="wrap")
     def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -143,4 +144,6 @@ class RunManifest(_Part):
             data.pop("merged_from", None)
         if not data.get("skipped"):
             data.pop("skipped", None)
+        if data.get("stopped_early") is None:
+            data.pop("stopped_early", None)
         return data

@@ -51,6 +51,9 @@ def finish_manifest(manifest: RunManifest, summary: RunSummary, result: GateResu
         update={
             "ended_at": utc_now(),
             "status": status,
+            "stopped_early": summary.stop_early.to_json()
+            if summary.stop_early is not None and summary.stop_early.stopped
+            else None,
             "counts": Counts(
                 selected=summary.total_selected,
                 written=summary.completed,

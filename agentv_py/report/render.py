@@ -270,6 +270,10 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     _render_marked(console, summary, verbose)
     if summary.interrupted:
         console.print(f"[bold red]Interrupted[/] after {total} of {summary.total_selected} cases.")
+    if summary.stop_early is not None and summary.stop_early.stopped:
+        console.print(
+            Text(summary.stop_early.said()[0].upper() + summary.stop_early.said()[1:] + "; --resume runs the rest")
+        )
     if stats is not None:
         numbers = {"mean": stats.mean, "median": stats.median, "min": stats.min, "max": stats.max, "std": stats.std}
         print_items(console, Text("Scores: "), [Text(f"{name} {value:.3f}") for name, value in numbers.items()])

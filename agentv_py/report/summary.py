@@ -11,6 +11,7 @@ import math
 import statistics
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentv_py.models.dataset import Gates
 from agentv_py.models.results import ResultRow
@@ -88,6 +89,7 @@ class RunSummary:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (id, reason) of `skip:` cases: not run
     excluded: int = 0  # cases --exclude left out (not run, not listed)
     confidence: float = 0.95  # the level of the pass rate's and mean score's intervals (--confidence)
+    stop_early: Any = None  # --stop-early's state (`stop_early.StopEarly`): what it saw and decided
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -290,6 +292,12 @@ def gate(
             rule,
             checks,
         )
+    stop = summary.stop_early
+    if threshold is not None and not (gates or baseline) and stop is not None and stop.stopped:
+        if stop.decided == "below":  # settled for every case, not only those that ran
+            return GateResult("gate_failed", f"gate failed: {stop.said()}", rule, checks)
+        if stop.decided == "above":
+            return GateResult("ok", "", rule, checks)
     if threshold is not None and not (gates or baseline):  # the message scripts already match
         value = mean if mean is not None else 0.0
         if not at_least(value, threshold):
