@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # annotations only: `validate` imports this module through ev
     from agentv_py.runner.cache import CacheSettings
     from agentv_py.runner.engine import RunOptions
     from agentv_py.runner.run import TargetCatalog
+    from agentv_py.runner.stop_early import StopEarly
     from agentv_py.runner.worker_target import WarmWorkers
-    from agentv_py.stop_early import StopEarly
 
 # local: worker threads here (`runner.run.Run`); ray: Ray tasks of a few cases each (`runner.ray_executor`);
 # inline: each case scored in turn on the calling thread (`runner.executor.InlineRun`: re-scoring

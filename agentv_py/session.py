@@ -32,9 +32,9 @@ from agentv_py.run_spec import Execution, ManifestSeed, ResultsFile, RunSpec
 from agentv_py.runner.cache import CacheSettings
 from agentv_py.runner.cache_store import default_cache_dir
 from agentv_py.runner.engine import RunOptions, exclude_cases, select_cases, shard_cases, skip_cases
+from agentv_py.runner.stop_early import StoppingCases, stopping
 from agentv_py.runner.target_checks import run_healthcheck
 from agentv_py.runner.target_fingerprint import target_fingerprint
-from agentv_py.stop_early import StoppingCases, stopping
 
 __all__ = ["EvalResult", "cache_settings", "execute", "log_notice", "merge_dataset", "plan_eval", "run_eval"]
 
@@ -125,7 +125,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     plan = EvalPlan(
         spec,
         dataset,
-        to_run,
+        original,  # in the dataset's order: what checks read (the run's own order is the spec's)
         checked.target,
         checked.judges,
         checked.default_judge,

@@ -47,7 +47,6 @@ LAYER_OF = {
     "agentv_py.reuse_plan": "session",  # --resume, --rerun-failed, --retry-errors
     "agentv_py.run_spec": "session",  # the frozen spec a plan ends in
     "agentv_py.pipeline": "session",  # the one run loop: a spec executed
-    "agentv_py.stop_early": "session",  # --stop-early: the random order and when the gate is settled
     "agentv_py.schema": "schema",
     "agentv_py.schema_442": "schema",
     "agentv_py.judge": "judge-sdk",
