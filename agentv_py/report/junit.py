@@ -30,7 +30,7 @@ from xml.sax.saxutils import quoteattr
 
 from agentv_py.models.results import EvaluatorResult, ResultRow
 from agentv_py.report.misses import misses_with_values
-from agentv_py.scoring.intervals import headline
+from agentv_py.scoring.intervals import headline, wilson
 
 __all__ = ["field_outcomes", "write_junit", "xml_text"]
 
@@ -214,6 +214,20 @@ def _headline_properties(passed: int, scores: Sequence[float], level: float) -> 
     return out
 
 
+def _field_properties(counts: _Counts, level: float) -> dict[str, str]:
+    """A field's suite: the share of its scored cases where it matched, with Wilson's interval."""
+    scored = counts.tests - counts.skipped - counts.errors
+    interval = wilson(scored - counts.failures, scored, level)
+    if interval is None:
+        return {}
+    return {
+        "confidence_level": f"{level:g}",
+        "match_rate": f"{(scored - counts.failures) / scored:.6f}",
+        "match_rate_low": f"{interval.low:.6f}",
+        "match_rate_high": f"{interval.high:.6f}",
+    }
+
+
 _SUITE_CLOSE = "<system-out />\n<system-err />\n</testsuite>\n"
 
 
@@ -295,7 +309,11 @@ def write_junit(
             out.write(_testcase(suite_name, case_id, "0.000", ("skipped", "", f"SKIPPED: {reason}", "")))
         out.write(_SUITE_CLOSE)
         for index, (path, (counts, spool)) in enumerate(spools.items(), start=1):
-            out.write(_suite_open(f"{suite_name}.{path}", index, counts, timestamp, hostname))
+            out.write(
+                _suite_open(
+                    f"{suite_name}.{path}", index, counts, timestamp, hostname, _field_properties(counts, confidence)
+                )
+            )
             spool.seek(0)
             shutil.copyfileobj(spool, out)
             out.write(_SUITE_CLOSE)

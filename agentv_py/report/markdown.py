@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from agentv_py.models.results import ResultRow
 from agentv_py.report.junit import field_outcomes
 from agentv_py.report.summary import GateResult, RunSummary
+from agentv_py.scoring.intervals import wilson
 
 __all__ = ["FieldTally", "cell", "summary_markdown", "tally_fields"]
 
@@ -132,11 +133,18 @@ def _worst_fields(fields: dict[str, FieldTally] | None) -> list[str]:
     if not worst:
         return ["Every scored field matched.", ""] if fields else []
     out = [f"### Worst fields ({min(len(worst), WORST_FIELDS)} of {len(worst)} with misses)", ""]
-    out += ["| field | misses | of scored | could not score |", "|---|---:|---:|---:|"]
+    out += ["| field | misses | of scored | miss rate [95%] | could not score |", "|---|---:|---:|---:|---:|"]
     out += [
-        f"| {cell(path)} | {tally.misses} | {tally.scored} | {tally.errors} |" for path, tally in worst[:WORST_FIELDS]
+        f"| {cell(path)} | {tally.misses} | {tally.scored} | {_miss_rate(tally)} | {tally.errors} |"
+        for path, tally in worst[:WORST_FIELDS]
     ]
     return [*out, ""]
+
+
+def _miss_rate(tally: FieldTally) -> str:
+    """`0.25 [0.09, 0.53]`: the share of scored cases the field missed, with Wilson's interval."""
+    interval = wilson(tally.misses, tally.scored)
+    return cell(interval.shown(tally.misses / tally.scored)) if interval is not None else "–"
 
 
 def _marked_cases(summary: RunSummary) -> list[str]:

@@ -71,7 +71,7 @@ def test_summary_md_and_the_github_step_summary(run):
     assert step.read_text() == "earlier step\n" + summary  # appended, as GitHub Actions expects
     assert summary.startswith("## agentv: dataset against t\n\n**⚠️ errors** (every case passed): 1 case had a target")
     assert "| 3 | 1 | 0 | 1 | 1 | 0 | 0.500 |" in summary
-    assert "| b | 1 | 2 | 0 |" in summary
+    assert "| b | 1 | 2 | 0.50 \\[0.09, 0.91\\] | 0 |" in summary
     (bad,) = [line for line in summary.splitlines() if line.startswith("| bad")]
     assert bad.startswith("| bad\\|id | 0.500 | fail | b (type mismatch: got string, expected number")  # the row's miss
     assert "<script>" not in summary
@@ -168,5 +168,5 @@ def test_rescore_writes_the_same_reports(run):
         ("dataset.a", "3", "0", "1"),
         ("dataset.b", "3", "1", "1"),
     ]
-    assert "| b | 1 | 2 | 0 |" in step.read_text()
+    assert "| b | 1 | 2 | 0.50 \\[0.09, 0.91\\] | 0 |" in step.read_text()
     assert "Results: again.jsonl" in step.read_text()

@@ -102,3 +102,19 @@ def test_the_html_report_shows_the_same_intervals_as_metrics(tmp_path):
     row = re.search(r"<tr><td>gross_total</td>.*?</tr>", page)
     assert row is not None and f"0.67 [{f1['low']:.2f}, {f1['high']:.2f}]" in row.group(0)
     assert 'id="intervals">pass rate' in page and "(95% intervals, 5 cases)" in page
+
+
+def test_junit_per_field_suites_carry_the_fields_match_rate_and_its_interval(ws):
+    import xml.etree.ElementTree as ET
+
+    from agentv_py.scoring.intervals import wilson
+
+    ws.cli_target("cat {FILES}")
+    ws.cases_dataset([(f"c{i}", {"a": 1 if i % 3 else 2}, {"a": 1}) for i in range(1, 7)], fields="[{path: a}]")
+    invoke("eval", "dataset.yaml", "--out", "o.jsonl", "--junit", "j.xml", "--junit-per-field")
+    suites = {s.get("name"): s for s in ET.parse(ws.root / "j.xml").getroot().iter("testsuite")}
+    field = next(s for name, s in suites.items() if name and name.endswith(".a"))
+    properties = {p.get("name"): p.get("value") for p in field.iter("property")}
+    expected = wilson(4, 6)
+    assert expected is not None and properties["match_rate"] == f"{4 / 6:.6f}"
+    assert float(properties["match_rate_low"]) == pytest.approx(expected.low, abs=1e-6)

@@ -77,10 +77,10 @@ def test_a_run_with_misses_and_an_error():
             "",
             "### Worst fields (2 of 2 with misses)",
             "",
-            "| field | misses | of scored | could not score |",
-            "|---|---:|---:|---:|",
-            "| total | 2 | 3 | 0 |",
-            "| date | 1 | 2 | 0 |",
+            "| field | misses | of scored | miss rate [95%] | could not score |",
+            "|---|---:|---:|---:|---:|",
+            "| total | 2 | 3 | 0.67 \\[0.21, 0.94\\] | 0 |",
+            "| date | 1 | 2 | 0.50 \\[0.09, 0.91\\] | 0 |",
             "",
             "### Cases that did not pass (3 of 3 shown)",
             "",
@@ -164,7 +164,10 @@ def test_hostile_ids_and_misses_cannot_break_the_table():
     assert "<img" not in text and "| injected |" not in text
     failed = [line for line in text.splitlines() if line.startswith("| x")]
     # a table row keeps its columns: every `|` of the value is escaped
-    assert [line.replace("\\|", "").count("|") for line in failed] == [5, 5]
+    assert [line.replace("\\|", "").count("|") for line in failed] == [
+        6,
+        5,
+    ]  # the worst-fields row (5 columns), then the failed case (4)
 
 
 def test_a_failed_case_shows_its_misses_with_the_values_of_their_details_entries():
