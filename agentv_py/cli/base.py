@@ -149,7 +149,7 @@ class AgentvGroup(HelpGroup):
     exit_codes_heading = "Exit codes of agentv eval"
     exit_codes = EVAL_EXIT_CODES
     exit_codes_note = (
-        "rescore, validate, metrics, compare, merge, schema and cache exit with their own codes: "
+        "rescore, validate, metrics, compare, plan-size, merge, schema and cache exit with their own codes: "
         "see agentv COMMAND --help."
     )
 

@@ -161,8 +161,8 @@ def test_top_level_help_shows_eval_exit_codes_and_points_to_the_others():
     text = help_text([], 60)
     assert "Exit codes of agentv eval:" in text and exit_codes(text) == [0, 1, 2, 3, 4, 5, 130]
     assert (
-        "rescore, validate, metrics, compare, merge, schema and cache exit with their own codes: see agentv COMMAND "
-        "--help." in flat(text)
+        "rescore, validate, metrics, compare, plan-size, merge, schema and cache exit with their own codes: "
+        "see agentv COMMAND --help." in flat(text)
     )
     for command in ("eval", "metrics", "validate", "compare"):
         assert re.search(rf"\n  {command} +\S", text)

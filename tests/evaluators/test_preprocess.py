@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.evaluators.preprocess import judged_answer
@@ -210,3 +212,40 @@ def test_the_payload_names_the_real_path(project):
         "original_path": "notes.txt",
         "media_type": "text/plain",
     }
+
+
+BLOCK_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=40),
+    st.sampled_from(["../../etc/passwd", "/dev/zero", "file:///proc/self/environ", "notes.txt", "", "~/.ssh/id_rsa"]),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+)
+BLOCKS = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "file", "image", "x"])},
+        optional={
+            "text": BLOCK_VALUES,
+            "value": BLOCK_VALUES,
+            "path": BLOCK_VALUES,
+            "media_type": BLOCK_VALUES,
+        },
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=BLOCKS)
+def test_any_content_blocks_give_text_and_never_raise_nor_read_outside(tmp_path_factory, blocks):
+    project = tmp_path_factory.mktemp("p")
+    (project / ".git").mkdir()
+    (project / "evals").mkdir()
+    (project / "work").mkdir()
+    (project / "work" / "notes.txt").write_text("fine")
+    seen = judged_answer(context(project, [{"role": "assistant", "content": blocks}]), None)
+    assert isinstance(seen, str)
+    assert "root:" not in seen and "PATH=" not in seen  # /etc/passwd, /proc/self/environ never read
