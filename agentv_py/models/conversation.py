@@ -15,7 +15,7 @@ from pydantic import AliasChoices, Field, ValidationInfo, field_validator, model
 
 from agentv_py.models.base import StrictModel
 from agentv_py.models.evaluators import EvaluatorConfig
-from agentv_py.models.messages import Message, as_expected_messages
+from agentv_py.models.messages import Message, as_expected_messages, last_assistant_value
 
 Aggregation = Literal["mean", "min", "max"]
 TURN_TYPE = "conversation_turn"  # a row's result for one turn (its evaluators' results nested)
@@ -57,10 +57,7 @@ class ConversationTurn(StrictModel):
     @property
     def expected_value(self) -> Any:
         """The turn's expected answer: the content of its last expected assistant message."""
-        for message in reversed(self.expected_messages):
-            if message.role == "assistant":
-                return message.value
-        return None
+        return last_assistant_value(self.expected_messages)
 
 
 class Conversation(StrictModel):

@@ -13,7 +13,14 @@ from agentv_py.models.conversation import Conversation
 from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
 from agentv_py.models.fields import DateOrder, FieldAccuracyConfig, FieldSpec
 from agentv_py.models.judges import RubricConfig, RubricFields, RubricItem
-from agentv_py.models.messages import CONTENT_TAGS, ContentItem, Message, ToolCall, as_expected_messages
+from agentv_py.models.messages import (
+    CONTENT_TAGS,
+    ContentItem,
+    Message,
+    ToolCall,
+    as_expected_messages,
+    last_assistant_value,
+)
 from agentv_py.models.preprocessors import Preprocessor
 
 __all__ = ["CONTENT_TAGS", "ContentItem", "Dataset", "EvalCase", "Message", "ToolCall"]
@@ -237,10 +244,7 @@ class EvalCase(StrictModel):
     @property
     def expected_value(self) -> Any:
         """Ground truth: content of the last assistant message in expected_messages (SPEC §1)."""
-        for message in reversed(self.expected_messages):
-            if message.role == "assistant":
-                return message.value
-        return None
+        return last_assistant_value(self.expected_messages)
 
     def input_items(self, *kinds: str) -> list[ContentItem]:
         return [item for m in self.input_messages for item in m.items if item.type in kinds]

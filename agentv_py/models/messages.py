@@ -114,6 +114,14 @@ class Message(StrictModel):
         return self.content
 
 
+def last_assistant_value(messages: list[Message]) -> Any:
+    """The content (or tool calls) of the last assistant message: a case's or a turn's expected answer."""
+    for message in reversed(messages):
+        if message.role == "assistant":
+            return message.value
+    return None
+
+
 def is_message_list(value: Any) -> bool:
     """A non-empty list of mappings that each have a `role`: messages, not one message's content."""
     return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)

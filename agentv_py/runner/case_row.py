@@ -188,7 +188,7 @@ def pass_mark(dataset: LoadedDataset) -> float:
     return PASS_THRESHOLD if mark is None else mark
 
 
-def _is_number(value: Any) -> TypeGuard[int | float]:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A finite JSON number (booleans are not numbers)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -204,8 +204,8 @@ def outcome_trace(
     usage = reported.get("token_usage")
     model, http_attempts = reported.get("model"), reported.get("http_attempts")
     return Trace(
-        duration_ms=float(duration) if _is_number(duration) and duration >= 0 else round(outcome.duration_ms, 3),
-        cost_usd=float(cost) if _is_number(cost) and cost >= 0 else None,
+        duration_ms=float(duration) if is_number(duration) and duration >= 0 else round(outcome.duration_ms, 3),
+        cost_usd=float(cost) if is_number(cost) and cost >= 0 else None,
         token_usage=usage if isinstance(usage, dict) else None,
         model=model if isinstance(model, str) else None,
         http_attempts=http_attempts if isinstance(http_attempts, int) else None,

@@ -14,11 +14,11 @@ last answer, `output_messages` the whole conversation."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from typing import Any
 
+from agentv_py.chat import sum_usage
 from agentv_py.models.conversation import TRANSCRIPT_TYPE, TURN_TYPE, aggregate, transcript, windowed
 from agentv_py.models.messages import Message
 from agentv_py.models.results import EvaluatorResult, ResultRow
@@ -31,6 +31,7 @@ from agentv_py.runner.case_row import (
     add_judge_costs,
     answer,
     answer_dir,
+    is_number,
     outcome_trace,
     pass_mark,
     score_case,
@@ -256,13 +257,11 @@ class _Spent:
         self.attempts += attempts
         self.duration_ms += outcome.duration_ms
         cost = outcome.trace.get("cost_usd")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
+        if is_number(cost) and cost >= 0:
             self.cost_usd = (self.cost_usd or 0.0) + float(cost)
         usage = outcome.trace.get("token_usage")
         if isinstance(usage, dict):
-            for key, value in usage.items():
-                if isinstance(value, int) and not isinstance(value, bool):
-                    self.tokens[str(key)] = self.tokens.get(str(key), 0) + value
+            self.tokens = sum_usage([self.tokens, usage])
 
     def trace(self) -> dict[str, Any]:
         spent: dict[str, Any] = {"duration_ms": round(self.duration_ms, 3)}
