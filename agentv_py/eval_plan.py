@@ -39,6 +39,8 @@ class EvalRequest:
     strict_xfail: bool = False  # --strict-xfail: an xfail case that passes (XPASS) fails the gate
     confidence: float = 0.95  # --confidence: the level of the summary's intervals (and of --stop-early)
     stop_early: bool = False  # --stop-early: a random order, stopped once the gate is settled
+    repeats: int | None = None  # --repeat K: each case run K times (None: not given; --resume keeps the run's)
+    rejudges: int | None = None  # --rejudge J: each answer scored J times (None: not given)
     verbose: bool = False
     dry_run: bool = False
     judge_target: str | None = None  # --judge-target: the default judge for LLM evaluators
@@ -85,6 +87,12 @@ class EvalPlan:
     baseline_path: Path | None = None  # --baseline's file
     reuse: Reuse | None = None  # --resume / --rerun-failed / --retry-errors: `cases` are those to run
     baseline: Baseline | None = None  # --baseline, read when planning (a bad one: exit 2 before anything runs)
+
+    @property
+    def rows_to_write(self) -> int:
+        """The rows the run will write: a row per case, per run of it (--repeat), per scoring (--rejudge)."""
+        execution = self.spec.execution
+        return len(execution.cases) * execution.options.rejudges
 
     @property
     def gates(self) -> Gates | None:
@@ -157,3 +165,5 @@ class Reuse:
     run_id: str | None  # resume: the run's own id (rows and manifest keep it); None: a new one
     derived_from: str | None = None  # a re-run: the run whose rows it copies
     notes: list[str] = field(default_factory=list)  # warnings for the user: a cut line, rows of unknown cases
+    repeats: int = 1  # resume: the runs of each case the run was started with (`repeat_plan.resumed`)
+    rejudges: int = 1

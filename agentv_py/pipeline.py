@@ -60,7 +60,8 @@ def execute(
     run says while it runs (a failed batch call) goes to `on_notice`.
     """
     execution = spec.execution
-    summary = RunSummary(total_selected=len(execution.cases) + len(spec.kept), keep_all_lines=spec.verbose)
+    rows = len(execution.cases) * execution.options.rejudges + len(spec.kept)  # --rejudge J: J rows a run
+    summary = RunSummary(total_selected=rows, keep_all_lines=spec.verbose)
     summary.baseline_passed = spec.baseline.passed if spec.baseline is not None else None
     summary.skipped, summary.excluded = list(spec.manifest.skipped), spec.excluded
     summary.strict_xfail = spec.strict_xfail

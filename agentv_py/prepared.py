@@ -71,6 +71,7 @@ class PreparedCase:
     guideline_items: frozenset[int] = frozenset()  # which `file` items (from 0, dataset order) are guideline files
     # a conversation case's turns (models/conversation.py): each turn's evaluators, expected value
     turns: list[PreparedTurn] = field(default_factory=list)
+    repeat: int | None = None  # `--repeat K`: which of the case's K runs this is (from 1); None: not repeated
 
     @property
     def file_paths(self) -> list[str]:
@@ -258,9 +259,50 @@ class CaseSelection(Indexed[PreparedCase]):
         return [position for position, i in enumerate(self._indices) if i in flagged]
 
 
+class Repeated(Indexed[PreparedCase]):
+    """`--repeat K`: each of `cases` K times, repeat by repeat (every case's first run, then every
+    case's second, ...), each a copy of its case that knows its repeat (from 1). `units`: only
+    these (position in `cases`, repeat) pairs, in this order (what a resumed run still lacks)."""
+
+    def __init__(
+        self, cases: Sequence[PreparedCase], repeats: int, units: Sequence[tuple[int, int]] | None = None
+    ) -> None:
+        self._cases = cases
+        self.repeats = repeats
+        self._units = list(units) if units is not None else None
+        all_ids = case_ids(cases)
+        self.ids = [all_ids[position] for position, _ in self.units()]
+
+    def units(self) -> Iterator[tuple[int, int]]:
+        """(position in the cases, repeat) of each run, in order."""
+        if self._units is not None:
+            return iter(self._units)
+        count = len(self._cases)
+        return ((position, repeat) for repeat in range(1, self.repeats + 1) for position in range(count))
+
+    def __len__(self) -> int:
+        return len(self._units) if self._units is not None else len(self._cases) * self.repeats
+
+    def _at(self, index: int) -> PreparedCase:
+        if self._units is not None:
+            position, repeat = self._units[index]
+        else:
+            repeat, position = divmod(index, len(self._cases))
+            repeat += 1
+        return dataclasses.replace(self._cases[position], repeat=repeat)
+
+    def __iter__(self) -> Iterator[PreparedCase]:
+        return (dataclasses.replace(self._cases[position], repeat=repeat) for position, repeat in self.units())
+
+    def where(self, flag: int) -> list[int]:
+        """The positions of the runs whose case has any of the `flag` bits."""
+        flagged = set(cases_where(self._cases, flag))
+        return [index for index, (position, _) in enumerate(self.units()) if position in flagged]
+
+
 def case_ids(cases: Sequence[PreparedCase]) -> list[str]:
     """The ids of `cases`, in order, without reading a case back (`PreparedCases.ids`)."""
-    if isinstance(cases, (PreparedCases, CaseSelection)):
+    if isinstance(cases, (PreparedCases, CaseSelection, Repeated)):
         return cases.ids
     return [prepared.case.id for prepared in cases]
 
@@ -268,7 +310,7 @@ def case_ids(cases: Sequence[PreparedCase]) -> list[str]:
 def cases_where(cases: Sequence[PreparedCase], flag: int) -> list[int]:
     """The positions in `cases` of those with any of the `flag` bits (`case_flags`), read from the
     flags kept for a dataset's cases when there are some, so that no case is read back."""
-    if isinstance(cases, (PreparedCases, CaseSelection)):
+    if isinstance(cases, (PreparedCases, CaseSelection, Repeated)):
         return cases.where(flag)
     return [i for i, prepared in enumerate(cases) if case_flags(prepared) & flag]
 

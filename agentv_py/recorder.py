@@ -70,6 +70,10 @@ def start_manifest(run_id: str, seed: ManifestSeed, results: JsonlWriter) -> Run
         target_fingerprint=seed.fingerprint,
     )
     update: dict[str, object] = {"derived_from": seed.derived_from, "shard": seed.shard, "skipped": dict(seed.skipped)}
+    if seed.repeats > 1:
+        update["repeats"] = seed.repeats
+    if seed.rejudges > 1:
+        update["rejudges"] = seed.rejudges
     if seed.recorded_target is not None:
         update["target"] = seed.recorded_target
     manifest = manifest.model_copy(update=update)

@@ -24,6 +24,7 @@ from agentv_py.recorder import (
     plan_options,
     tool_version,
 )
+from agentv_py.repeat_plan import missing_runs, resumed, stored_repeats
 from agentv_py.report.manifest import (
     ManifestError,
     read_manifest,
@@ -33,6 +34,9 @@ from agentv_py.report.row_store import RowSelection
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 from agentv_py.report.text import plural
 from agentv_py.runner.case_row import pass_mark
+
+FLAG = {"resume": "--resume", "rerun_failed": "--rerun-failed", "retry_errors": "--retry-errors"}
+REPEAT_HINT = "--resume finishes it; a new run with --repeat measures the noise again (docs/statistics.md#repeats)"
 
 
 def _reuse_refusal(verb: str, shown: str, message: str, hint: str | None = None) -> AgentvError:
@@ -161,8 +165,18 @@ def plan_reuse(
             f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         )
         notes.append(f"{shown} holds rows of {plural(len(unknown), 'case')} not in the dataset ({listed}): kept")
+    runs = stored_repeats(manifest, stored.rows)
+    if mode != "resume" and runs.on:
+        raise _reuse_refusal(
+            verb, shown, f"its run was repeated ({runs.flags()}): {FLAG[mode]} re-runs a case's one row", REPEAT_HINT
+        )
     if mode == "resume":
-        to_run: Sequence[PreparedCase] = select(cases, (i for i in case_ids(cases) if i not in by_case))
+        runs = resumed(request, runs, shown)
+        to_run: Sequence[PreparedCase] = (
+            missing_runs(cases, runs.repeats, stored.rows)
+            if runs.repeats > 1
+            else select(cases, (i for i in case_ids(cases) if i not in by_case))
+        )
         kept: Sequence[ResultRow] = stored.rows
     else:
         mark = pass_mark(dataset)
@@ -189,4 +203,6 @@ def plan_reuse(
         run_id=previous if mode == "resume" else None,
         derived_from=None if mode == "resume" else previous,
         notes=notes,
+        repeats=runs.repeats,
+        rejudges=runs.rejudges,
     )

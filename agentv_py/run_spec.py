@@ -90,6 +90,8 @@ class ManifestSeed:
     recorded_target: TargetInfo | None = None  # rescore: the target that gave the answers
     fingerprint: TargetFingerprint | None = None  # the target's (`runner.target_fingerprint`)
     skipped: Sequence[tuple[str, str]] = ()  # (id, reason) of the selected cases that say `skip:`
+    repeats: int = 1  # --repeat K: runs of each case
+    rejudges: int = 1  # --rejudge J: scorings of each answer
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from agentv_py.models.results import ResultRow
 from agentv_py.models.targets import TargetConfig
 from agentv_py.pipeline import log_notice
 from agentv_py.preflight import preflight, proxy_catalog
-from agentv_py.prepared import LoadedDataset, PreparedCase, case_ids
+from agentv_py.prepared import LoadedDataset, PreparedCase, Repeated, case_ids
 from agentv_py.recorder import plan_options
+from agentv_py.repeat_plan import Repeats, refuse_with
 from agentv_py.report.gates import Baseline, BaselineError, load_baseline
 from agentv_py.report.jsonl import JsonlWriter, default_results_path
 from agentv_py.report.manifest import ManifestError, new_run_id, read_manifest
@@ -62,8 +63,14 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     baseline = None
     if request.baseline is not None:
         baseline = _load_baseline(request.baseline, request.max_drop or 0.0, request.allow_flips, dataset, cases)
+    runs = Repeats(request.repeats or 1, request.rejudges or 1)
+    if reuse is not None and reuse.mode == "resume":
+        runs = Repeats(reuse.repeats, reuse.rejudges)
+    refuse_with(request, runs, checked.target, cases)
     to_run = reuse.to_run if reuse is not None else cases
     original = to_run
+    if reuse is None and runs.repeats > 1:
+        to_run = Repeated(cases, runs.repeats)
     stop = None
     if request.stop_early:
         to_run = _stopping(request, dataset, baseline, to_run)
@@ -83,6 +90,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
             ray_address=request.ray_address,
             run_id=run_id,
             verbose=request.verbose,
+            rejudges=runs.rejudges,
         ),
         judges=checked.judges,
         default_judge=checked.default_judge,
@@ -102,6 +110,8 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         shard=ShardInfo(index=request.shard.index, count=request.shard.count) if request.shard is not None else None,
         fingerprint=fingerprint,
         skipped=tuple(skipped),
+        repeats=runs.repeats,
+        rejudges=runs.rejudges,
     )
     spec = RunSpec(
         run_id=run_id,

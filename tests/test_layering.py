@@ -45,6 +45,7 @@ LAYER_OF = {
     "agentv_py.preflight": "session",  # the checks before a run (eval and validate)
     "agentv_py.recorder": "session",  # a run's results file and manifest
     "agentv_py.reuse_plan": "session",  # --resume, --rerun-failed, --retry-errors
+    "agentv_py.repeat_plan": "session",  # --repeat, --rejudge: refusals, a resumed repeated run
     "agentv_py.run_spec": "session",  # the frozen spec a plan ends in
     "agentv_py.pipeline": "session",  # the one run loop: a spec executed
     "agentv_py.schema": "schema",

@@ -92,6 +92,23 @@ def eval_command(
         "settled: the mean score of all cases above or below --threshold at --confidence (an anytime-valid "
         "confidence sequence), else the first case that does not pass; --resume runs the rest.",
     ),
+    repeat: int | None = typer.Option(
+        None,
+        "--repeat",
+        metavar="K",
+        help="Run each case K times (1-100) to measure the target's noise: rows say which run (`repeat`); "
+        "the summary, metrics, compare and report show pass^K, pass@K and flaky cases and fields. With the "
+        "cache on, each run has its own entry.  [default: once; --resume: as the run was started]",
+        show_default=False,
+    ),
+    rejudge: int | None = typer.Option(
+        None,
+        "--rejudge",
+        metavar="J",
+        help="Score each answer J times (1-100), asking the judges afresh each time (rows: `rejudge`), to "
+        "tell the judge's noise from the target's.",
+        show_default=False,
+    ),
     confidence: float = typer.Option(
         0.95,
         "--confidence",
@@ -196,6 +213,7 @@ def eval_command(
     """Run eval datasets against a target and score every case."""
     from agentv_py.errors import AgentvError
     from agentv_py.eval_plan import EvalRequest
+    from agentv_py.repeat_plan import check_count
     from agentv_py.run_reports import baseline_options, report_options
     from agentv_py.runner.engine import parse_shard
 
@@ -215,6 +233,8 @@ def eval_command(
     baseline_options(baseline, max_drop, allow_flips)
     if not 0 < confidence < 1:
         raise AgentvError(f"--confidence {confidence:g} is not between 0 and 1", hint="e.g. --confidence 0.9")
+    check_count("--repeat", repeat)
+    check_count("--rejudge", rejudge)
     request = EvalRequest(
         dataset=files[0],
         target=target,
@@ -227,6 +247,8 @@ def eval_command(
         strict_xfail=strict_xfail,
         confidence=confidence,
         stop_early=stop_early,
+        repeats=repeat,
+        rejudges=rejudge,
         verbose=verbose,
         dry_run=dry_run,
         judge_target=judge_target,
@@ -297,7 +319,8 @@ def _run(
     for note in plan.reuse.notes if plan.reuse is not None else []:
         err.print(f"warning: {visible(note)}", markup=False, soft_wrap=True)
     err.print(visible(run_header(plan, workers)), markup=False, soft_wrap=True)
-    progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
+    total = plan.rows_to_write
+    progress = RichProgress(total, err) if err.is_terminal else PlainProgress(total)
     with progress:
         summary = execute(
             plan,

@@ -79,6 +79,11 @@ def run_header(plan: EvalPlan, workers: int) -> str:
     if left_out:
         against = f"{against}; {', '.join(left_out)} not run"
     reuse = plan.reuse
+    seed = plan.spec.manifest
+    runs = [f"{seed.repeats} runs each"] if seed.repeats > 1 else []
+    runs += [f"each answer scored {seed.rejudges} times"] if seed.rejudges > 1 else []
+    if runs:
+        against = f"({', '.join(runs)}) {against}"
     if reuse is None:
         return f"agentv: {plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
     kept = len(reuse.kept)
@@ -92,7 +97,7 @@ def run_header(plan: EvalPlan, workers: int) -> str:
     if reuse.mode == "resume":
         return (
             f"agentv: resuming {reuse.shown} ({plural(kept, 'row')} kept): "
-            f"{plural(len(plan.cases), 'case')} of '{plan.dataset.name}' {against}"
+            f"{plural(len(plan.cases), 'case run' if seed.repeats > 1 else 'case')} of '{plan.dataset.name}' {against}"
         )
     why = "that did not pass" if reuse.mode == "rerun_failed" else "with an error"
     return (

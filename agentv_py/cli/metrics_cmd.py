@@ -54,6 +54,7 @@ def metrics(
         raise AgentvError(f"--confidence {confidence:g} is not between 0 and 1", hint="e.g. --confidence 0.9")
     from agentv_py.report.agentv_rows import readable_results
     from agentv_py.report.jsonl import UnusableInput, not_results
+    from agentv_py.scoring.repeats import MIXED_HINT, MixedRows
 
     try:
         with readable_results(results) as source:
@@ -66,6 +67,8 @@ def metrics(
             )
     except UnusableInput as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
+    except MixedRows as exc:
+        raise AgentvError(f"{results}: {exc}", hint=MIXED_HINT) from None
     report.path = str(results)  # as given, not an AgentV run's converted file
     where = visible(str(results))
     for line, reason in report.problems:
@@ -86,12 +89,17 @@ def metrics(
         from agentv_py.report.metric_intervals import metric_intervals
 
         report.intervals = metric_intervals(report, confidence, seed)
+    report.repeats = report.tally.report(confidence, seed)
     if output_format == "json":
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif output_format == "csv":
         sys.stdout.write(render_csv(report))
     else:
         render_table(stdout_console(), report)
+        if report.repeats is not None:
+            from agentv_py.report.repeats import render_flips
+
+            render_flips(stdout_console(), report.repeats)
         if taxonomy:
             render_taxonomy(stdout_console(), report)
     return EXIT_OK

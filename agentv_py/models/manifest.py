@@ -133,6 +133,8 @@ class RunManifest(_Part):
     merged_from: list[str] = Field(default_factory=list)  # `agentv merge`: the runs (ids) merged, in order
     skipped: dict[str, str] = Field(default_factory=dict)  # `skip:` cases (not run): id -> reason
     stopped_early: dict[str, Any] | None = None  # --stop-early: cases, run, decided, seed (and the sequence)
+    repeats: int | None = None  # --repeat K: each case ran K times (rows say which run: `repeat`)
+    rejudges: int | None = None  # --rejudge J: each answer scored J times (rows: `rejudge`)
 
     @model_serializer(mode="wrap")
     def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -144,6 +146,7 @@ class RunManifest(_Part):
             data.pop("merged_from", None)
         if not data.get("skipped"):
             data.pop("skipped", None)
-        if data.get("stopped_early") is None:
-            data.pop("stopped_early", None)
+        for name in ("stopped_early", "repeats", "rejudges"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data

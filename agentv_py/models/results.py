@@ -120,6 +120,16 @@ class Trace(_Result):
     stderr: str | None = None
 
 
+def run_label(eval_id: str, repeat: int | None, rejudge: int | None) -> str:
+    """`inv-1`, `inv-1 #2` (its second run), `inv-1 #2.3` (its second run's third scoring), `inv-1 #1.3`."""
+    if repeat is None and rejudge is None:
+        return eval_id
+    return f"{eval_id} #{repeat or 1}" + (f".{rejudge}" if rejudge is not None else "")
+
+
+_OPTIONAL = ("error", "run_id", "output_messages", "xfail", "repeat", "rejudge")  # written only when set
+
+
 class ResultRow(_Result):
     """One JSONL row: everything known about one eval case."""
 
@@ -147,6 +157,15 @@ class ResultRow(_Result):
     # the case's `xfail:` reason: expected to fail, so not passing does not fail the gate (XFAIL),
     # and passing is an XPASS (`expected_outcome`); written only on such a case's row
     xfail: str | None = None
+    # `--repeat K`: which of the K runs of the case this row is (from 1); `--rejudge J`: which of
+    # the J scorings of one answer. Written only on a repeated (rejudged) run's rows.
+    repeat: int | None = Field(default=None, ge=1)
+    rejudge: int | None = Field(default=None, ge=1)
+
+    @property
+    def run_label(self) -> str:
+        """The case id, with which run (`--repeat`) and scoring (`--rejudge`) the row is: `inv-1 #2.3`."""
+        return run_label(self.eval_id, self.repeat, self.rejudge)
 
     @property
     def expected_outcome(self) -> str | None:
@@ -159,9 +178,7 @@ class ResultRow(_Result):
         """`to_json_dict` as compact JSON, serialised by pydantic's Rust core straight from the
         model (no intermediate dicts: a third of a busy run's own CPU went there); None when it
         cannot serialise a value (a lone surrogate, a foreign type): write `to_json_dict` then."""
-        exclude: dict[str, Any] = {
-            name: True for name in ("error", "run_id", "output_messages", "xfail") if getattr(self, name) is None
-        }
+        exclude: dict[str, Any] = {name: True for name in _OPTIONAL if getattr(self, name) is None}
         empty_trace = {name for name, value in self.trace if value is None}
         if empty_trace:
             exclude["trace"] = empty_trace
@@ -183,8 +200,9 @@ class ResultRow(_Result):
             del data["run_id"]
         if data["output_messages"] is None:
             del data["output_messages"]
-        if data["xfail"] is None:
-            del data["xfail"]
+        for name in ("xfail", "repeat", "rejudge"):
+            if data[name] is None:
+                del data[name]
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}
         data["evaluator_results"] = [_without_empty_children(result) for result in data["evaluator_results"]]
         return data

@@ -57,13 +57,11 @@ _ONLY_NONE = _types(_NONE)
 _ROW = {
     **dict.fromkeys(("timestamp", "eval_id", "dataset", "target", "status", "verdict", "reasoning"), _STR),
     **dict.fromkeys(("conversation_id", "candidate_answer", "error", "run_id", "xfail"), _STR_OR_NONE),
-    "score": _NUMBER,
-    "hits": _LIST,
-    "misses": _LIST,
+    **dict.fromkeys(("score", "duration_ms"), _NUMBER),
+    **dict.fromkeys(("hits", "misses", "evaluator_results"), _LIST),
+    **dict.fromkeys(("repeat", "rejudge"), _INT_OR_NONE),
     "output_messages": _LIST_OR_NONE,
-    "evaluator_results": _LIST,
     "attempts": _INT,
-    "duration_ms": _NUMBER,
     "trace": _DICT,
 }
 _ROW_REQUIRED = frozenset(("timestamp", "eval_id", "dataset", "target", "status", "score", "verdict"))
@@ -163,7 +161,8 @@ def _row_fits(row: Any) -> bool:
         return False
     if type(score) is int and not -_EXACT_FLOAT <= score <= _EXACT_FLOAT:
         return False
-    if not _all_strings(row):
+    # a run or scoring below 1 (`ResultRow.repeat`) is the model's to refuse, in its words
+    if not _all_strings(row) or any(type(i) is int and i < 1 for i in (row.get("repeat"), row.get("rejudge"))):
         return False
     trace = row.get("trace")
     if trace is not None:
@@ -180,16 +179,18 @@ class LeanRow:
     """What metrics and compare use of a row: read from its dict (`results`: evaluator results
     that fit the model, as dicts), or the row model (`model`) when the line took the full reader."""
 
-    __slots__ = ("eval_id", "model", "results", "score", "status", "verdict")
+    __slots__ = ("eval_id", "model", "rejudge", "repeat", "results", "score", "status", "verdict")
 
     def __init__(self, eval_id: str, status: str, score: float, verdict: str, results: list[Any]) -> None:
         self.eval_id, self.status, self.score, self.verdict, self.results = eval_id, status, score, verdict, results
+        self.repeat: int | None = None  # `--repeat`'s run, `--rejudge`'s scoring (set by the reader)
+        self.rejudge: int | None = None
         self.model: ResultRow | None = None
 
     @classmethod
     def of_model(cls, row: ResultRow) -> LeanRow:
         lean = cls(row.eval_id, row.status, row.score, row.verdict, row.evaluator_results)
-        lean.model = row
+        lean.model, lean.repeat, lean.rejudge = row, row.repeat, row.rejudge
         return lean
 
 
@@ -206,13 +207,12 @@ def _lean_row(line: bytearray) -> LeanRow | str:
         except orjson.JSONDecodeError:
             value = None
         if _row_fits(value):
-            return LeanRow(
-                value["eval_id"],
-                value["status"],
-                float(value["score"]),
-                value["verdict"],
-                value.get("evaluator_results", []),
+            get = value.get
+            lean = LeanRow(
+                get("eval_id"), get("status"), float(get("score")), get("verdict"), get("evaluator_results", [])
             )
+            lean.repeat, lean.rejudge = get("repeat"), get("rejudge")
+            return lean
     row = row_of_line(line)
     return row if isinstance(row, str) else LeanRow.of_model(row)
 

@@ -149,9 +149,14 @@ class Sums:
 
 def keep_row(row: dict[int, list[int]], field: Counts, tp: int, fp: int, fn: int) -> None:
     """A row's own counts of one field (its totals' `Counts`, by identity) added to `row`."""
-    kept = row.get(id(field))
+    keep_cells(row, id(field), tp, fp, fn)
+
+
+def keep_cells(row: dict[int, list[int]], identity: int, tp: int, fp: int, fn: int) -> None:
+    """`keep_row` by the field's identity."""
+    kept = row.get(identity)
     if kept is None:
-        row[id(field)] = [tp, fp, fn]
+        row[identity] = [tp, fp, fn]
     else:
         kept[0] += tp
         kept[1] += fp

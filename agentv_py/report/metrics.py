@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
-from agentv_py.report.lean_sums import Sums, keep_row, signature
+from agentv_py.report.lean_sums import Sums, keep_cells, keep_row, signature
 from agentv_py.report.text import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
+from agentv_py.scoring.repeats import RepeatReport, RepeatTally
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS, add_taxonomy
 
 HOW_TO_EMIT = (
@@ -52,6 +53,8 @@ class MetricsReport:
     # (report/metric_intervals.py); a few hundred bytes per distinct row
     signatures: Counter[bytes] = field(default_factory=Counter)
     intervals: Any = None  # `metric_intervals.MetricIntervals`, when computed
+    tally: RepeatTally = field(default_factory=RepeatTally)  # the rows of a repeated run, per case
+    repeats: RepeatReport | None = None  # what those show (`RepeatTally.report`), when computed
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -100,6 +103,7 @@ class MetricsReport:
             "skipped_count": self.skipped,
             "taxonomy": self.taxonomy,
             **({"intervals": self.intervals.to_json()} if self.intervals is not None else {}),
+            **({"repeats": self.repeats.to_json()} if self.repeats is not None else {}),
         }
 
 
@@ -119,6 +123,8 @@ def aggregate(
     sums = Sums(report.counts)
     kept: dict[int, list[int]] = {}
     positions: dict[int, int] = {}  # a field's Counts (by identity) -> its place in `report.counts`
+    tally = RepeatTally()  # a repeated run's rows, per case (MixedRows when the file mixes them)
+    clusters: dict[str, dict[int, list[int]]] = {}  # repeated: each case's counts over its rows
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)
@@ -127,9 +133,10 @@ def aggregate(
         problems: list[str] = []
         found = False
         summed = report.counts
-        if documents:
-            kept.clear()
-            sums.row = kept
+        repeated = row.repeat is not None or row.rejudge is not None
+        keep = documents or repeated
+        kept.clear()
+        sums.row = kept if keep else None
         if evaluator is None:
             found = sums.add_row(row, problems)  # the row's counts straight into the sums
         else:
@@ -142,10 +149,17 @@ def aggregate(
                     known += counts
                 else:
                     known = summed[key] = Counts(counts.tp, counts.tn, counts.fp, counts.fn)
-                if documents:
+                if keep:
                     keep_row(kept, known, counts.tp, counts.fp, counts.fn)
                 found = True
-        if documents and found:
+        passed = row.status == "ok" and row.verdict == "pass"
+        outcomes = {identity: tuple(cells) for identity, cells in kept.items()} if repeated else None
+        tally.add(line, row.eval_id, row.repeat, row.rejudge, passed, outcomes)
+        if documents and found and repeated:  # the case is the document: its runs are resampled together
+            cluster = clusters.setdefault(row.eval_id, {})
+            for identity, (tp, fp, fn) in kept.items():
+                keep_cells(cluster, identity, tp, fp, fn)
+        elif documents and found:
             report.signatures[signature(kept, positions, report.counts)] += 1
         if taxonomy:
             kinds = row_kinds(row)
@@ -156,6 +170,11 @@ def aggregate(
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")
         report.rows_with_metrics += found
+    for cluster in clusters.values():
+        report.signatures[signature(cluster, positions, report.counts)] += 1
+    labels = field_labels(report.counts)
+    tally.rename({id(counts): labels[key] for key, counts in report.counts.items()})
+    report.tally = tally
     return report
 
 

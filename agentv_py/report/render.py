@@ -86,7 +86,7 @@ class PlainProgress:
     def advance(self, row: ResultRow) -> None:
         self.done += 1
         label = verdict_label(row.status, row.verdict)
-        line = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.eval_id)}"
+        line = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.run_label)}"
         reason = error_reason(row)
         if reason is not None:
             line += "  " + _shorten(visible(reason), max(self.line_width - len(line) - 2, MIN_REASON_WIDTH))
@@ -138,7 +138,7 @@ class RichProgress:
         self._counts[label] += 1
         reason = error_reason(row)
         if reason is not None:  # a case with an error gets a line of its own above the bar, kept
-            head = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.eval_id)}  "
+            head = f"[{self.done:>{self.width}}/{self.total}] {label:<7} {row.score:.3f}  {visible(row.run_label)}  "
             room = max(self._console.width - len(head), MIN_REASON_WIDTH)
             line = Text(head + _shorten(visible(reason), room), style=_VERDICT_STYLE[label], no_wrap=True)
             self._progress.console.print(line, overflow="ellipsis", crop=True)
@@ -154,6 +154,7 @@ def _shorten(text: str, limit: int) -> str:
 # The boxed table needs this much room for its misses column; on a narrower console (or with long
 # case ids) the cases are listed instead, each case's misses on their own lines beneath it.
 MIN_MISSES_WIDTH = 40
+FLAKY_LISTED = 10  # flaky cases and fields the summary lists without --verbose
 MISS_CHARS = 80  # of a miss's own text without --verbose (its field path and values are kept whole)
 
 
@@ -255,8 +256,10 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
     total = summary.completed
     # passed + partial + failed + target errors = cases. Evaluator errors (cases whose target
     # answered but an evaluator could not run) also have a verdict: listed when there are any.
+    repeats = summary.repeat_report()
+    runs = f"{plural(total, 'row')} of {plural(repeats.cases, 'case')}" if repeats is not None else None
     totals = [
-        Text(plural(total, "case")),
+        Text(runs or plural(total, "case")),
         Text(f"{summary.passed} passed", "green"),
         Text(f"{summary.partial} partial", "yellow"),
         Text(f"{summary.failed} failed", "red"),
@@ -280,6 +283,11 @@ def render_summary(console: Console, summary: RunSummary, *, verbose: bool = Fal
         found = summary.headline()
         if found is not None:
             print_items(console, Text("Intervals: "), [Text(part) for part in found.parts()])
+        if repeats is not None:
+            from agentv_py.report.repeats import summary_lines
+
+            for line in summary_lines(repeats, None if verbose else FLAKY_LISTED):
+                console.print(Text(line), soft_wrap=False)
         console.print("Histogram:")
         histogram = summary.histogram()
         biggest = max(count for _, _, count in histogram) or 1

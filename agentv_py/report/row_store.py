@@ -19,7 +19,7 @@ CHUNK_ROWS = 100  # a row of a 9-field eval is ~30 KiB as objects: 100 of them ~
 
 class RowStore(Indexed[ResultRow]):
     """Rows in file order: `append`ed as they are read, then read back a chunk at a time (the last
-    read one kept). `eval_ids`, `datasets` and `run_ids` are held for every row."""
+    read one kept). `eval_ids`, `datasets`, `run_ids`, `repeats` and `rejudges` are held for every row."""
 
     noun = "row"
 
@@ -27,6 +27,8 @@ class RowStore(Indexed[ResultRow]):
         self.eval_ids: list[str] = []
         self.datasets: list[str] = []
         self.run_ids: list[str | None] = []
+        self.repeats: list[int | None] = []  # `--repeat`'s index of each row (None: not repeated)
+        self.rejudges: list[int | None] = []  # `--rejudge`'s
         self._names: dict[str, str] = {}  # one object for each dataset name and run id
         self._pending: list[ResultRow] = []
         self._file: IO[bytes] | None = None
@@ -40,6 +42,8 @@ class RowStore(Indexed[ResultRow]):
         self.eval_ids.append(row.eval_id)
         self.datasets.append(self._name(row.dataset))
         self.run_ids.append(None if row.run_id is None else self._name(row.run_id))
+        self.repeats.append(row.repeat)
+        self.rejudges.append(row.rejudge)
         self._pending.append(row)
         if len(self._pending) == CHUNK_ROWS:
             if self._file is None:
@@ -60,7 +64,7 @@ class RowStore(Indexed[ResultRow]):
             self._pending = self._chunk(len(self._chunks) - 1)[:-1]
             self._chunks.pop()
             self._kept = None
-        for held in (self.eval_ids, self.datasets, self.run_ids):
+        for held in (self.eval_ids, self.datasets, self.run_ids, self.repeats, self.rejudges):
             held.pop()
         return row
 

@@ -10,7 +10,7 @@ import heapq
 import math
 import statistics
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentv_py.models.dataset import Gates
@@ -19,7 +19,8 @@ from agentv_py.report.gates import Baseline, Flips, GateCheck, gate_checks
 from agentv_py.report.misses import Miss, miss_parts
 from agentv_py.report.text import plural
 from agentv_py.scoring.intervals import Headline, headline
-from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts
+from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts
+from agentv_py.scoring.repeats import RepeatReport, RepeatTally, clustered_rate
 from agentv_py.scoring.thresholds import at_least
 
 HISTOGRAM_BINS = 5
@@ -90,6 +91,10 @@ class RunSummary:
     excluded: int = 0  # cases --exclude left out (not run, not listed)
     confidence: float = 0.95  # the level of the pass rate's and mean score's intervals (--confidence)
     stop_early: Any = None  # --stop-early's state (`stop_early.StopEarly`): what it saw and decided
+    # --repeat / --rejudge: each case's rows (verdicts, field outcomes), and per case its
+    # [score sum, rows, rows passed] for the headline's intervals (a case's rows resampled together)
+    repeats: RepeatTally = field(default_factory=RepeatTally)
+    clusters: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, row: ResultRow, position: int | None = None) -> None:
         """Count one finished case. `position` is its index in dataset order (default: arrival order)."""
@@ -124,13 +129,16 @@ class RunSummary:
                 self.evaluator_scores.setdefault(result.name, array("d")).append(result.score)
                 if marked is not None:  # shown with the others; the gate leaves it out (`gated_evaluator_means`)
                     self.xfail_evaluator_scores.setdefault(result.name, []).append(result.score)
-        for key, counts in row_field_counts(row.evaluator_results if marked is None else []).items():
+        counted = row_field_counts(row.evaluator_results if marked is None else [])
+        for key, counts in counted.items():
             if key in self.field_counts:
                 self.field_counts[key] += counts
             else:
                 self.field_counts[key] = counts
+        if row.repeat is not None or row.rejudge is not None:
+            self._add_run(row, counted)
         line = CaseLine(
-            row.eval_id,
+            row.run_label,
             position,
             row.score,
             marked or row.verdict,
@@ -148,6 +156,27 @@ class RunSummary:
             heapq.heappush(self._problem_heap, (-position, -arrival, line))
             if len(self._problem_heap) > TABLE_ROWS:
                 heapq.heappop(self._problem_heap)  # the one latest in dataset order
+
+    def _add_run(self, row: ResultRow, counted: dict[FieldKey, Counts]) -> None:
+        """A row of a repeated (rejudged) run: kept per case (`repeats`, `clusters`)."""
+        passed = row.status == "ok" and row.verdict == "pass"
+        outcomes = {key: (c.tp, c.fp, c.fn) for key, c in counted.items()}
+        self.repeats.add(self.completed, row.eval_id, row.repeat, row.rejudge, passed, outcomes)
+        cluster = self.clusters.get(row.eval_id)
+        if cluster is None:
+            cluster = self.clusters[row.eval_id] = [0.0, 0.0, 0.0]
+        cluster[0] += row.score
+        cluster[1] += 1
+        cluster[2] += passed
+
+    def repeat_report(self) -> RepeatReport | None:
+        """What the runs of a repeated (rejudged) run say of its noise; None for any other run."""
+        found = self.repeats.report(self.confidence)
+        if found is None:
+            return None
+        labels = field_labels(self.field_counts)
+        judge = found.judge.renamed(labels) if found.judge is not None else None
+        return replace(found, extractor=found.extractor.renamed(labels), judge=judge)
 
     @property
     def problem_lines(self) -> list[CaseLine]:
@@ -194,7 +223,12 @@ class RunSummary:
 
     def headline(self) -> Headline | None:
         """The pass rate (passed of every completed case) and mean score, with their intervals."""
-        return headline(self.passed, self.scores, self.confidence)
+        if not self.clusters:
+            return headline(self.passed, self.scores, self.confidence)
+        clusters = self.clusters.values()  # a repeated run: each case's rows resampled together
+        rate, rate_interval = clustered_rate(((passed, rows) for _, rows, passed in clusters), self.confidence)
+        mean, mean_interval = clustered_rate(((score, rows) for score, rows, _ in clusters), self.confidence)
+        return Headline(len(self.clusters), rate, rate_interval, mean, mean_interval, self.confidence)
 
     def histogram(self) -> list[tuple[float, float, int]]:
         """Counts per bin [0, .2), [.2, .4), ... [.8, 1.0]."""

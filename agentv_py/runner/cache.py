@@ -24,6 +24,7 @@ from agentv_py.runner.cache_keys import (
     chat_key,
     cli_case_key,
     inherited_environment,
+    key_of,
     model_case_key,
     worker_case_key,
 )
@@ -170,6 +171,14 @@ class CachedTarget:
         self.vision = runner.vision
 
     def key(self, case: PreparedCase) -> str | None:
+        """The case's key; a repeat after the first (`--repeat K`) has a key of its own, so each
+        of the K runs is answered once and replayed as that run (docs/statistics.md#repeats)."""
+        key = self._case_key(case)
+        if key is None or case.repeat is None or case.repeat == 1:
+            return key
+        return key_of("repeat", {"key": key, "repeat": case.repeat})
+
+    def _case_key(self, case: PreparedCase) -> str | None:
         if isinstance(self.runner, CliRunner):
             programs = self.cache.programs(self.runner)
             environment = self.cache.environment(self.config)
@@ -206,12 +215,19 @@ class CachedChat:
     is stored only when the evaluator settles it as valid, and a stored one it finds invalid is
     forgotten (`ChatReply.settle`)."""
 
-    def __init__(self, client: ChatClient, config: TargetConfig, cache: Cache) -> None:
+    def __init__(self, client: ChatClient, config: TargetConfig, cache: Cache, salt: tuple[int, ...] = ()) -> None:
+        """`salt`: (repeat, rejudge) of a row after the first: its replies are kept apart, so each
+        of `--repeat`'s runs and `--rejudge`'s scorings asks the judge once of its own."""
         self.client = client
         self.config = config
         self.cache = cache
+        self.salt = salt
         self.name = client.name
         self.vision = client.vision
+
+    def salted(self, salt: tuple[int, ...]) -> CachedChat:
+        """This judge with replies keyed by `salt` too (`CachedChat.__init__`)."""
+        return CachedChat(self.client, self.config, self.cache, salt)
 
     def with_temperature(self, temperature: float) -> ChatClient:
         """This judge at `temperature`: its replies are kept apart from those at the target's own
@@ -220,7 +236,7 @@ class CachedChat:
         if client is self.client:
             return self  # nothing samples (a command, a mock): the same replies
         config = self.config.model_copy(update={"temperature": temperature})
-        return CachedChat(client, config, self.cache)
+        return CachedChat(client, config, self.cache, self.salt)
 
     def complete(self, messages: list[ChatMessage]) -> ChatReply:
         programs = self.cache.programs(self.client) if isinstance(self.config, CliTarget) else {}
@@ -228,6 +244,8 @@ class CachedChat:
         key = chat_key(self.config, programs, messages, self.cache.digests, self.cache.mask, environment)
         if key is None:
             return self.client.complete(messages)
+        if self.salt:
+            key = key_of("repeat", {"key": key, "salt": list(self.salt)})
         cache = self.cache
         stored = cache.store.get("judge", key)
         reply = decode_reply(stored) if stored is not None else None

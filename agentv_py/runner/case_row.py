@@ -29,6 +29,7 @@ class RunOptions:
     ray_address: str | None = None  # --ray-address (`--executor ray` only; else RAY_ADDRESS or a local Ray)
     run_id: str | None = None  # written into every row of the run (its manifest's id)
     verbose: bool = False  # --verbose: Ray's own messages (a dead worker's) become notices, else are dropped
+    rejudges: int = 1  # --rejudge J: each answer scored J times, one row each (`engine.run_unit`)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,17 @@ class Judging:
 
     clients: Mapping[str, ChatClient] = field(default_factory=dict)
     default: str | None = None
+
+    def salted(self, repeat: int | None, rejudge: int | None) -> Judging:
+        """The judges of a row after the first of a repeated or rejudged case: cached replies kept
+        apart by (repeat, rejudge), so each run and each scoring asks its judges afresh. A code
+        judge's proxied targets (`ProxyTargets`) are not salted."""
+        salt = (repeat or 1, rejudge or 1)
+        if salt == (1, 1) or type(self.clients) is not dict:
+            return self
+        salting = {name: getattr(client, "salted", None) for name, client in self.clients.items()}
+        clients = {name: salt_it(salt) if salt_it else self.clients[name] for name, salt_it in salting.items()}
+        return Judging(clients, self.default)
 
 
 NO_JUDGES = Judging()
@@ -66,6 +78,7 @@ def score_case(
     run_id: str | None = None,
     batch: str | None = None,
     answer_dir: str | None = None,
+    rejudge: int | None = None,
 ) -> ResultRow:
     """Build the row for one case from the target's outcome (pure apart from the evaluators; an
     answer's relative file paths start at `answer_dir`, where the target ran): the
@@ -81,7 +94,8 @@ def score_case(
     else:
         cache = outcome.cache
     trace = outcome_trace(outcome, batch, cache)
-    made = RowMaker(prepared, dataset.name, target, trace, attempts, duration_ms, run_id)
+    made = RowMaker(prepared, dataset.name, target, trace, attempts, duration_ms, run_id, rejudge)
+    judging = judging.salted(prepared.repeat, rejudge)
     if outcome.answer is None:
         error = outcome.error or "target failed"
         return made.row("error", 0.0, "fail", misses=[error], reasoning=error, error=error)
@@ -123,6 +137,7 @@ class RowMaker:
     attempts: int
     duration_ms: float
     run_id: str | None
+    rejudge: int | None = None  # `--rejudge J`: which scoring of the answer this row is (from 1)
 
     def row(
         self,
@@ -160,6 +175,8 @@ class RowMaker:
             trace=self.trace,
             run_id=self.run_id,
             xfail=case.xfail_reason,
+            repeat=self.prepared.repeat,
+            rejudge=self.rejudge,
         )
 
     def scored(self, results: list[EvaluatorResult], verdict: CaseVerdict, outcome: TargetOutcome) -> ResultRow:

@@ -21,7 +21,8 @@ from agentv_py.runner.case_row import NO_JUDGES, Judging, RunOptions, answer, an
 from agentv_py.runner.conversation import run_conversation
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 
-__all__ = ["MAX_WORKERS", "Judging", "RunOptions", "run_case", "score_case"]  # a run's vocabulary, in one place
+# a run's vocabulary, in one place
+__all__ = ["MAX_WORKERS", "Judging", "RunOptions", "rejudges", "run_case", "run_unit", "score_case"]
 
 MAX_WORKERS = 64
 
@@ -156,14 +157,90 @@ def run_case(
             answer_dir=answer_dir(runner),
         )
     except Exception as exc:  # noqa: BLE001 - every case must produce a row
-        message = f"internal error while running the case: {type(exc).__name__}: {exc}"
-        return score_case(
-            prepared,
-            [],
-            TargetOutcome(None, message),
-            dataset=dataset,
-            target=runner.name,
-            attempts=1,
-            duration_ms=0.0,
-            run_id=options.run_id,
-        )
+        return _internal_error(prepared, dataset, runner, options, exc)
+
+
+def run_unit(
+    prepared: PreparedCase,
+    dataset: LoadedDataset,
+    runner: TargetRunner,
+    options: RunOptions,
+    *,
+    judging: Judging = NO_JUDGES,
+    processes: ProcessRegistry | None = None,
+    stopped: Callable[[], bool] = lambda: False,
+    answered: TargetOutcome | None = None,
+    batch: str | None = None,
+) -> list[ResultRow]:
+    """The rows of one run of a case: `run_case`'s one row, or with `--rejudge J` (`options.rejudges`)
+    J rows of one answer, each scored afresh (`rejudge` 1..J; judges asked anew, `Judging.salted`).
+    Never raises."""
+    if options.rejudges <= 1 or prepared.case.conversation is not None:
+        return [
+            run_case(
+                prepared,
+                dataset,
+                runner,
+                options,
+                judging=judging,
+                processes=processes,
+                stopped=stopped,
+                answered=answered,
+                batch=batch,
+            )
+        ]
+    started = time.monotonic()
+    try:
+        outcome, attempts = (answered, 1) if answered is not None else answer(prepared, runner, options, stopped)
+        duration_ms = (time.monotonic() - started) * 1000
+        return [
+            score_case(
+                prepared,
+                prepared.evaluators,
+                outcome,
+                dataset=dataset,
+                target=runner.name,
+                attempts=attempts,
+                duration_ms=duration_ms,
+                judging=judging,
+                processes=processes,
+                run_id=options.run_id,
+                batch=batch,
+                answer_dir=answer_dir(runner),
+                rejudge=rejudge,
+            )
+            for rejudge in range(1, options.rejudges + 1)
+        ]
+    except Exception as exc:  # noqa: BLE001 - every case must produce its rows
+        return [
+            _internal_error(prepared, dataset, runner, options, exc, rejudge)
+            for rejudge in range(1, options.rejudges + 1)
+        ]
+
+
+def rejudges(options: RunOptions) -> list[int | None]:
+    """The `rejudge` of each row a run of a case makes: [None] without `--rejudge`, else 1..J."""
+    return [None] if options.rejudges <= 1 else list(range(1, options.rejudges + 1))
+
+
+def _internal_error(
+    prepared: PreparedCase,
+    dataset: LoadedDataset,
+    runner: TargetRunner,
+    options: RunOptions,
+    exc: Exception,
+    rejudge: int | None = None,
+) -> ResultRow:
+    """The error row of a case whose run raised (a bug: said as an internal error)."""
+    message = f"internal error while running the case: {type(exc).__name__}: {exc}"
+    return score_case(
+        prepared,
+        [],
+        TargetOutcome(None, message),
+        dataset=dataset,
+        target=runner.name,
+        attempts=1,
+        duration_ms=0.0,
+        run_id=options.run_id,
+        rejudge=rejudge,
+    )

@@ -4,7 +4,7 @@
 `InlineRun` scores each case in turn on the calling thread: for a target that answers at once and
 evaluators that wait on nothing (re-scoring stored answers with no code or LLM judge), threads
 would only contend for the interpreter (measured). Its rows are made and masked as `Run` makes
-them (`engine.run_case`, `redaction.redact_row`). Every executor stops the same way: Ctrl-C, or
+them (`engine.run_unit`, `redaction.redact_row`). Every executor stops the same way: Ctrl-C, or
 SIGTERM taken as Ctrl-C (`sigterm_interrupts`), is `Interrupted` with the rows handed over kept."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Protocol
 from agentv_py.models.results import ResultRow
 from agentv_py.prepared import LoadedDataset, PreparedCase
 from agentv_py.process.redact import Redactor
-from agentv_py.runner.engine import RunOptions, run_case
+from agentv_py.runner.engine import RunOptions, run_unit
 from agentv_py.runner.outcome import TargetRunner
 from agentv_py.runner.redaction import redact_row
 
@@ -70,7 +70,8 @@ class InlineRun:
         with sigterm_interrupts():
             try:
                 for prepared in self.cases:
-                    on_row(redact_row(self.redact, run_case(prepared, self.dataset, self.runner, self.options)))
+                    for row in run_unit(prepared, self.dataset, self.runner, self.options):
+                        on_row(redact_row(self.redact, row))
             except KeyboardInterrupt:
                 raise Interrupted() from None
 

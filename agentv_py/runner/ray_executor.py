@@ -29,7 +29,7 @@ from agentv_py.models.targets import CliTarget, PythonTarget, TargetConfig
 from agentv_py.prepared import LoadedDataset, PreparedCase, PreparedCases
 from agentv_py.process.redact import Redactor
 from agentv_py.runner.cache import CacheSettings
-from agentv_py.runner.engine import RunOptions, score_case
+from agentv_py.runner.engine import RunOptions, rejudges, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
 from agentv_py.runner.ray_driver import init_options, keeps_the_sigterm_handler, ray_messages
@@ -90,6 +90,9 @@ def _reachable(address: str) -> None:
             f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}",
             hint="check --ray-address / RAY_ADDRESS, or leave both unset to start a local Ray instance",
         ) from None
+
+
+_Left = dict[tuple[str, int | None], PreparedCase]  # (id, repeat) -> a run of a case a task has not answered
 
 
 class RayRun:
@@ -219,7 +222,7 @@ class RayRun:
         it; a task that fails (its worker died) gives each of its cases without a row an error row.
         Ctrl-C (or SIGTERM): every outstanding task is cancelled, Interrupted is raised."""
         ray = self._ray
-        pending: dict[Any, dict[str, PreparedCase]] = {}  # a task's stream -> its cases still without a row
+        pending: dict[Any, _Left] = {}  # a task's stream -> its cases still without a row
         try:
             more = True
             while more or pending:
@@ -228,7 +231,7 @@ class RayRun:
                     if not batch:
                         more = False
                         break
-                    pending[task.remote(spec, batch)] = {prepared.case.id: prepared for prepared in batch}
+                    pending[task.remote(spec, batch)] = {(case.case.id, case.repeat): case for case in batch}
                 if not pending:
                     break
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
@@ -238,9 +241,7 @@ class RayRun:
             self._cancel(list(pending))
             raise Interrupted() from None
 
-    def _next_rows(
-        self, stream: Any, pending: dict[Any, dict[str, PreparedCase]], on_row: Callable[[ResultRow], None]
-    ) -> None:
+    def _next_rows(self, stream: Any, pending: dict[Any, _Left], on_row: Callable[[ResultRow], None]) -> None:
         """The next rows of a task's stream to `on_row`; at its end, an error row for each case the
         task did not give one (it failed, or its worker died)."""
         ray = self._ray
@@ -256,12 +257,13 @@ class RayRun:
             for notice in notices:
                 self._notice(notice)
             for row in rows:
-                left.pop(row.eval_id, None)
+                left.pop((row.eval_id, row.repeat), None)  # a run of a case (its rejudges come together)
                 on_row(row)
             return
         del pending[stream]
         for prepared in left.values():
-            on_row(self._lost(prepared, failure))
+            for rejudge in rejudges(self.options):
+                on_row(self._lost(prepared, failure, rejudge))
 
     def _cancel(self, refs: list[Any]) -> None:
         """Stop the tasks in flight as a local run stops: each task's run is interrupted (Ray
@@ -286,7 +288,7 @@ class RayRun:
             if self._on_notice is not None:
                 self._on_notice(text)
 
-    def _lost(self, prepared: PreparedCase, exc: Exception) -> ResultRow:
+    def _lost(self, prepared: PreparedCase, exc: Exception, rejudge: int | None) -> ResultRow:
         """The error row of a case whose task did not return (its worker died, Ray failed)."""
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         row = score_case(
@@ -298,5 +300,6 @@ class RayRun:
             attempts=1,
             duration_ms=0.0,
             run_id=self.options.run_id,
+            rejudge=rejudge,
         )
         return redact_row(self.redact, row)

@@ -35,7 +35,7 @@ from agentv_py.process.urls import FetchError, is_url
 from agentv_py.runner.batch import BatchResult, batch_note, failure_notice, run_batch
 from agentv_py.runner.cache import Cache, CachedChat, CachedTarget, CacheSettings
 from agentv_py.runner.cache_store import CacheStore
-from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, run_case, score_case
+from agentv_py.runner.engine import MAX_WORKERS, Judging, RunOptions, rejudges, run_unit, score_case
 from agentv_py.runner.executor import Interrupted, sigterm_interrupts
 from agentv_py.runner.handoff import Handoff
 from agentv_py.runner.outcome import TargetOutcome, TargetRunner
@@ -224,19 +224,23 @@ class Run:
                     try:
                         prepared = self._fetched(prepared)
                     except FetchError as exc:  # the case cannot run: an error row, the run goes on
-                        row = score_case(
-                            prepared,
-                            [],
-                            TargetOutcome(None, str(exc)),
-                            dataset=self.dataset,
-                            target=self.runner.name,
-                            attempts=0,
-                            duration_ms=0.0,
-                            run_id=self.options.run_id,
-                        )
+                        rows = [
+                            score_case(
+                                prepared,
+                                [],
+                                TargetOutcome(None, str(exc)),
+                                dataset=self.dataset,
+                                target=self.runner.name,
+                                attempts=0,
+                                duration_ms=0.0,
+                                run_id=self.options.run_id,
+                                rejudge=rejudge,
+                            )
+                            for rejudge in rejudges(self.options)
+                        ]
                     else:
                         case_id = prepared.case.id
-                        row = run_case(
+                        rows = run_unit(
                             prepared,
                             self.dataset,
                             self.runner,
@@ -247,7 +251,8 @@ class Run:
                             answered=batch.outcomes.get(case_id) if batch else None,
                             batch=batch_note(batch, case_id) if batch else None,
                         )
-                    hand_over(self.redacted(row))
+                    for row in rows:
+                        hand_over(self.redacted(row))
             except BaseException as exc:  # noqa: BLE001 - run_case never raises; this is a bug
                 self._failure = exc
                 self._stop.set()

@@ -145,9 +145,9 @@ def test_an_exception_that_kills_a_worker_is_raised_by_execute(ws, monkeypatch):
     dataset = load_dataset(path)
 
     def broken(*args, **kwargs):
-        raise SystemExit("a bug that escaped run_case")
+        raise SystemExit("a bug that escaped run_unit")
 
-    monkeypatch.setattr("agentv_py.runner.run.run_case", broken)
+    monkeypatch.setattr("agentv_py.runner.run.run_unit", broken)
     with pytest.raises(SystemExit, match="escaped"), Run(dataset, dataset.cases, _target()) as run:
         run.execute(lambda row: None)
 

@@ -1,0 +1,96 @@
+"""What a repeated run's noise looks like in text (`scoring.repeats.RepeatReport`): the lines the
+eval summary, `agentv metrics`, `agentv report` and `agentv explain` show, and the flip table.
+Case ids and field names are data: shown through `visible`, never as markup."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentv_py.report.text import plural, visible
+from agentv_py.scoring.intervals import Interval
+from agentv_py.scoring.repeats import FLAKY_SHOWN, Noise, RepeatReport
+
+
+def _rate(value: float | None, interval: Interval | None) -> str:
+    if value is None:
+        return "-"
+    return interval.shown(value) if interval is not None else f"{value:.2f}"
+
+
+def headline(report: RepeatReport) -> str:
+    """`3 runs of each of 12 cases: pass^3 0.58 [0.32, 0.81], pass@3 0.92 [...], runs passed 0.78 [...]`."""
+    k = report.repeats
+    cases = plural(report.complete, "case")
+    incomplete = report.cases - report.complete
+    parts = [
+        f"pass^{k} {_rate(report.pass_all, report.pass_all_interval)}",
+        f"pass@{k} {_rate(report.pass_any, report.pass_any_interval)}",
+        f"runs passed {_rate(report.pass_rate, report.pass_rate_interval)}",
+    ]
+    line = f"{plural(k, 'run')} of each of {cases}: " + ", ".join(parts)
+    line += f" ({report.level:.0%} intervals; a case's runs resampled together)"
+    if incomplete:
+        line += f"; {plural(incomplete, 'case')} with fewer runs left out of pass^{k} and pass@{k}"
+    return line
+
+
+def noise_lines(noise: Noise, what: str, limit: int | None = FLAKY_SHOWN) -> list[str]:
+    """`Flaky cases (runs): 2 of 12 flipped: a (2 of 3 passed), b (1 of 3)`; flaky fields likewise."""
+    lines = []
+    if noise.units:
+        shown = noise.flaky if limit is None else noise.flaky[:limit]
+        listed = ", ".join(f"{visible(case.eval_id)} ({case.passed} of {case.runs} passed)" for case in shown)
+        more = len(noise.flaky) - len(shown)
+        lines.append(
+            f"Flaky cases ({what}): {noise.flipped} of {noise.units} flipped"
+            + (f": {listed}" if listed else "")
+            + (f" and {more} more" if more > 0 else "")
+        )
+    flaky = noise.flaky_fields()
+    if flaky:
+        shown_fields = flaky if limit is None else flaky[:limit]
+        listed = ", ".join(
+            f"{visible(name)} {_rate(noise.fields[name].rate, noise.fields[name].interval)}" for name in shown_fields
+        )
+        more = len(flaky) - len(shown_fields)
+        lines.append(f"Flaky fields ({what}, flip rate): {listed}" + (f" and {more} more" if more > 0 else ""))
+    elif noise.fields:
+        lines.append(f"Flaky fields ({what}): none of {plural(len(noise.fields), 'field')} flipped")
+    return lines
+
+
+def summary_lines(report: RepeatReport, limit: int | None = FLAKY_SHOWN) -> list[str]:
+    """Everything the text summaries say of a repeated run."""
+    lines = ["Repeats: " + headline(report)] if report.repeats > 1 else []
+    if report.repeats > 1:
+        lines += noise_lines(report.extractor, "between runs", limit)
+    if report.judge is not None:
+        lines.append(
+            f"Judge noise (--rejudge {report.rejudges}): "
+            + (f"{report.judge.flipped} of {report.judge.units} answers got another verdict from another scoring")
+        )
+        lines += noise_lines(report.judge, "between scorings", limit)
+    return lines
+
+
+def render_flips(console: Any, report: RepeatReport) -> None:
+    """The flip rate of every field as a table: between runs, and between scorings with --rejudge."""
+    from rich.text import Text
+
+    from agentv_py.report.layout import Column, print_table
+
+    for line in summary_lines(report):
+        console.print(Text(line))
+    noises = [("between runs", report.extractor)] if report.repeats > 1 else []
+    if report.judge is not None:
+        noises.append(("between scorings", report.judge))
+    for what, noise in noises:
+        if not noise.fields:
+            continue
+        columns = [Column("field"), Column("documents", justify="right"), Column("flipped", justify="right")]
+        columns.append(Column("flip rate", justify="right"))
+        rows: list[list[Text | str]] = [
+            [Text(visible(name)), str(flips.documents), str(flips.flipped), _rate(flips.rate, flips.interval)]
+            for name, flips in sorted(noise.fields.items(), key=lambda item: (-(item[1].rate or 0.0), item[0]))
+        ]
+        print_table(console, f"Flips {what} (share of documents whose outcome of the field differed)", columns, rows)

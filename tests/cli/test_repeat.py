@@ -1,0 +1,180 @@
+"""`agentv eval --repeat K / --rejudge J` (docs/statistics.md#repeats): every case run K times with
+the rows saying which run, the summary's and metrics' pass^K, pass@K and flaky cases and fields,
+the cache keyed by run, --resume finishing the missing runs, and every bad combination refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_eval import invoke, rows
+
+# A target whose answer to a case depends on how often the case was asked: `flaky` cases get `b`
+# wrong on every second call. Each call is counted in `calls/<case>` and logged in `calls.log`.
+FLAKY = """
+import json, pathlib, sys
+case = pathlib.Path(sys.argv[1]).stem
+answer = json.loads(pathlib.Path(sys.argv[1]).read_text())
+calls = pathlib.Path("calls"); calls.mkdir(exist_ok=True)
+counter = calls / case
+n = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(n))
+with open("calls.log", "a") as log:
+    log.write(case + "\\n")
+if answer.pop("flaky", False) and n % 2 == 0:
+    answer["b"] = -1
+print(json.dumps(answer))
+"""
+
+
+@pytest.fixture
+def flaky(ws):
+    ws.file("flaky.py", FLAKY)
+    ws.cli_target("python3 flaky.py {FILES}")
+    ws.cases_dataset(
+        [
+            ("c1", {"a": 1, "b": 2}, {"a": 1, "b": 2}),
+            ("c2", {"a": 1, "b": 2, "flaky": True}, {"a": 1, "b": 2}),
+            ("c3", {"a": 5, "b": 2}, {"a": 1, "b": 2}),
+        ]
+    )
+    return ws
+
+
+def _calls(ws) -> list[str]:
+    log = ws.root / "calls.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def _runs(path: str | Path) -> list[tuple[str, int | None, int | None]]:
+    return [(row["eval_id"], row.get("repeat"), row.get("rejudge")) for row in rows(path)]
+
+
+def test_each_case_runs_k_times_and_its_rows_say_which_run(flaky):
+    result = invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "out.jsonl")
+    assert result.exit_code == 1, result.output  # c3 fails every run, c2 one of three
+    assert _runs("out.jsonl") == [(c, r, None) for r in (1, 2, 3) for c in ("c1", "c2", "c3")]
+    verdicts = {(row["eval_id"], row["repeat"]): row["verdict"] for row in rows("out.jsonl")}
+    assert [verdicts[("c2", r)] for r in (1, 2, 3)] == ["pass", "fail", "pass"]
+    manifest = json.loads(Path("out.jsonl.meta.json").read_text())
+    assert manifest["repeats"] == 3 and "rejudges" not in manifest and manifest["counts"]["selected"] == 9
+    out = result.stdout
+    assert "Totals: 9 rows of 3 cases  5 passed  0 partial  4 failed" in out
+    assert "Repeats: 3 runs of each of 3 cases: pass^3 0.33 [" in out and "pass@3 0.67 [" in out
+    assert "Flaky cases (between runs): 1 of 3 flipped: c2 (2 of 3 passed)" in out
+    assert "Flaky fields (between runs, flip rate): b 0.33 [" in out
+    assert "c2 #2" in out  # the table names the run
+    assert "agentv: 3 cases of 'dataset' (3 runs each) against target 't'" in result.stderr
+
+
+def test_metrics_of_a_repeated_run_list_pass_k_flip_rates_and_cluster_the_bootstrap(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "4", "--workers", "1", "--out", "out.jsonl")
+    result = invoke("metrics", "out.jsonl", "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    repeats = data["repeats"]
+    assert (repeats["repeats"], repeats["cases"], repeats["complete_cases"]) == (4, 3, 3)
+    assert (repeats["pass_all"], repeats["pass_any"]) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert repeats["runs"]["flaky"] == [{"eval_id": "c2", "passed": 2, "runs": 4}]
+    assert repeats["runs"]["fields"]["b"] == {
+        "documents": 3,
+        "flipped": 1,
+        "flip_rate": pytest.approx(1 / 3),
+        "interval": repeats["runs"]["fields"]["b"]["interval"],
+    }
+    assert repeats["runs"]["flaky_fields"] == ["b"]
+    assert data["intervals"]["documents"] == 3  # a case's four runs are one document of the bootstrap
+    table = invoke("metrics", "out.jsonl")
+    assert "Flaky cases (between runs): 1 of 3 flipped: c2 (2 of 4 passed)" in table.stdout
+    assert "Flips between runs" in table.stdout
+
+
+def test_the_cache_keeps_each_run_apart_and_replays_it(flaky):
+    first = invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--cache", "--out", "a.jsonl")
+    assert first.exit_code == 1 and len(_calls(flaky)) == 6
+    again = invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--cache", "--out", "b.jsonl")
+    assert len(_calls(flaky)) == 6, "every run came from the cache"
+    assert "Cache: 6 of 6 answers from the cache" in again.stdout
+    answers = {(r["eval_id"], r["repeat"]): r["candidate_answer"] for r in rows("a.jsonl")}
+    assert {(r["eval_id"], r["repeat"]): r["candidate_answer"] for r in rows("b.jsonl")} == answers
+    assert answers[("c2", 1)] != answers[("c2", 2)]  # run 2's own answer, not run 1's
+    three = invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--cache", "--out", "c.jsonl")
+    assert three.exit_code == 1 and len(_calls(flaky)) == 9  # only the third runs were asked
+
+
+def test_resume_runs_only_the_missing_runs_of_a_repeated_run(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "out.jsonl")
+    lines = Path("out.jsonl").read_text().splitlines(keepends=True)
+    Path("out.jsonl").write_text("".join(lines[:4]))  # as if stopped after 4 of 9 rows
+    result = invoke("eval", "dataset.yaml", "--resume", "out.jsonl", "--workers", "1")
+    assert "resuming out.jsonl (4 rows kept): 5 case runs of 'dataset' (3 runs each)" in result.stderr
+    assert sorted(_runs("out.jsonl")) == sorted((c, r, None) for r in (1, 2, 3) for c in ("c1", "c2", "c3"))
+    assert len(_calls(flaky)) == 9 + 5
+    done = invoke("eval", "dataset.yaml", "--resume", "out.jsonl", "--repeat", "3")
+    assert "nothing left to run" in done.stderr and len(_calls(flaky)) == 14
+
+
+def test_rejudge_scores_one_answer_j_times(flaky):
+    result = invoke("eval", "dataset.yaml", "--rejudge", "2", "--workers", "1", "--out", "out.jsonl")
+    assert result.exit_code == 1, result.output
+    assert _runs("out.jsonl") == [(c, None, j) for c in ("c1", "c2", "c3") for j in (1, 2)]
+    assert len(_calls(flaky)) == 3  # the target answered each case once
+    by_case = {}
+    for row in rows("out.jsonl"):
+        by_case.setdefault(row["eval_id"], set()).add(row["candidate_answer"])
+    assert all(len(answers) == 1 for answers in by_case.values())
+    assert json.loads(Path("out.jsonl.meta.json").read_text())["rejudges"] == 2
+    assert "Judge noise (--rejudge 2): 0 of 3 answers got another verdict from another scoring" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeat", "0"], "error: --repeat 0: every case runs and is scored at least once"),
+        (["--rejudge", "0"], "error: --rejudge 0: every case runs and is scored at least once"),
+        (["--repeat", "-2"], "error: --repeat -2: every case runs and is scored at least once"),
+        (["--repeat", "101"], "error: --repeat 101: at most 100"),
+        (["--repeat", "2", "--stop-early"], "error: --stop-early decides on one run of each case: run --repeat 2 without it"),
+    ],
+    ids=["repeat-0", "rejudge-0", "repeat-negative", "repeat-101", "with-stop-early"],
+)
+def test_bad_repeat_options_are_refused_with_exit_2(flaky, args, message):
+    result = invoke("eval", "dataset.yaml", *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == message
+    assert _calls(flaky) == []
+
+
+def test_resume_refuses_a_repeat_count_its_run_did_not_have(flaky):
+    invoke("eval", "dataset.yaml", "--workers", "1", "--out", "once.jsonl")
+    result = invoke("eval", "dataset.yaml", "--resume", "once.jsonl", "--repeat", "3")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [
+        "error: cannot resume from once.jsonl: --repeat 3, but its run ran each case once",
+        "hint: resume it without --repeat, or start a new run with --repeat 3",
+    ]
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "thrice.jsonl")
+    other = invoke("eval", "dataset.yaml", "--resume", "thrice.jsonl", "--repeat", "2")
+    assert other.exit_code == 2
+    assert other.stderr.splitlines()[0] == "error: cannot resume from thrice.jsonl: --repeat 2, but its run runs 3 times"
+    rerun = invoke("eval", "dataset.yaml", "--rerun-failed", "thrice.jsonl", "--out", "again.jsonl")
+    assert rerun.exit_code == 2
+    assert rerun.stderr.splitlines()[0] == (
+        "error: cannot re-run cases of thrice.jsonl: its run was repeated (--repeat 3): "
+        "--rerun-failed re-runs a case's one row"
+    )
+
+
+def test_a_results_file_mixing_repeated_and_single_rows_is_refused(flaky):
+    invoke("eval", "dataset.yaml", "--workers", "1", "--out", "once.jsonl")
+    invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--out", "twice.jsonl")
+    Path("mixed.jsonl").write_text(Path("once.jsonl").read_text() + Path("twice.jsonl").read_text())
+    result = invoke("metrics", "mixed.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [
+        "error: mixed.jsonl: line 4 is a row of a repeated run (it has `repeat` or `rejudge`) and line 1 is not: "
+        "a results file holds one run's rows, all repeated or none",
+        "hint: pass the results file of one run (agentv merge joins the shards of one run)",
+    ]
