@@ -15,6 +15,7 @@ from agentv_py.cli.base import EXIT_GATE_FAILED, EXIT_OK, CompareCommand, app, b
 
 if TYPE_CHECKING:
     from agentv_py.report.compare import Comparison
+    from agentv_py.report.compare_repeats import RepeatComparison
     from agentv_py.report.regressions import Rules
 
 
@@ -106,9 +107,10 @@ def compare(
         return _show(result, rules, output_format, alpha)
 
 
-def _show(result: Comparison, rules: Rules, output_format: str, alpha: float) -> int:
+def _show(result: Comparison | RepeatComparison, rules: Rules, output_format: str, alpha: float) -> int:
     """Print the comparison as asked, and the regressions; exit 1 on any."""
     from agentv_py.report.compare_render import render_markdown, render_table
+    from agentv_py.report.compare_repeats import RepeatComparison, render_lines
     from agentv_py.report.render import stdout_console
     from agentv_py.report.text import visible
 
@@ -117,6 +119,11 @@ def _show(result: Comparison, rules: Rules, output_format: str, alpha: float) ->
             print(f"warning: {visible(message)} (--force)", file=sys.stderr)
         if output_format == "json":
             result.write_json(sys.stdout, rules)
+        elif isinstance(result, RepeatComparison):
+            lines = [visible(line) for line in render_lines(result)]
+            sys.stdout.write(
+                "\n".join(f"- {line}" for line in lines) + "\n" if output_format == "md" else "\n".join(lines) + "\n"
+            )
         elif output_format == "md":
             sys.stdout.write(render_markdown(result, alpha) + "\n")
         else:

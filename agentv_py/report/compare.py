@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from agentv_py.report.compare_fields import add_field_statistics, ranked
 from agentv_py.report.compare_pairs import pair
+from agentv_py.report.compare_repeats import RepeatComparison, compare_repeated, repeated
 from agentv_py.report.compare_store import (
     HIT_TO_MISS,
     MISS_TO_HIT,
@@ -241,7 +242,7 @@ class Comparison:
         out.write("\n")
 
 
-def _check_files(base: Path, new: Path) -> None:
+def check_files(base: Path, new: Path) -> None:
     for role, path in (("BASE", base), ("NEW", new)):
         if (why := not_results(path)) is not None:
             raise CompareError(
@@ -253,7 +254,7 @@ def _check_files(base: Path, new: Path) -> None:
         )
 
 
-def _check_manifests(base: Path, new: Path, force: bool, forced: list[str]) -> bool:
+def check_manifests(base: Path, new: Path, force: bool, forced: list[str]) -> bool:
     """True when both files have a manifest (their datasets were compared), False otherwise."""
     try:
         before, after = read_manifest(base), read_manifest(new)
@@ -274,15 +275,17 @@ def compare(
     *,
     rules: Rules | None = None,
     force: bool = False,
-) -> Comparison:
+) -> Comparison | RepeatComparison:
     """Compare two results files (see the module docstring); CompareError for input that cannot
     be compared. `regressions` says why the gate failed by `rules` (report/regressions.py: by
     default any flip, new error, or fall of the mean or of a field's F1). Close the result (it is
     a context manager) to delete its store."""
     base_path, new_path = Path(base), Path(new)
-    _check_files(base_path, new_path)
+    check_files(base_path, new_path)
     forced: list[str] = []
-    by_manifest = _check_manifests(base_path, new_path, force, forced)
+    by_manifest = check_manifests(base_path, new_path, force, forced)
+    if repeated(base_path) or repeated(new_path):  # every run of a case counts (report/compare_repeats.py)
+        return compare_repeated(base_path, new_path, rules or Rules(), forced)
     store = Store()
     try:
         result = Comparison(str(base), str(new), store, forced=forced)

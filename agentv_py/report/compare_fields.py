@@ -64,7 +64,7 @@ def add_field_statistics(
         ordered = sorted(groups)  # the same cases give the same interval, whatever their order
         vectors = np.array(ordered, dtype=np.float64)
         weights = np.array([groups[key] for key in ordered], dtype=np.int64)
-        [change.f1_delta_ci], _ = bootstrap_arrays(vectors, weights, _f1_delta, level, seed)
+        [change.f1_delta_ci], _ = bootstrap_arrays(vectors, weights, f1_delta_statistic, level, seed)
 
 
 def ranked(fields: dict[str, Any]) -> list[str]:
@@ -90,7 +90,7 @@ def _counts(record: bytes | None) -> dict[int, tuple[int, int, int]]:
     }
 
 
-def _f1_delta(sums: np.ndarray) -> np.ndarray:
+def f1_delta_statistic(sums: np.ndarray) -> np.ndarray:
     """For vectors (base tp, fp, fn, new tp, fp, fn): NEW's F1 minus BASE's, NEW's undefined F1 as
     0 (as `FieldChange.f1_delta` reads it), NaN where BASE's is undefined."""
     import numpy as np

@@ -28,6 +28,20 @@ def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:
     return min(1.0, 2.0 * binomial_half_cdf(min(pass_to_fail, fail_to_pass), n))
 
 
+def fisher_fell_p(base_passed: int, base_runs: int, new_passed: int, new_runs: int) -> float:
+    """One-sided Fisher exact test that NEW's pass probability is below BASE's: the chance, when
+    both have the same, that NEW gets `new_passed` passes or fewer of the runs' pooled passes, the
+    runs of both fixed (the hypergeometric lower tail; scipy's `fisher_exact(..., "greater")` on
+    [[base passed, failed], [new passed, failed]]). 1.0 without runs on either side."""
+    if base_runs <= 0 or new_runs <= 0:
+        return 1.0
+    passes, total = base_passed + new_passed, base_runs + new_runs
+    whole = math.comb(total, new_runs)
+    low = max(0, passes - base_runs)
+    tail = sum(math.comb(passes, k) * math.comb(total - passes, new_runs - k) for k in range(low, new_passed + 1))
+    return min(1.0, tail / whole)
+
+
 def binomial_half_cdf(k: int, n: int) -> float:
     """P(X <= k) for X ~ Binomial(n, 1/2), k <= n / 2: exact integer sums up to `_EXACT_UP_TO`
     trials (one rounding, at the end), else the largest term from Loader's saddle point formula

@@ -178,3 +178,49 @@ def test_a_results_file_mixing_repeated_and_single_rows_is_refused(flaky):
         "a results file holds one run's rows, all repeated or none",
         "hint: pass the results file of one run (agentv merge joins the shards of one run)",
     ]
+
+
+def _dataset(ws, answers: dict[str, dict]) -> None:
+    ws.cases_dataset([(case, answer, {"a": 1, "b": 2}) for case, answer in answers.items()])
+
+
+def test_compare_of_repeated_runs_gates_on_falls_beyond_each_cases_noise(flaky):
+    right = {"a": 1, "b": 2}
+    cases = {f"c{i}": right for i in range(1, 7)}
+    _dataset(flaky, cases)
+    assert invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "base.jsonl").exit_code == 0
+    # NEW: c1 wrong in every run (3/3 -> 0/3: beyond noise), c2 wrong in one of three (within noise)
+    _dataset(flaky, {**cases, "c1": {"a": 1, "b": 0}, "c2": {**right, "flaky": True}})
+    for counter in (flaky.root / "calls").iterdir():
+        counter.unlink()
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "new.jsonl")
+    result = invoke("compare", "base.jsonl", "new.jsonl")
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "Repeated runs: BASE 3 runs of each case, NEW 3; 6 cases in both" in out
+    assert "Pass rate fell beyond the runs' noise (one-sided Fisher p <= 0.05): c1 3/3 -> 0/3 (p = 0.05)" in out
+    assert "Pass rate fell within the runs' noise: c2 3/3 -> 2/3 (p = 0.5)" in out
+    assert result.stderr.splitlines()[0] == (
+        "regression: 1 case whose pass rate fell beyond its runs' noise (one-sided Fisher exact p <= --alpha 0.05; "
+        "> --allow-flips 0): c1 3/3 -> 0/3 (p = 0.05)"
+    )
+    data = json.loads(invoke("compare", "base.jsonl", "new.jsonl", "-f", "json").stdout)
+    assert data["repeated"] and [c["eval_id"] for c in data["fell_within_noise"]] == ["c2"]
+    assert data["fields"]["b"]["f1_delta"] == pytest.approx(2 * 14 / (2 * 14 + 4 + 4) - 1)  # 4 wrong values of 18: FP and FN each
+    tolerant = invoke("compare", "base.jsonl", "new.jsonl", "--significant-only", "-f", "json")
+    assert json.loads(tolerant.stdout)["cases_adjusted"] == "holm"
+    assert [c["eval_id"] for c in json.loads(tolerant.stdout)["regressed"]] == []  # Holm over 6 cases: 0.05 * 6
+    same = invoke("compare", "base.jsonl", "base.jsonl")
+    assert same.exit_code == 2  # the same file twice, as for single runs
+
+
+def test_compare_refuses_a_file_mixing_repeated_and_single_rows(flaky):
+    invoke("eval", "dataset.yaml", "--workers", "1", "--out", "once.jsonl")
+    invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--out", "twice.jsonl")
+    Path("mixed.jsonl").write_text(Path("twice.jsonl").read_text() + Path("once.jsonl").read_text())
+    result = invoke("compare", "twice.jsonl", "mixed.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "error: NEW mixed.jsonl: line 1 is a row of a repeated run (it has `repeat` or `rejudge`) and line 7 is not: "
+        "a results file holds one run's rows, all repeated or none"
+    )

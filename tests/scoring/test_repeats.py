@@ -109,3 +109,18 @@ def test_the_clustered_interval_is_wider_than_rows_taken_as_independent_when_run
     naive, _ = mean_interval(rows)
     assert clustered is not None and naive is not None
     assert clustered.high - clustered.low > 1.8 * (naive.high - naive.low)  # sqrt(5) wider, about
+
+
+@pytest.mark.parametrize(
+    ("base_passed", "base_runs", "new_passed", "new_runs"),
+    [(a, n1, b, n2) for n1 in (1, 2, 3, 5) for n2 in (1, 3, 4) for a in range(n1 + 1) for b in range(n2 + 1)],
+    ids=lambda v: str(v),
+)
+def test_the_one_sided_fisher_test_matches_scipy(base_passed, base_runs, new_passed, new_runs):
+    from scipy.stats import fisher_exact
+
+    from agentv_py.scoring.stats import fisher_fell_p
+
+    table = [[base_passed, base_runs - base_passed], [new_passed, new_runs - new_passed]]
+    expected = fisher_exact(table, alternative="greater").pvalue
+    assert fisher_fell_p(base_passed, base_runs, new_passed, new_runs) == pytest.approx(expected, abs=1e-12)
