@@ -37,12 +37,15 @@ class _Dataset:
     display: str
 
 
-def find_row(results: Path, case_id: str) -> ResultRow:
-    """The last row of `case_id` in a results file; a usage error (exit 2) naming near ids, or
-    for a case the run skipped (`skip:`, no row) its reason."""
+def find_row(results: Path, case_id: str, run: int | None = None) -> tuple[ResultRow, list[ResultRow]]:
+    """The row of `case_id` in a results file (the last one; of a repeated run, that of run `run`,
+    else the first run that did not pass, else the first), and every run of the case at its first
+    scoring (one row unless the run was repeated). A usage error (exit 2) naming near ids, or for a
+    case the run skipped (`skip:`, no row) its reason, or the runs there are."""
     if (why := not_results(results)) is not None:
         raise AgentvError(f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)")
     found: ResultRow | None = None
+    runs: list[ResultRow] = []
     ids: dict[str, None] = {}
     for line, row in read_rows(results):
         if isinstance(row, str):
@@ -50,6 +53,10 @@ def find_row(results: Path, case_id: str) -> ResultRow:
         ids.setdefault(row.eval_id, None)
         if row.eval_id == case_id:
             found = row
+            if row.rejudge in (None, 1):
+                runs.append(row)
+    if found is not None and (found.repeat is not None or run is not None):
+        return _pick_run(results, case_id, runs, run), sorted(runs, key=lambda r: r.repeat or 1)
     if found is None:
         reason = skip_reason(results, case_id)
         if reason is not None:
@@ -60,7 +67,19 @@ def find_row(results: Path, case_id: str) -> ResultRow:
         raise AgentvError(
             f"no case '{case_id}' in {results}{did_you_mean}", hint=f"its cases: {listed}" if ids else None
         )
-    return found
+    return found, [found]
+
+
+def _pick_run(results: Path, case_id: str, runs: list[ResultRow], run: int | None) -> ResultRow:
+    """`--run N` of a repeated case, else its first run that did not pass, else its first."""
+    ordered = sorted(runs, key=lambda r: r.repeat or 1)
+    if run is None:
+        return next((r for r in ordered if r.status == "error" or r.verdict != "pass"), ordered[0])
+    chosen = next((r for r in ordered if (r.repeat or 1) == run), None)
+    if chosen is None:
+        had = ", ".join(str(r.repeat or 1) for r in ordered)
+        raise AgentvError(f"case '{case_id}' has no run {run} in {results}", hint=f"its runs: {had}")
+    return chosen
 
 
 def skip_reason(results: Path, case_id: str) -> str | None:
@@ -171,9 +190,16 @@ def _sources(data: _Dataset, row: ResultRow, index: int) -> list[EvaluatorSource
     return out
 
 
-def explain(results: Path, case_id: str, dataset: Path | None = None) -> Explained:
-    """What `agentv explain` shows for one case (AgentvError, exit 2, for bad input)."""
-    row = find_row(results, case_id)
+def explain(results: Path, case_id: str, dataset: Path | None = None, run: int | None = None) -> Explained:
+    """What `agentv explain` shows for one case (AgentvError, exit 2, for bad input); of a
+    repeated run, one run of it (`find_row`) with the others listed."""
+    row, runs = find_row(results, case_id, run)
+    explained = _explained(results, case_id, dataset, row)
+    explained.runs = runs if len(runs) > 1 or row.repeat is not None else []
+    return explained
+
+
+def _explained(results: Path, case_id: str, dataset: Path | None, row: ResultRow) -> Explained:
     data, why = _load(results, dataset)
     if data is None:
         return Explained(row, [None] * len(row.evaluator_results), None, why)

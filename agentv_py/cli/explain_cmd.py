@@ -27,6 +27,13 @@ def explain(
         help="Dataset with the evaluator configs (option sources).  [default: the one RESULTS' manifest names]",
     ),
     full: bool = typer.Option(False, "--full", help="Show long values whole."),
+    run: int | None = typer.Option(
+        None,
+        "--run",
+        metavar="N",
+        help="Of a repeated run (--repeat): explain the case's run N.  [default: its first run that did not pass]",
+        show_default=False,
+    ),
     every: bool = typer.Option(
         False,
         "--all",
@@ -43,7 +50,7 @@ def explain(
     from agentv_py.report.explain import ExplainError, render_case, render_field
     from agentv_py.report.render import stdout_console
 
-    explained = run_explain(results, case, dataset)
+    explained = run_explain(results, case, dataset, run)
     console = stdout_console()
     if field is None:
         render_case(console, explained, full)

@@ -60,6 +60,7 @@ class Explained:
     expected: Any  # the case's ground truth from the dataset (None when not known)
     why_no_dataset: str | None
     dataset_display: str | None = None
+    runs: list[ResultRow] = field(default_factory=list)  # a repeated run: every run of the case (`row` is one)
 
 
 def _shares(results: list[EvaluatorResult]) -> list[float]:
@@ -99,12 +100,21 @@ def _say_mark(say: Say, row: ResultRow) -> None:
         say(f"{row.xfail} (it passed: the xfail: mark may be stale)", "XPASS: ")
 
 
+def say_runs(say: Say, runs: list[ResultRow], row: ResultRow) -> None:
+    from agentv_py.report.repeats import run_lines
+
+    for line in run_lines(runs, row):
+        say(line)
+
+
 def render_case(console: Any, explained: Explained, full: bool = False) -> None:
     from rich.text import Text
 
     row = explained.row
     say = Say(console)
     say(f"case {row.eval_id}: {row.status}, {row.verdict}, score {row.score:.3f}")
+    if explained.runs:
+        say_runs(say, explained.runs, row)
     _say_mark(say, row)
     say(f"target {row.target}, {row.duration_ms:.0f} ms, {row.attempts} attempt{'s' if row.attempts != 1 else ''}")
     if row.error:

@@ -32,9 +32,11 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import not_results, read_rows
 from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
 from agentv_py.report.page_header import page_header
+from agentv_py.report.page_repeats import PageRepeats, page_section
 from agentv_py.report.spill import CaseStore
 from agentv_py.scoring.intervals import headline
 from agentv_py.scoring.metrics import Counts, field_labels
+from agentv_py.scoring.repeats import MIXED_HINT, MixedRows
 from agentv_py.scoring.taxonomy import CATEGORIES, LABELS
 
 IMAGE_BYTES = 5 * 1024 * 1024  # an image larger than this is not embedded
@@ -70,10 +72,15 @@ class _Build:
     skipped: list[str] = field(default_factory=list)  # "line N: why", the first SKIPPED_LISTED
     skipped_count: int = 0
     marked: dict[str, tuple[str, str]] = field(default_factory=dict)  # xfail cases: id -> (XFAIL | XPASS, reason)
+    repeats: PageRepeats = field(default_factory=PageRepeats)  # a repeated run's runs (report/page_repeats.py)
 
-    def add(self, row: ResultRow) -> None:
+    def add(self, line: int, row: ResultRow) -> None:
         parts = case_parts(row, self.interned)
-        self.cases.put(row.eval_id, parts.entry, parts.details, parts.totals, parts.geometry)
+        try:
+            self.repeats.add(line, row)
+        except MixedRows as exc:
+            raise ReportError(f"{exc} ({MIXED_HINT})") from None
+        self.cases.put(row.run_label, parts.entry, parts.details, parts.totals, parts.geometry)
         self.targets.add(row.target)
         outcome = row.expected_outcome
         if outcome is not None and (row.eval_id in self.marked or len(self.marked) < MARKED_LISTED):
@@ -247,13 +254,15 @@ def _build_report(
         if isinstance(row, str):
             build.skip(line, row)
         else:
-            build.add(row)
+            build.add(line, row)
     cases = build.cases
     if not len(cases):
         why = f" ({build.skipped[0]})" if build.skipped else ""
         raise ReportError(f"no result rows in {shown}{why}")
+    repeats = build.repeats.report()
     if manifest is not None and manifest.dataset.case_ids:  # dataset order, not the order cases finished in
-        cases.set_order(manifest.dataset.case_ids)
+        ids = manifest.dataset.case_ids
+        cases.set_order(build.repeats.order(ids, repeats) if repeats is not None else ids)
     totals = Totals()
     for _, data in cases.column("totals"):
         totals.add(data)
@@ -268,10 +277,12 @@ def _build_report(
     )
     geometry = cases.geometry_cases()
     wanted = images() if images is not None and next(geometry, None) is not None else {}
-    embedded, image_notes = _images(cases.geometry_cases(), wanted) if wanted else ({}, [])
+    of_case = build.repeats.case_of  # a repeated run's images are its case's
+    shapes = dict.fromkeys(of_case.get(label, label) for label in cases.geometry_cases())
+    embedded, image_notes = _images(iter(shapes), wanted) if wanted else ({}, [])
 
     def with_images(case_id: str, data: bytes) -> bytes:  # each case's details end with "}": its images go last
-        found = json_for_script(embedded.get(case_id, [])).encode("utf-8")
+        found = json_for_script(embedded.get(of_case.get(case_id, case_id), [])).encode("utf-8")
         return data[:-1] + b',"images":' + found + b"}"
 
     script = _script()
@@ -287,8 +298,11 @@ def _build_report(
             "failed": totals.verdicts["fail"],
             "errors": totals.verdicts["error"],
             "mean": totals.mean,
-            "intervals": headline(totals.verdicts["pass"], totals.scores),
+            "intervals": headline(totals.verdicts["pass"], totals.scores)
+            if repeats is None
+            else build.repeats.headline(),
         },
+        repeats=page_section(repeats) if repeats is not None else None,
         histogram=histogram_svg(totals.scores),
         fields_chart=fields_svg(per_field) if per_field else "",
         per_field=sorted(per_field.items(), key=lambda item: item[0]),

@@ -62,10 +62,10 @@ def case_parts(row: ResultRow, interned: Interned) -> CaseParts:
     scored = [_intern(interned.fields, path) for path in _scored_fields(results)]
     verdict = "error" if row.status == "error" else row.verdict
     shown = row.expected_outcome or verdict  # an `xfail:` case reads xfail or xpass in the table, not fail or pass
-    entry = [row.eval_id, row.score, shown, evaluators, missed, scored, _intern(interned.datasets, row.dataset)]
+    entry = [row.run_label, row.score, shown, evaluators, missed, scored, _intern(interned.datasets, row.dataset)]
     geometry = any(result.type in GEOMETRY for result in results)
     details = {
-        "id": row.eval_id,
+        "id": row.run_label,
         "dataset": row.dataset,
         "target": row.target,
         "status": row.status,

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentv_py.models.results import ResultRow
 from agentv_py.report.text import plural, visible
 from agentv_py.scoring.intervals import Interval
+from agentv_py.scoring.metrics import row_field_counts
 from agentv_py.scoring.repeats import FLAKY_SHOWN, Noise, RepeatReport
 
 
@@ -94,3 +96,30 @@ def render_flips(console: Any, report: RepeatReport) -> None:
             for name, flips in sorted(noise.fields.items(), key=lambda item: (-(item[1].rate or 0.0), item[0]))
         ]
         print_table(console, f"Flips {what} (share of documents whose outcome of the field differed)", columns, rows)
+
+
+def run_lines(runs: list[ResultRow], shown: ResultRow) -> list[str]:
+    """`agentv explain` of a repeated case: its runs, the fields that differed, the run explained."""
+    k = len(runs)
+    passed = sum(r.status == "ok" and r.verdict == "pass" for r in runs)
+    each = ", ".join(f"#{r.repeat or 1} {r.verdict if r.status == 'ok' else 'error'} {r.score:.3f}" for r in runs)
+    lines = [
+        f"runs: {passed} of {k} passed (pass^{k} {'yes' if passed == k else 'no'}, "
+        f"pass@{k} {'yes' if passed else 'no'}): {each}"
+    ]
+    outcomes: dict[str, list[str]] = {}
+    for position, row in enumerate(runs):
+        for (_, name), counts in row_field_counts(row.evaluator_results).items():
+            said = "hit" if counts.tp and not (counts.fp or counts.fn) else "miss" if counts.fp or counts.fn else "-"
+            outcomes.setdefault(name, ["-"] * k)[position] = said
+    differed = [
+        f"{visible(name)} (" + ", ".join(f"#{runs[i].repeat or 1} {said}" for i, said in enumerate(saids)) + ")"
+        for name, saids in outcomes.items()
+        if len(set(saids)) > 1
+    ]
+    lines.append("fields that differed between runs: " + ("; ".join(differed) if differed else "none"))
+    chosen = shown.repeat or 1
+    failed_first = shown.verdict != "pass" or shown.status != "ok"
+    why = " (the first that did not pass)" if failed_first and chosen != 1 else ""
+    lines.append(f"explaining run #{chosen}{why}; --run N explains another")
+    return lines

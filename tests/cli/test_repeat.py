@@ -224,3 +224,38 @@ def test_compare_refuses_a_file_mixing_repeated_and_single_rows(flaky):
         "error: NEW mixed.jsonl: line 1 is a row of a repeated run (it has `repeat` or `rejudge`) and line 7 is not: "
         "a results file holds one run's rows, all repeated or none"
     )
+
+
+def test_explain_lists_a_repeated_cases_runs_and_explains_the_first_that_did_not_pass(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "out.jsonl")
+    result = invoke("explain", "out.jsonl", "c2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "case c2: ok, fail, score 0.500"
+    assert lines[1] == "runs: 2 of 3 passed (pass^3 no, pass@3 yes): #1 pass 1.000, #2 fail 0.500, #3 pass 1.000"
+    assert lines[2] == "fields that differed between runs: b (#1 hit, #2 miss, #3 hit)"
+    assert lines[3] == "explaining run #2 (the first that did not pass); --run N explains another"
+    first = invoke("explain", "out.jsonl", "c2", "--run", "1")
+    assert first.stdout.splitlines()[0] == "case c2: ok, pass, score 1.000"
+    missing = invoke("explain", "out.jsonl", "c2", "--run", "4")
+    assert missing.exit_code == 2
+    assert missing.stderr.splitlines() == ["error: case 'c2' has no run 4 in out.jsonl", "hint: its runs: 1, 2, 3"]
+
+
+def test_the_html_report_lists_every_run_and_the_repeats_section(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--out", "out.jsonl")
+    result = invoke("report", "out.jsonl", "--out", "page.html")
+    assert result.exit_code == 0, result.output
+    page = Path("page.html").read_text()
+    assert "Repeats: 2 runs of each of 3 cases: pass^2 0.33 [" in page
+    assert "Flaky cases (between runs): 1 of 3 flipped: c2 (1 of 2 passed)" in page
+    assert '["c1 #1",' in page and '["c2 #2",' in page  # each run an entry of the case table, in dataset order
+    assert page.index('["c1 #1",') < page.index('["c1 #2",') < page.index('["c2 #1",')
+    Path("mixed.jsonl").write_text(Path("out.jsonl").read_text() + rows_text_once(flaky))
+    mixed = invoke("report", "mixed.jsonl", "--out", "mixed.html")
+    assert mixed.exit_code == 2 and "a results file holds one run's rows, all repeated or none" in mixed.stderr
+
+
+def rows_text_once(ws) -> str:
+    invoke("eval", "dataset.yaml", "--workers", "1", "--out", "once.jsonl")
+    return Path("once.jsonl").read_text()

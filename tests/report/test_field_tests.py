@@ -73,7 +73,7 @@ def test_the_f1_delta_interval_agrees_with_scipys_paired_bca_bootstrap():
     import numpy as np
     from scipy import stats
 
-    from agentv_py.report.compare_fields import _f1_delta
+    from agentv_py.report.compare_fields import f1_delta_statistic
     from agentv_py.scoring.intervals import bootstrap_arrays
 
     rng = np.random.default_rng(30)
@@ -86,7 +86,7 @@ def test_the_f1_delta_interval_agrees_with_scipys_paired_bca_bootstrap():
         groups[tuple(int(v) for v in row)] = groups.get(tuple(int(v) for v in row), 0) + 1
     ordered = sorted(groups)
     [ours], _ = bootstrap_arrays(
-        np.array(ordered, dtype=float), np.array([groups[k] for k in ordered]), _f1_delta, resamples=40_000
+        np.array(ordered, dtype=float), np.array([groups[k] for k in ordered]), f1_delta_statistic, resamples=40_000
     )
 
     def delta(*columns, axis=-1):
