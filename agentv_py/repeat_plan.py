@@ -86,12 +86,8 @@ def resumed(request: EvalRequest, stored: Repeats, shown: str) -> Repeats:
     ):
         if asked is None or asked == had:
             continue
-        what = "runs" if flag == "--repeat" else "scores each answer"
-        was = (
-            f"its run {'ran each case once' if flag == '--repeat' else 'scored each answer once'}"
-            if had == 1
-            else f"its run {what} {had} times"
-        )
+        what = "ran each case" if flag == "--repeat" else "scored each answer"
+        was = f"its run {what} once" if had == 1 else f"its run {what} {had} times"
         redo = f"resume it without {flag}" + (f" (or with {flag} {had})" if had > 1 else "")
         hint = f"{redo}, or start a new run with {flag} {asked}"
         raise AgentvError(f"cannot resume from {shown}: {flag} {asked}, but {was}", hint=hint)

@@ -136,7 +136,10 @@ def test_rejudge_scores_one_answer_j_times(flaky):
         (["--rejudge", "0"], "error: --rejudge 0: every case runs and is scored at least once"),
         (["--repeat", "-2"], "error: --repeat -2: every case runs and is scored at least once"),
         (["--repeat", "101"], "error: --repeat 101: at most 100"),
-        (["--repeat", "2", "--stop-early"], "error: --stop-early decides on one run of each case: run --repeat 2 without it"),
+        (
+            ["--repeat", "2", "--stop-early"],
+            "error: --stop-early decides on one run of each case: run --repeat 2 without it",
+        ),
     ],
     ids=["repeat-0", "rejudge-0", "repeat-negative", "repeat-101", "with-stop-early"],
 )
@@ -158,7 +161,9 @@ def test_resume_refuses_a_repeat_count_its_run_did_not_have(flaky):
     invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "thrice.jsonl")
     other = invoke("eval", "dataset.yaml", "--resume", "thrice.jsonl", "--repeat", "2")
     assert other.exit_code == 2
-    assert other.stderr.splitlines()[0] == "error: cannot resume from thrice.jsonl: --repeat 2, but its run runs 3 times"
+    assert other.stderr.splitlines()[0] == (
+        "error: cannot resume from thrice.jsonl: --repeat 2, but its run ran each case 3 times"
+    )
     rerun = invoke("eval", "dataset.yaml", "--rerun-failed", "thrice.jsonl", "--out", "again.jsonl")
     assert rerun.exit_code == 2
     assert rerun.stderr.splitlines()[0] == (
@@ -206,7 +211,8 @@ def test_compare_of_repeated_runs_gates_on_falls_beyond_each_cases_noise(flaky):
     )
     data = json.loads(invoke("compare", "base.jsonl", "new.jsonl", "-f", "json").stdout)
     assert data["repeated"] and [c["eval_id"] for c in data["fell_within_noise"]] == ["c2"]
-    assert data["fields"]["b"]["f1_delta"] == pytest.approx(2 * 14 / (2 * 14 + 4 + 4) - 1)  # 4 wrong values of 18: FP and FN each
+    # 4 wrong values of 18, each a FP and a FN
+    assert data["fields"]["b"]["f1_delta"] == pytest.approx(2 * 14 / (2 * 14 + 4 + 4) - 1)
     tolerant = invoke("compare", "base.jsonl", "new.jsonl", "--significant-only", "-f", "json")
     assert json.loads(tolerant.stdout)["cases_adjusted"] == "holm"
     assert [c["eval_id"] for c in json.loads(tolerant.stdout)["regressed"]] == []  # Holm over 6 cases: 0.05 * 6
