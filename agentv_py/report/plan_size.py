@@ -2,7 +2,10 @@
 of DROP in the mean score or in a field's F1 (scoring/sample_size.py), from the spread the run
 shows: with `--against OTHER` (a second run of the same documents) the paired differences are
 measured; from one run, the two runs of a comparison are taken as independent (the difference's
-spread is sqrt(2) times one run's: conservative when runs agree on most documents)."""
+spread is sqrt(2) times one run's: conservative when runs agree on most documents). From a
+repeated run (`--repeat K`), the paired differences of two runs of the same documents are
+measured within each document: every ordered pair of a case's runs is one paired difference (the
+run-to-run noise its flips show), as two runs of a comparison of an unchanged extractor differ."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ from typing import Any
 from agentv_py.report.lean_rows import field_counts, read_lean_rows
 from agentv_py.scoring.intervals import SEED, bootstrap_sd, ratio
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels
+from agentv_py.scoring.repeats import MixedRows, RepeatTally
 from agentv_py.scoring.sample_size import Plan, plan
 
 PAIRED = "paired runs"
 ONE_RUN = "one run (runs assumed independent)"
+REPEATED = "repeated runs ({k} runs of each document: their run-to-run differences)"
 
 
 class PlanError(Exception):
@@ -32,14 +37,26 @@ class _Run:
     counts: dict[str, dict[FieldKey, Counts]] = field(default_factory=dict)  # case id -> its fields' counts
 
 
-def _read(path: Path) -> _Run:
+def _read(path: Path) -> tuple[_Run, dict[str, list[tuple[float, dict[FieldKey, Counts]]]]]:
+    """A single run's last row per case; or a repeated run's runs per case (each at its first scoring)."""
     run = _Run()
-    for _, row in read_lean_rows(path):
-        if isinstance(row, str) or row.status == "error":
+    runs: dict[str, list[tuple[float, dict[FieldKey, Counts]]]] = {}
+    tally = RepeatTally()
+    for line, row in read_lean_rows(path):
+        if isinstance(row, str):
+            continue
+        try:
+            tally.add(line, row.eval_id, row.repeat, row.rejudge, False)
+        except MixedRows as exc:
+            raise PlanError(f"{path}: {exc}") from None
+        if row.status == "error" or row.rejudge not in (None, 1):
+            continue
+        if row.repeat is not None:
+            runs.setdefault(row.eval_id, []).append((row.score, field_counts(row, [])))
             continue
         run.scores[row.eval_id] = row.score
         run.counts[row.eval_id] = field_counts(row, [])
-    return run
+    return run, runs
 
 
 def make_plans(
@@ -53,8 +70,17 @@ def make_plans(
     seed: int = SEED,
 ) -> list[Plan]:
     """A plan for the mean score and for each field (or those named), in that order."""
-    first = _read(results)
-    second = _read(against) if against is not None else None
+    first, repeated = _read(results)
+    if repeated:
+        if against is not None:
+            raise PlanError(
+                f"{results} is a repeated run: its own runs measure the run-to-run noise; plan from it alone "
+                "(without --against)"
+            )
+        return _from_repeats(results, repeated, delta, alpha, power, fields, seed)
+    second = _read(against)[0] if against is not None else None
+    if against is not None and _read(against)[1]:
+        raise PlanError(f"{against} is a repeated run: plan from it alone (without --against)")
     ids = sorted(first.scores if second is None else first.scores.keys() & second.scores.keys())
     if len(ids) < 2:
         where = "in both files" if second is not None else f"in {results}"
@@ -94,6 +120,52 @@ def make_plans(
             continue  # F1 undefined: nothing to plan for
         per_document = spread * math.sqrt(n) * (math.sqrt(2) if second is None else 1.0)
         plans.append(plan(f"F1 {labels[key]}", per_document, measured, n, delta, alpha, power))
+    return plans
+
+
+def _from_repeats(
+    results: Path,
+    repeated: dict[str, list[tuple[float, dict[FieldKey, Counts]]]],
+    delta: float,
+    alpha: float,
+    power: float,
+    fields: list[str] | None,
+    seed: int,
+) -> list[Plan]:
+    """Plans from a repeated run: each document's run-to-run differences (see the module)."""
+    ids = sorted(i for i, runs in repeated.items() if len(runs) >= 2)
+    if len(ids) < 2:
+        raise PlanError(f"plan-size needs at least 2 cases with 2 scored runs each in {results}, found {len(ids)}")
+    k = max(len(repeated[i]) for i in ids)
+    measured = REPEATED.format(k=k)
+    within = statistics.fmean(statistics.variance([score for score, _ in repeated[i]]) for i in ids)
+    plans = [plan("mean score", math.sqrt(2 * within), measured, len(ids), delta, alpha, power)]
+    keys = {key for i in ids for _, counts in repeated[i] for key in counts}
+    labels = field_labels(keys)
+    wanted = set(fields) if fields else None
+    if wanted is not None and (unknown := sorted(wanted - set(labels.values()))):
+        known = ", ".join(sorted(labels.values())) or "none"
+        raise PlanError(f"no field named {', '.join(unknown)} in {results} (its fields: {known})")
+    import numpy as np
+
+    for key in sorted(keys, key=lambda k: labels[k]):
+        if wanted is not None and labels[key] not in wanted:
+            continue
+        groups: Counter[tuple[int, ...]] = Counter()  # every ordered pair of a case's runs: one paired difference
+        for i in ids:
+            cells = [(c.tp, c.fp, c.fn) for c in ((counts.get(key) or Counts()) for _, counts in repeated[i])]
+            for a, before in enumerate(cells):
+                for b, after in enumerate(cells):
+                    if a != b:
+                        groups[(*before, *after)] += 1
+        ordered = sorted(groups)
+        vectors = np.array(ordered, dtype=np.float64)
+        weights = np.array([groups[g] for g in ordered], dtype=np.int64)
+        [spread] = bootstrap_sd(vectors, weights, _f1_delta, seed)
+        if spread is None:
+            continue
+        per_document = spread * math.sqrt(int(weights.sum()))
+        plans.append(plan(f"F1 {labels[key]}", per_document, measured, len(ids), delta, alpha, power))
     return plans
 
 

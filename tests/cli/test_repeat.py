@@ -265,3 +265,21 @@ def test_the_html_report_lists_every_run_and_the_repeats_section(flaky):
 def rows_text_once(ws) -> str:
     invoke("eval", "dataset.yaml", "--workers", "1", "--out", "once.jsonl")
     return Path("once.jsonl").read_text()
+
+
+def test_plan_size_of_a_repeated_run_measures_each_documents_run_to_run_noise(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "4", "--workers", "1", "--out", "out.jsonl")
+    result = invoke("plan-size", "out.jsonl", "--detect", "0.05", "-f", "json")
+    plans = {p["metric"]: p for p in json.loads(result.stdout)["plans"]}
+    measured = "repeated runs (4 runs of each document: their run-to-run differences)"
+    # c2 scored 1, 0.5, 1, 0.5 (variance 1/12), c1 and c3 the same every run: sd = sqrt(2 * mean of 1/12, 0, 0)
+    assert plans["mean score"]["sd"] == pytest.approx((2 * (1 / 12) / 3) ** 0.5)
+    assert plans["mean score"]["measured"] == measured and plans["mean score"]["documents"] == 3
+    assert plans["F1 a"]["measured"].startswith(measured + "; below the least the drop brings")  # a never flips
+    assert plans["F1 b"]["sd"] > plans["F1 a"]["sd"]  # b flips on c2
+    against = invoke("plan-size", "out.jsonl", "--against", "out.jsonl", "--detect", "0.05")
+    assert against.exit_code == 2
+    assert against.stderr.splitlines()[0] == (
+        "error: out.jsonl is a repeated run: its own runs measure the run-to-run noise; plan from it alone "
+        "(without --against)"
+    )
