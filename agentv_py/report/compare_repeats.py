@@ -4,9 +4,11 @@ When BASE or NEW ran each case more than once, a case is no longer pass or fail:
 of its runs. Every run counts (each at its first scoring, when `--rejudge` scored it again):
 
 - a case **regressed** when its pass rate fell beyond its own noise: the one-sided Fisher exact
-  test of its NEW passes against its BASE passes (`scoring.stats.fisher_fell_p`) at `--alpha`
-  (with `--significant-only`, those p-values Holm-adjusted across the cases); a fall the runs'
-  noise explains is listed, not gated;
+  test of its NEW passes against its BASE passes (`scoring.stats.fisher_fell_p`) at `--alpha`,
+  case by case (sensitive: with many cases, noise alone fails the gate now and then; scripts/
+  repeats_sim.py measures how often); with `--significant-only` those p-values are adjusted
+  across the cases (`--correction`, Holm by default: the gate fails on noise at most `--alpha` of
+  the time); a fall the runs' noise explains is listed, not gated;
 - the mean score and the pass rate (a case's mean over its runs, averaged over the cases in both)
   get a paired bootstrap interval of their delta over the cases; the gate fails when the mean's
   interval lies wholly below -`--max-drop`;
@@ -149,7 +151,7 @@ class RepeatComparison:
     new_errors: list[str] = field(default_factory=list)
     fields: dict[str, FieldRate] = field(default_factory=dict)
     alpha: float = 0.05
-    adjusted_cases: bool = False  # --significant-only: case p-values Holm-adjusted across cases
+    adjusted_cases: str | None = None  # --significant-only: case p-values adjusted across cases (holm, bh)
     forced: list[str] = field(default_factory=list)
     regressions: list[str] = field(default_factory=list)
 
@@ -175,7 +177,7 @@ class RepeatComparison:
             "pass_rate": {"base": self.base_rate, "new": self.new_rate, "delta_ci95": ci(self.rate_ci)},
             "mean_score": {"base": self.base_mean, "new": self.new_mean, "delta_ci95": ci(self.ci95)},
             "alpha": self.alpha,
-            "cases_adjusted": "holm" if self.adjusted_cases else None,
+            "cases_adjusted": self.adjusted_cases,
             "regressed": [case.to_json() for case in self.regressed],
             "fell_within_noise": [case.to_json() for case in self.within_noise],
             "improved": [case.to_json() for case in self.improved],
@@ -223,8 +225,8 @@ def compare_repeated(base: Path, new: Path, rules: Rules, forced: list[str]) -> 
     ]
     p_values = [move.p_value for move in moves]
     if rules.significant_only and p_values:
-        result.adjusted_cases = True
-        p_values = adjusted(p_values, "holm")
+        result.adjusted_cases = rules.correction
+        p_values = adjusted(p_values, rules.correction)
     for move, p in zip(moves, p_values, strict=True):
         if move.delta < 0:
             (result.regressed if p <= rules.alpha else result.within_noise).append(
@@ -291,7 +293,7 @@ def repeat_regressions(result: RepeatComparison, rules: Rules) -> list[str]:
         found.append(f"{_cases(len(result.new_errors))} with a new error: {', '.join(result.new_errors[:5])}")
     regressed = result.regressed
     if len(regressed) > rules.allow_flips:
-        how = "Holm-adjusted across cases " if result.adjusted_cases else ""
+        how = f"{result.adjusted_cases}-adjusted across cases " if result.adjusted_cases else ""
         found.append(
             f"{_cases(len(regressed))} whose pass rate fell beyond its runs' noise (one-sided Fisher exact p "
             f"{how}<= --alpha {rules.alpha:g}; > --allow-flips {rules.allow_flips}): "
@@ -328,7 +330,7 @@ def render_lines(result: RepeatComparison) -> list[str]:
         f"Pass rate over runs: {pair(result.base_rate, result.new_rate, result.rate_ci)}",
         f"Mean score: {pair(result.base_mean, result.new_mean, result.ci95)}",
     ]
-    how = " (Holm-adjusted across cases)" if result.adjusted_cases else ""
+    how = f" ({result.adjusted_cases}-adjusted across cases)" if result.adjusted_cases else ""
     for title, listing in (
         (f"Pass rate fell beyond the runs' noise (one-sided Fisher p{how} <= {result.alpha:g})", result.regressed),
         ("Pass rate fell within the runs' noise", result.within_noise),
