@@ -299,12 +299,12 @@ def write_junit(
         properties = _headline_properties(passed, scores, confidence)
         out.write(_suite_open(suite_name, 0, cases, timestamp, hostname, properties))
         for row in rows():
-            out.write(_testcase(suite_name, row.eval_id, _seconds(row.duration_ms), _case_problem(row, strict_xfail)))
+            out.write(_testcase(suite_name, row.run_label, _seconds(row.duration_ms), _case_problem(row, strict_xfail)))
             outcomes = field_outcomes(row) if spools else {}
             for path, (counts, spool) in spools.items():
                 problem = _field_problem(row, outcomes.get(path))
                 counts.add(problem[0] if problem else None)
-                spool.write(_testcase(f"{suite_name}.{path}", row.eval_id, "0.000", problem))
+                spool.write(_testcase(f"{suite_name}.{path}", row.run_label, "0.000", problem))
         for case_id, reason in skipped:  # `skip:` cases: not run, so no row
             out.write(_testcase(suite_name, case_id, "0.000", ("skipped", "", f"SKIPPED: {reason}", "")))
         out.write(_SUITE_CLOSE)

@@ -108,6 +108,11 @@ def summary_markdown(
     found = summary.headline()
     if found is not None:
         out += [cell(found.shown()), ""]
+    repeats = summary.repeat_report()
+    if repeats is not None:
+        from agentv_py.report.repeats import summary_lines
+
+        out += [f"- {cell(line)}" for line in summary_lines(repeats)] + [""]
     if summary.interrupted:
         out += [f"Interrupted after {summary.completed} of {summary.total_selected} cases.", ""]
     means = summary.evaluator_means()

@@ -283,3 +283,26 @@ def test_plan_size_of_a_repeated_run_measures_each_documents_run_to_run_noise(fl
         "error: out.jsonl is a repeated run: its own runs measure the run-to-run noise; plan from it alone "
         "(without --against)"
     )
+
+
+def test_junit_and_the_step_summary_name_each_run(flaky):
+    result = invoke(
+        "eval",
+        "dataset.yaml",
+        "--repeat",
+        "2",
+        "--workers",
+        "1",
+        "--out",
+        "out.jsonl",
+        "--junit",
+        "junit.xml",
+        "--summary-md",
+        "summary.md",
+    )
+    assert result.exit_code == 1
+    junit = Path("junit.xml").read_text()
+    assert 'name="c2 #1"' in junit and 'name="c2 #2"' in junit
+    summary = Path("summary.md").read_text()
+    assert "- Repeats: 2 runs of each of 3 cases: pass^2 0.33 \\[" in summary  # Markdown-escaped
+    assert "- Flaky cases (between runs): 1 of 3 flipped: c2 (1 of 2 passed)" in summary
