@@ -52,6 +52,11 @@ def refuse_with(request: EvalRequest, repeats: Repeats, target: TargetConfig, ca
     hint = "see docs/statistics.md#repeats"
     if request.stop_early:
         raise AgentvError(f"--stop-early decides on one run of each case: run {flags} without it", hint=hint)
+    if request.baseline is not None:
+        raise AgentvError(
+            f"{flags} goes without --baseline: compare the repeated runs with agentv compare BASE RESULTS",
+            hint=hint,
+        )
     if request.reuse_mode in ("rerun_failed", "retry_errors"):
         mode = "--rerun-failed" if request.reuse_mode == "rerun_failed" else "--retry-errors"
         raise AgentvError(f"{flags} goes with a new run or --resume, not with {mode}", hint=hint)

@@ -53,6 +53,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         from agentv_py.runner.ray_executor import check_ray
 
         check_ray(checked.target, checked.judges)
+    refuse_with(request, Repeats(request.repeats or 1, request.rejudges or 1), checked.target, cases)
     out = request.out or str(default_results_path(dataset.name))
     fingerprint = target_fingerprint(checked.target, dataset.directory, project_dirs(dataset), checked.secrets)
     reuse = None

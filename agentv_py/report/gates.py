@@ -137,6 +137,12 @@ def load_baseline(
                 f"--baseline {path}:{line}: {row}",
                 hint="the file was cut short or is not a results file: use a complete `agentv eval` output",
             )
+        if row.repeat is not None or row.rejudge is not None:
+            raise BaselineError(
+                f"--baseline {path} is a repeated run (line {line} has `repeat` or `rejudge`): a gate against it "
+                "counts every run of a case",
+                hint=f"compare the runs with agentv compare {path} RESULTS, which does",
+            )
         passed[row.eval_id] = row.status == "ok" and row.verdict == "pass"
         if row.status == "error" or not row.evaluator_results:
             continue

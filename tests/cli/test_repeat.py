@@ -140,8 +140,12 @@ def test_rejudge_scores_one_answer_j_times(flaky):
             ["--repeat", "2", "--stop-early"],
             "error: --stop-early decides on one run of each case: run --repeat 2 without it",
         ),
+        (
+            ["--repeat", "2", "--baseline", "dataset.yaml"],
+            "error: --repeat 2 goes without --baseline: compare the repeated runs with agentv compare BASE RESULTS",
+        ),
     ],
-    ids=["repeat-0", "rejudge-0", "repeat-negative", "repeat-101", "with-stop-early"],
+    ids=["repeat-0", "rejudge-0", "repeat-negative", "repeat-101", "with-stop-early", "with-baseline"],
 )
 def test_bad_repeat_options_are_refused_with_exit_2(flaky, args, message):
     result = invoke("eval", "dataset.yaml", *args)
@@ -306,3 +310,14 @@ def test_junit_and_the_step_summary_name_each_run(flaky):
     summary = Path("summary.md").read_text()
     assert "- Repeats: 2 runs of each of 3 cases: pass^2 0.33 \\[" in summary  # Markdown-escaped
     assert "- Flaky cases (between runs): 1 of 3 flipped: c2 (1 of 2 passed)" in summary
+
+
+def test_a_repeated_run_as_baseline_is_refused(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "2", "--workers", "1", "--out", "twice.jsonl")
+    result = invoke("eval", "dataset.yaml", "--baseline", "twice.jsonl", "--out", "now.jsonl")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [
+        "error: --baseline twice.jsonl is a repeated run (line 1 has `repeat` or `rejudge`): a gate against it "
+        "counts every run of a case",
+        "hint: compare the runs with agentv compare twice.jsonl RESULTS, which does",
+    ]
