@@ -11,12 +11,10 @@ does not grow with the number of rows.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,6 @@ from typing import Any
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
 from agentv_py.report.jsonl import UnusableInput, dumps_row, read_rows
-from agentv_py.report.jsonstream import Pairs, write_json
 from agentv_py.report.manifest import (
     ManifestError,
     finish_manifest,
@@ -32,6 +29,7 @@ from agentv_py.report.manifest import (
     new_run_id,
     read_manifest,
 )
+from agentv_py.report.merge_manifest import evaluators_sha256, write_streamed_manifest
 from agentv_py.report.summary import GateResult, RunSummary
 from agentv_py.report.target_diff import ALLOW_HINT, UNRECORDED, indented, target_diff
 from agentv_py.report.text import visible
@@ -72,7 +70,10 @@ class _Store:
             self.db.execute(f"PRAGMA {pragma}")
         self.db.execute("BEGIN")
         # ids are UTF-8 BLOBs: any text round-trips, and they sort as Python sorts str
-        self.db.execute("CREATE TABLE rows (id BLOB PRIMARY KEY, run INT, seq INT) WITHOUT ROWID")
+        # a row per case, or per run and scoring of it (`unit`: "repeat.rejudge"; "" for a single run)
+        self.db.execute(
+            "CREATE TABLE rows (id BLOB, unit TEXT, run INT, seq INT, PRIMARY KEY (id, unit)) WITHOUT ROWID"
+        )
         self.db.execute("CREATE TABLE evaluators (id BLOB PRIMARY KEY, digest TEXT) WITHOUT ROWID")
         # the cases each run's manifest says it selected: a row of any other case is not its own
         self.db.execute("CREATE TABLE selected (id BLOB, run INT, PRIMARY KEY (id, run)) WITHOUT ROWID")
@@ -209,6 +210,10 @@ def merge_results(
     try:
         manifests = [_read_light(path, store, run) for run, path in enumerate(paths)]
         notes = _check_together(paths, manifests, allow_target_change)
+        runs = {(m.repeats or 1, m.rejudges or 1) for m in manifests}
+        if len(runs) > 1:
+            said = ", ".join(f"{p} ran each case {m.repeats or 1} times" for p, m in zip(paths, manifests, strict=True))
+            raise MergeError(f"the runs were not repeated alike: {said}", hint="merge the shards of one run")
     except BaseException:
         store.close()
         raise
@@ -240,13 +245,15 @@ def merge_results(
                         if len(excluded_shown) < MISSING_SHOWN:
                             excluded_shown.append(said)
                         continue
+                    unit = "" if row.repeat is None and row.rejudge is None else f"{row.repeat}.{row.rejudge}"
                     try:
-                        store.db.execute("INSERT INTO rows VALUES (?, ?, ?)", (key, run, rows))
+                        store.db.execute("INSERT INTO rows VALUES (?, ?, ?, ?)", (key, unit, run, rows))
                     except sqlite3.IntegrityError:
-                        other = paths[store.db.execute("SELECT run FROM rows WHERE id = ?", (key,)).fetchone()[0]]
+                        found = store.db.execute("SELECT run FROM rows WHERE id = ? AND unit = ?", (key, unit))
+                        other = paths[found.fetchone()[0]]
                         where = f"twice in {path}" if other == path else f"in both {other} and {path}"
                         raise MergeError(
-                            f"case '{visible(row.eval_id)}' has a row {where}",
+                            f"case '{visible(row.run_label)}' has a row {where}",
                             hint="each case must have its row in one run only (shards of one --shard K/N split)",
                         ) from None
                     handle.write((row.to_json_line() or dumps_row(row.to_json_dict())) + b"\n")
@@ -259,7 +266,7 @@ def merge_results(
             update={"ended_at": base.ended_at, "status": base.status}
         )
         os.replace(handle.name, out)
-        _write_streamed_manifest(manifest_path(out), merged.manifest, store)
+        write_streamed_manifest(manifest_path(out), merged.manifest, store.db)
         return merged
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
@@ -324,12 +331,14 @@ def _merged(
     left_out = {case: why for m in manifests for case, why in m.skipped.items()}
     skipped = summary.skipped = sorted(left_out.items())
     total = first.dataset.cases - len(skipped)  # `skip:` cases have no row, in any shard
-    missing = max(total - rows, 0)
+    each = (first.repeats or 1) * (first.rejudges or 1)  # rows of a case: its runs and scorings
+    missing = max(total - rows // each, 0)
     missing_ids: list[str] = []
-    if missing and dataset_ids is not None:
-        have, wanted = store.db.execute, [i for i in dataset_ids if i not in left_out]
-        missing_ids = [i for i in wanted if have("SELECT 1 FROM rows WHERE id = ?", (_id(i),)).fetchone() is None]
-        missing = len(missing_ids)
+    if rows % each or (missing and dataset_ids is not None):  # a case with some runs missing is missing too
+        have, wanted = store.db.execute, [i for i in dataset_ids or () if i not in left_out]
+        query = "SELECT COUNT(*) FROM rows WHERE id = ?"
+        missing_ids = [i for i in wanted if have(query, (_id(i),)).fetchone()[0] < each]
+        missing = len(missing_ids) if dataset_ids is not None else max(missing, 1)
         missing_ids = missing_ids[:MISSING_SHOWN]
     evaluators: dict[str, Any] = {}
     judges: dict[str, Any] = {}
@@ -345,7 +354,7 @@ def _merged(
         results=str(out.resolve()),
         dataset=first.dataset.model_copy(update={"case_ids": []}),
         evaluators=evaluators,
-        evaluators_sha256=_evaluators_sha256(store),
+        evaluators_sha256=evaluators_sha256(store.db),
         files=files,
         target=first.target,
         judges=judges,
@@ -355,44 +364,7 @@ def _merged(
         status="completed" if statuses == {"completed"} else "interrupted",
         merged_from=[m.run_id for m in manifests],
         skipped=dict(skipped),
+        repeats=first.repeats,
+        rejudges=first.rejudges,
     )
     return Merged(summary, manifest, rows, total, missing, missing_ids, missing_shards, incomplete)
-
-
-def _evaluators_sha256(store: _Store) -> str:
-    """`canonical_sha256` of the merged {case id: evaluator hash} map, computed as it is streamed
-    (keys in code point order, as `json.dumps(sort_keys=True)` orders them)."""
-    digest = hashlib.sha256(b"{")
-    for n, (raw, value) in enumerate(store.db.execute("SELECT id, digest FROM evaluators ORDER BY id")):
-        pair = json.dumps(_text(raw), ensure_ascii=False) + ":" + json.dumps(value, ensure_ascii=False)
-        digest.update((b"," if n else b"") + pair.encode("utf-8", "surrogatepass"))
-    digest.update(b"}")
-    return digest.hexdigest()
-
-
-def _write_streamed_manifest(path: Path, manifest: RunManifest, store: _Store) -> None:
-    """The merged manifest, its case lists streamed from the store (rows in merged order),
-    written atomically like any manifest."""
-
-    def case_ids() -> Iterator[str]:
-        for (raw,) in store.db.execute("SELECT id FROM rows ORDER BY seq"):
-            yield _text(raw)
-
-    def case_evaluators() -> Iterator[tuple[str, str]]:
-        for raw, value in store.db.execute(
-            "SELECT e.id, e.digest FROM rows r JOIN evaluators e ON e.id = r.id ORDER BY r.seq"
-        ):
-            yield _text(raw), value
-
-    data = manifest.model_dump(mode="json")
-    data["dataset"]["case_ids"] = case_ids()
-    data["case_evaluators"] = Pairs(case_evaluators())
-    fd, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
-            write_json(handle, data, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -321,3 +321,25 @@ def test_a_repeated_run_as_baseline_is_refused(flaky):
         "counts every run of a case",
         "hint: compare the runs with agentv compare twice.jsonl RESULTS, which does",
     ]
+
+
+def test_shards_of_a_repeated_run_merge_and_a_missing_run_is_named(flaky):
+    for k in (1, 2):
+        invoke("eval", "dataset.yaml", "--repeat", "2", "--shard", f"{k}/2", "--workers", "1", "--out", f"s{k}.jsonl")
+    result = invoke("merge", "s1.jsonl", "s2.jsonl", "--out", "all.jsonl")
+    assert result.exit_code == 1, result.output  # c2 and c3 do not pass every run: the default gate
+    assert sorted(_runs("all.jsonl")) == sorted((c, r, None) for c in ("c1", "c2", "c3") for r in (1, 2))
+    manifest = json.loads(Path("all.jsonl.meta.json").read_text())
+    assert manifest["repeats"] == 2 and sorted(manifest["dataset"]["case_ids"]) == ["c1", "c2", "c3"]
+    shard = Path("s1.jsonl").read_text().splitlines(keepends=True)
+    Path("s1.jsonl").write_text("".join(shard[:-1]))  # a run of a case lost
+    lost = json.loads(shard[-1])["eval_id"]
+    cut = invoke("merge", "s1.jsonl", "s2.jsonl", "--out", "cut.jsonl", "--dataset", "dataset.yaml")
+    assert cut.exit_code == 1, cut.output
+    assert f"have no row: '{lost}'" in cut.stderr
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--shard", "2/2", "--workers", "1", "--out", "s3.jsonl")
+    other = invoke("merge", "s1.jsonl", "s3.jsonl", "--out", "other.jsonl")
+    assert other.exit_code == 2
+    assert other.stderr.splitlines()[0] == (
+        "error: the runs were not repeated alike: s1.jsonl ran each case 2 times, s3.jsonl ran each case 3 times"
+    )
