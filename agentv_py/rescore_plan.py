@@ -22,7 +22,8 @@ from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, calls_
 from agentv_py.models.indexed import IdPositions
 from agentv_py.models.manifest import RunManifest, TargetInfo
 from agentv_py.models.targets import DRY_RUN_TARGET
-from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseSelection, PreparedCase, case_ids, cases_where
+from agentv_py.prepared import OWN_EVALUATORS, RUBRICS, CaseSelection, PreparedCase, Repeated, case_ids, cases_where
+from agentv_py.repeat_plan import Repeats, refuse_with
 from agentv_py.report.jsonl import (
     not_results,
 )
@@ -32,6 +33,7 @@ from agentv_py.report.manifest import (
     new_run_id,
     read_manifest,
 )
+from agentv_py.report.repeats import MIXED_HINT, mixed_message
 from agentv_py.report.text import plural
 from agentv_py.run_spec import ManifestSeed, ResultsFile, RunSpec, StoredSource
 from agentv_py.runner.engine import RunOptions
@@ -64,6 +66,7 @@ class RescoreRequest:
     verbose: bool = False
     cache: bool | None = None  # --cache / --no-cache: LLM-judge replies from the cache (targets never run)
     cache_dir: Path | None = None
+    rejudges: int | None = None  # --rejudge J: each stored answer scored J times
 
 
 JUDGES_SHOWN = 5  # judge commands a refusal names
@@ -262,7 +265,11 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
             "(run them with agentv eval)"
         )
 
-    lines = LineIndex(scan.last, positions, all_ids)  # the row that stands for each case, in file order
+    if scan.first_repeated is not None and scan.first_single is not None:
+        raise AgentvError(f"{shown}: {mixed_message(scan.first_repeated, scan.first_single)}", hint=MIXED_HINT)
+    repeats = max((repeat for _, repeat in scan.runs), default=1)
+    runs = scan.runs if repeats > 1 else {(case_id, 0): line for (case_id, _), line in scan.runs.items()}
+    lines = LineIndex(scan.last, positions, all_ids, runs)  # the row that stands for each case (run), in file order
     scanned_target, run_ids = scan.target, sorted(scan.run_ids)
     del scan  # its {case id: line} map: not held while the run goes
     if manifest is not None:
@@ -271,19 +278,24 @@ def plan_rescore(request: RescoreRequest) -> RescorePlan:
     else:
         target = TargetInfo(name=scanned_target or "unknown", provider="unknown", sha256="")
         derived_from = run_ids[0] if len(run_ids) == 1 else None
-    cases = CaseSelection(dataset.cases, lines.positions)
+    cases: Sequence[PreparedCase] = (
+        Repeated(dataset.cases, repeats, lines.units) if repeats > 1 else CaseSelection(dataset.cases, lines.positions)
+    )
+    runs_of = Repeats(repeats, request.rejudges or 1)
+    refuse_with(EvalRequest(dataset=dataset.path, baseline=request.baseline), runs_of, DRY_RUN_TARGET, cases)
     judged = _judged(cases)
     workers = request.workers if judged else 1
     spec = _spec(
         request,
         eval_plan,
-        CaseSelection(dataset.cases, sorted(lines.positions)),  # dataset order: the manifest's
+        CaseSelection(dataset.cases, sorted(set(lines.positions))),  # dataset order: the manifest's
         cases,
         StoredSource(target.name, results, lines),
         target,
         derived_from,
         workers if judged else None,
         positions,
+        runs_of,
     )
     return RescorePlan(spec, eval_plan, cases, target, workers, warnings)
 
@@ -298,6 +310,7 @@ def _spec(
     derived_from: str | None,
     workers: int | None,
     positions: Mapping[str, int],
+    runs: Repeats,
 ) -> RunSpec:
     """The re-score as a run: the stored answers stand for the target (no program runs), its
     judges run on `workers` threads (None: no judge runs, the rows are scored inline), judge replies may come
@@ -311,7 +324,7 @@ def _spec(
         dry,
         kind="local" if workers is not None else "inline",
         cases=cases,
-        options=RunOptions(workers=workers or 1, max_retries=0, run_id=run_id),
+        options=RunOptions(workers=workers or 1, max_retries=0, run_id=run_id, rejudges=runs.rejudges),
         cache=cache,
         answers=answers,
     )
@@ -335,6 +348,8 @@ def _spec(
         options=options,
         derived_from=derived_from,
         recorded_target=target,
+        repeats=runs.repeats,
+        rejudges=runs.rejudges,
     )
     return RunSpec(
         run_id=run_id,

@@ -41,6 +41,10 @@ class _Scan:
     unmarked: int = 0  # rows without a run id
     datasets: set[str] = field(default_factory=set)
     target: str | None = None
+    # a repeated run's rows (`repeat`, `rejudge`): (case id, run) -> the line of its first scoring
+    runs: dict[tuple[str, int], int] = field(default_factory=dict)
+    first_repeated: int | None = None  # the first line with `repeat` or `rejudge`
+    first_single: int | None = None  # the first line without
 
 
 def _loads(line: bytes) -> Any:
@@ -78,8 +82,15 @@ def scan_rows(path: Path) -> _Scan:
             if not isinstance(eval_id, str):
                 scan.skipped.append((number, "not a result row: it has no eval_id"))
                 continue
-            if eval_id in scan.last:
-                scan.repeated[eval_id] = scan.repeated.get(eval_id, 1) + 1
+            repeat, rejudge = _index(data.get("repeat")), _index(data.get("rejudge"))
+            if repeat is not None or rejudge is not None:
+                scan.first_repeated = scan.first_repeated or number
+                if rejudge in (None, 1):  # a run's answer: its first scoring's row (later ones score it again)
+                    scan.runs[(eval_id, repeat or 1)] = number
+            else:
+                scan.first_single = scan.first_single or number
+                if eval_id in scan.last:
+                    scan.repeated[eval_id] = scan.repeated.get(eval_id, 1) + 1
             scan.last[eval_id] = number
             run_id, dataset, target = data.get("run_id"), data.get("dataset"), data.get("target")
             if isinstance(run_id, str):
@@ -93,21 +104,50 @@ def scan_rows(path: Path) -> _Scan:
     return scan
 
 
+def _index(value: Any) -> int | None:
+    """A row's `repeat` or `rejudge` when it is one (a whole number from 1)."""
+    return value if type(value) is int and value >= 1 else None
+
+
 class LineIndex(Mapping[int, str]):
     """Line number -> case id, of the rows a re-score takes (the last row of each case the dataset
     has), held as two arrays in line order: a line number and the case's place in the dataset (its
     id is the dataset's string), not as a map of 100,000 entries."""
 
-    def __init__(self, last: Mapping[str, int], places: Mapping[str, int], ids: Sequence[str]) -> None:
-        taken = sorted((number, places[case_id]) for case_id, number in last.items() if case_id in places)
-        self._numbers = array("q", (number for number, _ in taken))
-        self._places = array("q", (place for _, place in taken))
+    def __init__(
+        self,
+        last: Mapping[str, int],
+        places: Mapping[str, int],
+        ids: Sequence[str],
+        runs: Mapping[tuple[str, int], int] | None = None,
+    ) -> None:
+        """`runs`: a repeated run's rows, (case id, run) -> line, taken instead of `last`."""
+        taken = (
+            sorted((number, places[case_id], repeat) for (case_id, repeat), number in runs.items() if case_id in places)
+            if runs
+            else sorted((number, places[case_id], 0) for case_id, number in last.items() if case_id in places)
+        )
+        self._numbers = array("q", (number for number, _, _ in taken))
+        self._places = array("q", (place for _, place, _ in taken))
+        self._repeats = array("q", (repeat for _, _, repeat in taken))  # 0: not repeated
         self._ids = ids
 
     @property
     def positions(self) -> list[int]:
         """The cases' places in the dataset, in the order of their rows."""
         return self._places.tolist()
+
+    @property
+    def units(self) -> list[tuple[int, int]]:
+        """(place in the dataset, run) of a repeated run's rows, in the order of their rows."""
+        return list(zip(self._places, self._repeats, strict=True))
+
+    def unit(self, number: int) -> tuple[str, int | None] | None:
+        """The case and run (None: not repeated) of the row on line `number`, if the re-score takes it."""
+        at = bisect_left(self._numbers, number)
+        if at < len(self._numbers) and self._numbers[at] == number:
+            return self._ids[self._places[at]], self._repeats[at] or None
+        return None
 
     def get(self, number: int, default: Any = None) -> Any:
         at = bisect_left(self._numbers, number)
@@ -176,6 +216,10 @@ def stored_outcome(row: ResultRow) -> TargetOutcome:
     )
 
 
+def _unit(case_id: str | None) -> tuple[str, None] | None:
+    return (case_id, None) if case_id is not None else None
+
+
 class StoredAnswers:
     """A target that answers each case with its row of the results file, read as the run's
     workers ask: rows come in the order the run takes cases (the order of `lines`), so at most one
@@ -189,25 +233,26 @@ class StoredAnswers:
         self._path = path
         self._lines = lines
         self._rows = self._read()
-        self._ready: dict[str, ResultRow | str] = {}
+        self._ready: dict[tuple[str, int | None], ResultRow | str] = {}
         self._lock = threading.Lock()
 
-    def _read(self) -> Iterator[tuple[str, ResultRow | str]]:
+    def _read(self) -> Iterator[tuple[tuple[str, int | None], ResultRow | str]]:
+        units = self._lines.unit if isinstance(self._lines, LineIndex) else None
         for number, line in row_lines(self._path):
-            case_id = self._lines.get(number)
-            if case_id is not None:  # only the rows the re-score takes are read as rows
+            unit = units(number) if units is not None else _unit(self._lines.get(number))
+            if unit is not None:  # only the rows the re-score takes are read as rows
                 item = line if isinstance(line, str) else row_of_line(line)
-                yield case_id, item if isinstance(item, ResultRow) else f"line {number}: {item}"
+                yield unit, item if isinstance(item, ResultRow) else f"line {number}: {item}"
 
     def invoke(self, case: PreparedCase, attempt: int) -> TargetOutcome:
-        case_id = case.case.id
+        key = (case.case.id, case.repeat)  # a repeated run's case: that run's row
         with self._lock:
-            while case_id not in self._ready:
+            while key not in self._ready:
                 found = next(self._rows, None)
                 if found is None:
                     break
                 self._ready[found[0]] = found[1]
-            stored = self._ready.pop(case_id, None)
+            stored = self._ready.pop(key, None)
         if stored is None:
             return TargetOutcome(None, f"its row is no longer in {self._path} (the file changed)", retryable=False)
         if isinstance(stored, str):

@@ -89,6 +89,14 @@ def rescore(
     baseline: Path | None = BASELINE_OPTION,
     max_drop: float | None = MAX_DROP_OPTION,
     allow_flips: int | None = ALLOW_FLIPS_OPTION,
+    rejudge: int | None = typer.Option(
+        None,
+        "--rejudge",
+        metavar="J",
+        help="Score each stored answer J times (1-100), its judges asked afresh each time (rows: `rejudge`), "
+        "to measure the judges' noise.",
+        show_default=False,
+    ),
     workers: int = typer.Option(
         4,
         "--workers",
@@ -131,6 +139,7 @@ def rescore(
     from rich.console import Console
 
     from agentv_py.loading.inputs import judge_commands, judge_target_commands
+    from agentv_py.repeat_plan import check_count
     from agentv_py.report.manifest import manifest_path
     from agentv_py.report.render import PlainProgress, RichProgress, render_summary, stdout_console
     from agentv_py.report.text import plural, visible
@@ -162,7 +171,9 @@ def rescore(
         verbose=verbose,
         cache=cache,
         cache_dir=cache_dir,
+        rejudges=rejudge,
     )
+    check_count("--rejudge", rejudge)
     writer = open_rescore_results(request)  # --out locked first: exit 2 before anything is read
     try:
         plan = plan_rescore(request)
@@ -195,7 +206,8 @@ def rescore(
             err.print(visible(f"  runs {said}"), markup=False, soft_wrap=True)
         if len(judges) > JUDGES_LISTED:
             err.print(f"  ... and {len(judges) - JUDGES_LISTED} more judges", markup=False)
-        progress = RichProgress(len(plan.cases), err) if err.is_terminal else PlainProgress(len(plan.cases))
+        total = len(plan.cases) * plan.spec.execution.options.rejudges
+        progress = RichProgress(total, err) if err.is_terminal else PlainProgress(total)
         with progress:
             summary = execute_rescore(plan, progress.advance, writer, on_notice=warn)
     finally:

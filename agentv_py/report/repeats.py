@@ -10,7 +10,9 @@ from agentv_py.models.results import ResultRow
 from agentv_py.report.text import plural, visible
 from agentv_py.scoring.intervals import Interval
 from agentv_py.scoring.metrics import row_field_counts
-from agentv_py.scoring.repeats import FLAKY_SHOWN, Noise, RepeatReport
+from agentv_py.scoring.repeats import FLAKY_SHOWN, MIXED_HINT, Noise, RepeatReport, mixed_message
+
+__all__ = ["MIXED_HINT", "headline", "mixed_message", "noise_lines", "render_flips", "run_lines", "summary_lines"]
 
 
 def _rate(value: float | None, interval: Interval | None) -> str:

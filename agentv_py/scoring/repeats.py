@@ -50,6 +50,14 @@ def _check(runs: int, passed: int, k: int) -> None:
 MIXED_HINT = "pass the results file of one run (agentv merge joins the shards of one run)"
 
 
+def mixed_message(repeated: int, single: int) -> str:
+    """What is wrong with a results file whose line `repeated` has `repeat`/`rejudge` and line `single` not."""
+    return (
+        f"line {repeated} is a row of a repeated run (it has `repeat` or `rejudge`) and line {single} is not: "
+        "a results file holds one run's rows, all repeated or none"
+    )
+
+
 class MixedRows(ValueError):
     """A results file with rows of a repeated run (`repeat`) and rows without: the message says where."""
 
@@ -210,10 +218,7 @@ class RepeatTally:
 
     def _mixed(self) -> None:
         if self._single is not None and self._repeated is not None:
-            raise MixedRows(
-                f"line {self._repeated} is a row of a repeated run (it has `repeat` or `rejudge`) and line "
-                f"{self._single} is not: a results file holds one run's rows, all repeated or none"
-            )
+            raise MixedRows(mixed_message(self._repeated, self._single))
 
     def report(self, level: float = LEVEL, seed: int = SEED) -> RepeatReport | None:
         """The noise the rows show; None when no row was repeated or rejudged."""

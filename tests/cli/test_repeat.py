@@ -343,3 +343,27 @@ def test_shards_of_a_repeated_run_merge_and_a_missing_run_is_named(flaky):
     assert other.stderr.splitlines()[0] == (
         "error: the runs were not repeated alike: s1.jsonl ran each case 2 times, s3.jsonl ran each case 3 times"
     )
+
+
+def test_rescore_keeps_each_run_and_rejudge_scores_each_stored_answer_again(flaky):
+    invoke("eval", "dataset.yaml", "--repeat", "3", "--workers", "1", "--out", "out.jsonl")
+    answers = {(r["eval_id"], r["repeat"]): r["candidate_answer"] for r in rows("out.jsonl")}
+    result = invoke("rescore", "out.jsonl", "--dataset", "dataset.yaml", "--out", "again.jsonl")
+    assert result.exit_code == 1, result.output
+    assert {(r["eval_id"], r["repeat"]): r["candidate_answer"] for r in rows("again.jsonl")} == answers
+    assert "Flaky cases (between runs): 1 of 3 flipped: c2 (2 of 3 passed)" in result.stdout
+    assert len(_calls(flaky)) == 9  # no target call
+    twice = invoke("rescore", "out.jsonl", "--dataset", "dataset.yaml", "--rejudge", "2", "--out", "twice.jsonl")
+    assert twice.exit_code == 1, twice.output
+    assert sorted(_runs("twice.jsonl")) == sorted(
+        (c, r, j) for c in ("c1", "c2", "c3") for r in (1, 2, 3) for j in (1, 2)
+    )
+    manifest = json.loads(Path("twice.jsonl.meta.json").read_text())
+    assert (manifest["repeats"], manifest["rejudges"]) == (3, 2)
+    Path("mixed.jsonl").write_text(Path("out.jsonl").read_text() + rows_text_once(flaky))
+    mixed = invoke("rescore", "mixed.jsonl", "--dataset", "dataset.yaml", "--out", "m.jsonl")
+    assert mixed.exit_code == 2
+    assert mixed.stderr.splitlines()[0] == (
+        "error: mixed.jsonl: line 1 is a row of a repeated run (it has `repeat` or `rejudge`) and line 10 is not: "
+        "a results file holds one run's rows, all repeated or none"
+    )
