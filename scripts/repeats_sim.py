@@ -25,23 +25,25 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentv_py.scoring.intervals import wilson
-from agentv_py.scoring.repeats import clustered_rate
+from agentv_py.scoring.repeats import clustered_pass_rate, clustered_rate
 from agentv_py.scoring.stats import adjusted, fisher_fell_p
 
 A, B = 2.0, 0.6  # documents' pass probabilities ~ Beta(2, 0.6): mean 0.77, many near 1, some hard
 
 
-def coverage(rng: np.random.Generator, runs: int, size: int, k: int) -> tuple[float, float]:
+def coverage(rng: np.random.Generator, runs: int, size: int, k: int) -> tuple[float, float, float]:
     truth = A / (A + B)
-    clustered = naive = 0
+    clustered = naive = bootstrapped = 0
     for seed in range(runs):
         p = rng.beta(A, B, size)
         passed = rng.binomial(k, p)
-        _, interval = clustered_rate(((float(c), k) for c in passed), seed=seed)
+        _, interval = clustered_pass_rate((float(c), k) for c in passed)
         clustered += interval is not None and interval.low <= truth <= interval.high
+        _, booted = clustered_rate(((float(c), k) for c in passed), seed=seed)
+        bootstrapped += booted is not None and booted.low <= truth <= booted.high
         flat = wilson(int(passed.sum()), size * k)
         naive += flat is not None and flat.low <= truth <= flat.high
-    return clustered / runs, naive / runs
+    return clustered / runs, bootstrapped / runs, naive / runs
 
 
 def false_regressions(
@@ -80,10 +82,11 @@ def main() -> int:
     print(f"Monte-Carlo error of a coverage share: about {100 * (0.95 * 0.05 / args.runs) ** 0.5:.1f} points")
     for k in args.repeats:
         for size in args.sizes:
-            clustered, naive = coverage(rng, args.runs, size, k)
+            clustered, bootstrapped, naive = coverage(rng, args.runs, size, k)
             print(
-                f"K={k} runs, {size:>3} documents: pass-rate interval coverage, runs resampled by case "
-                f"{100 * clustered:.1f}%, rows taken as independent (Wilson) {100 * naive:.1f}%"
+                f"K={k} runs, {size:>3} documents: pass-rate interval coverage, Wilson at the design effect "
+                f"{100 * clustered:.1f}%, bootstrap by case {100 * bootstrapped:.1f}%, rows taken as independent "
+                f"(Wilson) {100 * naive:.1f}%"
             )
     for correction in ("none", "holm"):
         for k in args.repeats:

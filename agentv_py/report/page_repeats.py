@@ -13,7 +13,7 @@ from agentv_py.models.results import ResultRow, run_label
 from agentv_py.report.repeats import summary_lines
 from agentv_py.scoring.intervals import LEVEL, Headline
 from agentv_py.scoring.metrics import field_labels, row_field_counts
-from agentv_py.scoring.repeats import RepeatReport, RepeatTally, clustered_rate
+from agentv_py.scoring.repeats import RepeatReport, RepeatTally, clustered_pass_rate, clustered_rate
 
 
 @dataclass
@@ -62,7 +62,7 @@ class PageRepeats:
     def headline(self, level: float = LEVEL) -> Headline:
         """The pass rate and mean score over every run, with a case's runs resampled together."""
         clusters = self.clusters.values()
-        rate, rate_interval = clustered_rate(((passed, rows) for _, rows, passed in clusters), level)
+        rate, rate_interval = clustered_pass_rate(((passed, rows) for _, rows, passed in clusters), level)
         mean, mean_interval = clustered_rate(((score, rows) for score, rows, _ in clusters), level)
         return Headline(len(self.clusters), rate, rate_interval, mean, mean_interval, level)
 

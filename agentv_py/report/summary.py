@@ -20,7 +20,7 @@ from agentv_py.report.misses import Miss, miss_parts
 from agentv_py.report.text import plural
 from agentv_py.scoring.intervals import Headline, headline
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, row_field_counts
-from agentv_py.scoring.repeats import RepeatReport, RepeatTally, clustered_rate
+from agentv_py.scoring.repeats import RepeatReport, RepeatTally, clustered_pass_rate, clustered_rate
 from agentv_py.scoring.thresholds import at_least
 
 HISTOGRAM_BINS = 5
@@ -226,7 +226,7 @@ class RunSummary:
         if not self.clusters:
             return headline(self.passed, self.scores, self.confidence)
         clusters = self.clusters.values()  # a repeated run: each case's rows resampled together
-        rate, rate_interval = clustered_rate(((passed, rows) for _, rows, passed in clusters), self.confidence)
+        rate, rate_interval = clustered_pass_rate(((passed, rows) for _, rows, passed in clusters), self.confidence)
         mean, mean_interval = clustered_rate(((score, rows) for score, rows, _ in clusters), self.confidence)
         return Headline(len(self.clusters), rate, rate_interval, mean, mean_interval, self.confidence)
 

@@ -234,7 +234,7 @@ class RepeatTally:
         every = sum(passed == runs for passed, runs in complete)
         some = sum(passed > 0 for passed, _ in complete)
         count = len(complete)
-        rate, rate_interval = clustered_rate(per_case.values(), level, seed)
+        rate, rate_interval = clustered_pass_rate(per_case.values(), level)
         return RepeatReport(
             repeats=repeats,
             rejudges=rejudges,
@@ -289,6 +289,39 @@ def clustered_rate(
         return total / runs, None
     [interval], _ = bootstrap(groups, mean_statistic, level, seed)
     return total / runs, interval
+
+
+def clustered_pass_rate(cases: Iterable[tuple[float, float]], level: float = LEVEL) -> tuple[float, Interval | None]:
+    """The share of runs passed over cases given as (runs passed, runs), and Wilson's interval at
+    the effective number of runs: the runs divided by the design effect (Kish 1965, `design_effect`).
+    Runs of a case that always agree give the cases as the trials (the single-run Wilson interval);
+    independent runs about the runs themselves."""
+    listed = [(float(passed), float(runs)) for passed, runs in cases if runs]
+    total = sum(runs for _, runs in listed)
+    if not total:
+        return 0.0, None
+    rate = sum(passed for passed, _ in listed) / total
+    effective = total / design_effect(listed)
+    return rate, replace_method(wilson(rate * effective, effective, level), "wilson (design effect)")
+
+
+def design_effect(cases: list[tuple[float, float]]) -> float:
+    """The cluster-robust variance of the share passed, G/(G-1) sum((passed_i - p runs_i)^2) / N^2
+    over G cases and N runs (statsmodels' cluster-robust variance of a mean), over the binomial
+    p (1 - p) / N; at least 1, at most the most runs of a case (which it is too when every run
+    passed, or every run failed: no spread to measure)."""
+    total = sum(runs for _, runs in cases)
+    rate = sum(passed for passed, _ in cases) / total
+    binomial = rate * (1 - rate) / total
+    most = max(runs for _, runs in cases)
+    if binomial <= 0 or len(cases) < 2:
+        return most
+    robust = sum((passed - rate * runs) ** 2 for passed, runs in cases) / total**2 * len(cases) / (len(cases) - 1)
+    return min(max(robust / binomial, 1.0), most)
+
+
+def replace_method(interval: Interval | None, method: str) -> Interval | None:
+    return Interval(interval.low, interval.high, method) if interval is not None else None
 
 
 def _noise(units: Iterable[tuple[str, list[bool], dict[str, list[Outcome]]]], level: float) -> Noise:

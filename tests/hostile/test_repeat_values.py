@@ -6,7 +6,6 @@ computed from any rows never raises (hypothesis)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

@@ -124,3 +124,31 @@ def test_the_one_sided_fisher_test_matches_scipy(base_passed, base_runs, new_pas
     table = [[base_passed, base_runs - base_passed], [new_passed, new_runs - new_passed]]
     expected = fisher_exact(table, alternative="greater").pvalue
     assert fisher_fell_p(base_passed, base_runs, new_passed, new_runs) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_design_effect_is_statsmodels_cluster_robust_variance_over_the_binomial():
+    import numpy as np
+    import statsmodels.api as sm
+
+    from agentv_py.scoring.repeats import design_effect
+
+    rng = np.random.default_rng(11)
+    p = rng.beta(2, 0.6, 30)
+    passed = rng.binomial(4, p)
+    rows = np.repeat((np.arange(4)[None, :] < passed[:, None]).astype(float), 1, axis=0).ravel()
+    groups = np.repeat(np.arange(30), 4)
+    fit = sm.OLS(rows, np.ones_like(rows)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    share = rows.mean()
+    expected = fit.bse[0] ** 2 / (share * (1 - share) / rows.size)
+    assert design_effect([(float(c), 4.0) for c in passed]) == pytest.approx(min(max(expected, 1), 4), rel=1e-9)
+
+
+def test_runs_that_always_agree_give_the_single_run_wilson_interval():
+    from agentv_py.scoring.intervals import wilson
+    from agentv_py.scoring.repeats import clustered_pass_rate
+
+    cases = [(3.0, 3.0)] * 5 + [(0.0, 3.0)] * 2  # five cases pass every run, two fail every run
+    rate, interval = clustered_pass_rate(cases)
+    single = wilson(5, 7)
+    assert rate == pytest.approx(5 / 7) and interval is not None and single is not None
+    assert (interval.low, interval.high) == pytest.approx((single.low, single.high))
