@@ -60,7 +60,8 @@ class PageRepeats:
         return labels
 
     def headline(self, level: float = LEVEL) -> Headline:
-        """The pass rate and mean score over every run, with a case's runs resampled together."""
+        """Over every run: the pass rate (Wilson at the design effect) and the mean score (a case's runs
+        resampled together)."""
         clusters = self.clusters.values()
         rate, rate_interval = clustered_pass_rate(((passed, rows) for _, rows, passed in clusters), level)
         mean, mean_interval = clustered_rate(((score, rows) for score, rows, _ in clusters), level)

@@ -32,7 +32,7 @@ def headline(report: RepeatReport) -> str:
         f"runs passed {_rate(report.pass_rate, report.pass_rate_interval)}",
     ]
     line = f"{plural(k, 'run')} of each of {cases}: " + ", ".join(parts)
-    line += f" ({report.level:.0%} intervals; a case's runs resampled together)"
+    line += f" ({report.level:.0%} intervals over the cases, each with all its runs)"
     if incomplete:
         line += f"; {plural(incomplete, 'case')} with fewer runs left out of pass^{k} and pass@{k}"
     return line

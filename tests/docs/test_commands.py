@@ -98,6 +98,10 @@ RUN: dict[tuple[str, str], Run] = {
     ),
     ("README.md", " ".join(EXAMPLE_RUN)): Run(FAILS_ON_PURPOSE, columns=WIDE),
     ("README.md", "agentv report run.jsonl -o run.html"): Run(),
+    (
+        "docs/statistics.md",
+        "agentv eval evals/invoice-extraction/dataset.yaml --repeat 3 --threshold 0.8 --out run3.jsonl",
+    ): Run(columns=WIDE),
     ("README.md", "agentv metrics run.jsonl --taxonomy"): Run(),
     ("docs/agentv-compat.md", "agentv eval a.yaml b.yaml"): Run(2, says="Datasets: 2 of 2 run"),
     ("docs/explain.md", "agentv explain run.jsonl invoice-005 line_items[1].amount"): Run(
