@@ -86,4 +86,10 @@ def page_section(report: RepeatReport) -> dict[str, Any]:
         ]
         if rows:
             tables.append((what, rows))
-    return {"lines": summary_lines(report, None), "tables": tables}
+    k = report.repeats
+    short = [  # the cases not passing every run: each one's pass^K and pass@K (the others pass both)
+        (eval_id, f"{passed} of {runs}", "yes" if passed == runs else "no", "yes" if passed else "no")
+        for eval_id, (passed, runs) in report.per_case.items()
+        if passed < runs
+    ]
+    return {"lines": summary_lines(report, None), "tables": tables, "k": k, "cases": short}

@@ -85,6 +85,15 @@ def render_flips(console: Any, report: RepeatReport) -> None:
 
     for line in summary_lines(report):
         console.print(Text(line))
+    short = [(i, passed, runs) for i, (passed, runs) in report.per_case.items() if passed < runs]
+    if short:
+        k = report.repeats
+        listed = ", ".join(
+            f"{visible(i)} ({passed} of {runs}: pass^{k} no, pass@{k} {'yes' if passed else 'no'})"
+            for i, passed, runs in short[:FLAKY_SHOWN]
+        )
+        more = f" and {len(short) - FLAKY_SHOWN} more" if len(short) > FLAKY_SHOWN else ""
+        console.print(Text(f"Cases not passing every run: {listed}{more} (--format json lists every case)"))
     noises = [("between runs", report.extractor)] if report.repeats > 1 else []
     if report.judge is not None:
         noises.append(("between scorings", report.judge))

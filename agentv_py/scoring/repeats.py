@@ -167,6 +167,10 @@ class RepeatReport:
             "pass_rate": self.pass_rate,
             "pass_rate_interval": self.pass_rate_interval.to_dict() if self.pass_rate_interval else None,
             "level": self.level,
+            "per_case": {
+                eval_id: {"passed": passed, "runs": runs, "pass_all": passed == runs, "pass_any": passed > 0}
+                for eval_id, (passed, runs) in self.per_case.items()
+            },
             "runs": self.extractor.to_json(),
             **({"judge": self.judge.to_json()} if self.judge is not None else {}),
         }

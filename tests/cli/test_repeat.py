@@ -78,6 +78,11 @@ def test_metrics_of_a_repeated_run_list_pass_k_flip_rates_and_cluster_the_bootst
     assert (repeats["repeats"], repeats["cases"], repeats["complete_cases"]) == (4, 3, 3)
     assert (repeats["pass_all"], repeats["pass_any"]) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
     assert repeats["runs"]["flaky"] == [{"eval_id": "c2", "passed": 2, "runs": 4}]
+    assert repeats["per_case"] == {
+        "c1": {"passed": 4, "runs": 4, "pass_all": True, "pass_any": True},
+        "c2": {"passed": 2, "runs": 4, "pass_all": False, "pass_any": True},
+        "c3": {"passed": 0, "runs": 4, "pass_all": False, "pass_any": False},
+    }
     assert repeats["runs"]["fields"]["b"] == {
         "documents": 3,
         "flipped": 1,
@@ -89,6 +94,9 @@ def test_metrics_of_a_repeated_run_list_pass_k_flip_rates_and_cluster_the_bootst
     table = invoke("metrics", "out.jsonl")
     assert "Flaky cases (between runs): 1 of 3 flipped: c2 (2 of 4 passed)" in table.stdout
     assert "Flips between runs" in table.stdout
+    assert (
+        "Cases not passing every run: c2 (2 of 4: pass^4 no, pass@4 yes), c3 (0 of 4: pass^4 no, pass@4 no)"
+    ) in table.stdout.replace("\n", " ")
 
 
 def test_the_cache_keeps_each_run_apart_and_replays_it(flaky):
@@ -260,6 +268,7 @@ def test_the_html_report_lists_every_run_and_the_repeats_section(flaky):
     assert "Repeats: 2 runs of each of 3 cases: pass^2 0.33 [" in page
     assert "Flaky cases (between runs): 1 of 3 flipped: c2 (1 of 2 passed)" in page
     assert '["c1 #1",' in page and '["c2 #2",' in page  # each run an entry of the case table, in dataset order
+    assert '<tr><td>c2</td><td class="num">1 of 2</td><td>no</td><td>yes</td></tr>' in page
     assert page.index('["c1 #1",') < page.index('["c1 #2",') < page.index('["c2 #1",')
     Path("mixed.jsonl").write_text(Path("out.jsonl").read_text() + rows_text_once(flaky))
     mixed = invoke("report", "mixed.jsonl", "--out", "mixed.html")
