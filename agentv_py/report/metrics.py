@@ -125,6 +125,7 @@ def aggregate(
     positions: dict[int, int] = {}  # a field's Counts (by identity) -> its place in `report.counts`
     tally = RepeatTally()  # a repeated run's rows, per case (MixedRows when the file mixes them)
     clusters: dict[str, dict[int, list[int]]] = {}  # repeated: each case's counts over its rows
+    single: int | None = None  # the first line of a row that is not of a repeated run
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)
@@ -152,9 +153,13 @@ def aggregate(
                 if keep:
                     keep_row(kept, known, counts.tp, counts.fp, counts.fn)
                 found = True
-        passed = row.status == "ok" and row.verdict == "pass"
-        outcomes = {identity: tuple(cells) for identity, cells in kept.items()} if repeated else None
-        tally.add(line, row.eval_id, row.repeat, row.rejudge, passed, outcomes)
+        if repeated:
+            outcomes = {identity: tuple(cells) for identity, cells in kept.items()}
+            passed = row.status == "ok" and row.verdict == "pass"
+            tally.add(line, row.eval_id, row.repeat, row.rejudge, passed, outcomes)
+        elif single is None:  # the first row without a run: enough to refuse a file that mixes them
+            single = line
+            tally.add(line, row.eval_id, None, None, False)
         if documents and found and repeated:  # the case is the document: its runs are resampled together
             cluster = clusters.setdefault(row.eval_id, {})
             for identity, (tp, fp, fn) in kept.items():

@@ -22,13 +22,16 @@ class PageRepeats:
     clusters: dict[str, list[float]] = field(default_factory=dict)  # case -> [score sum, rows, rows passed]
     keys: set[Any] = field(default_factory=set)  # every (evaluator, field) a repeated row counted
     case_of: dict[str, str] = field(default_factory=dict)  # a run's label -> its case id
+    single_seen: bool = False  # a row that is not of a repeated run was read
 
     def add(self, line: int, row: ResultRow) -> None:
         """One row read (MixedRows when the file mixes repeated rows and others)."""
-        passed = row.status == "ok" and row.verdict == "pass"
         if row.repeat is None and row.rejudge is None:
-            self.tally.add(line, row.eval_id, None, None, passed)
+            if not self.single_seen:  # the first is enough to refuse a file that mixes them
+                self.single_seen = True
+                self.tally.add(line, row.eval_id, None, None, False)
             return
+        passed = row.status == "ok" and row.verdict == "pass"
         counted = row_field_counts(row.evaluator_results)
         self.keys.update(counted)
         outcomes = {key: (c.tp, c.fp, c.fn) for key, c in counted.items()}
