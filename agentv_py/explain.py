@@ -147,6 +147,7 @@ def _where(data: _Dataset, parts: list[str | int]) -> str:
 MATCHER_OPTIONS = {
     "exact": (),
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
+    "anls": ("threshold",),
     "numeric_tolerance": ("tolerance", "relative"),
     "date": ("formats",),
     "items": ("key", "threshold", "algorithm"),

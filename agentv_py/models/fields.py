@@ -14,9 +14,9 @@ from pydantic import (
 from agentv_py.models.base import StrictModel, one_of
 from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, unit_interval
 
-MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count"]
-MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count")
-VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date")  # what `of` may list
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls"]
+MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls")
+VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "anls")  # what `of` may list
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
 ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
 DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
@@ -40,6 +40,7 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "set": ("of",),
     "any": ("of",),
     "count": ("min", "max"),
+    "anls": ("threshold",),
 }
 
 
@@ -224,6 +225,8 @@ class FieldSpec(StrictModel):
                 )
             # SPEC §5 line-item defaults (fuzzy's threshold default, 0.85, does not apply here)
             data = {"key": ["description"], "threshold": 0.8, "algorithm": "optimal", **data}
+        if match == "anls":  # the literature's cut-off (scoring/anls.py), not fuzzy's 0.85
+            data = {"threshold": 0.5, **data}
         return data
 
     @property

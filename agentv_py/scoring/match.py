@@ -81,7 +81,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _type_mismatch(candidate: Any, expected: Any) -> str:
+def type_mismatch(candidate: Any, expected: Any) -> str:
     return f"type mismatch: got {json_type(candidate)}, expected {json_type(expected)}"
 
 
@@ -97,7 +97,7 @@ def match_exact(candidate: Any, expected: Any) -> MatchResult:
     if isinstance(candidate, OutOfRangeNumber) and json_type(expected) == "number":
         return MatchResult(False, 0.0, f"number beyond the double range ({candidate.describe()})")
     if json_type(candidate) != json_type(expected):
-        return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
+        return MatchResult(False, 0.0, type_mismatch(candidate, expected))
     return MatchResult(False, 0.0, "value mismatch")
 
 
@@ -379,7 +379,7 @@ def match_fuzzy(
             False, 0.0, f"fuzzy match needs strings, expected value is {json_type(expected)}", bad_expected=True
         )
     if not isinstance(candidate, str) or isinstance(candidate, OutOfRangeNumber):
-        return MatchResult(False, 0.0, _type_mismatch(candidate, expected))
+        return MatchResult(False, 0.0, type_mismatch(candidate, expected))
     score = similarity(normalize_text(candidate, case_sensitive), normalize_text(expected, case_sensitive), algorithm)
     info = {"similarity": round(score, 6), "threshold": threshold, "algorithm": algorithm}
     if at_least(score, threshold):

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any, cast
 
 from agentv_py.models.fields import FieldSpec
+from agentv_py.scoring.anls import match_anls
 from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
 from agentv_py.scoring.dates import match_date
 from agentv_py.scoring.items import expected_items_problem
@@ -46,6 +47,8 @@ def match_value(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return _typed(result, expected, ("number", "string"))
     if spec.match == "fuzzy":
         return _typed(match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive), expected)
+    if spec.match == "anls":
+        return _typed(match_anls(candidate, expected, spec.threshold), expected, ("string", "number", "array"))
     if spec.match == "date":
         result = match_date(candidate, expected, spec.date_formats, spec.date_unsettled)
         return result if isinstance(expected, (str, dt.date)) else _typed(result, expected)

@@ -1,0 +1,68 @@
+"""`match: anls` in field_accuracy (docs/metrics.md): DocVQA's ANLS per field, its cut-off
+settable, a list of accepted answers, and what cannot be scored said as such."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_eval import invoke, rows
+
+
+@pytest.fixture
+def answered(ws):
+    ws.cli_target("cat {FILES}")
+    return ws
+
+
+def _fields(row: dict) -> dict[str, dict]:
+    [result] = row["evaluator_results"]
+    return {entry["path"]: entry for entry in result["details"]["fields"]}
+
+
+def test_anls_scores_each_field_by_its_similarity_above_the_cut_off(answered):
+    answered.cases_dataset(
+        [("c1", {"a": "Acme Lt", "b": "Beta Co"}, {"a": "Acme Ltd", "b": "Acme Ltd"})],
+        fields="[{path: a, match: anls}, {path: b, match: anls}]",
+    )
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    fields = _fields(rows("out.jsonl")[0])
+    assert fields["a"]["status"] == "hit" and fields["a"]["score"] == pytest.approx(7 / 8)
+    assert fields["a"]["similarity"] == pytest.approx(0.875) and fields["a"]["threshold"] == 0.5
+    assert fields["b"]["status"] == "miss" and fields["b"]["score"] == 0.0
+    assert "ANLS similarity below 0.50" in json.dumps(fields["b"])
+    assert result.exit_code == 1
+
+
+def test_accepted_answers_and_a_stricter_cut_off(answered):
+    answered.cases_dataset(
+        [("c1", {"a": "Acme Limted", "b": "abxy"}, {"a": ["Acme Ltd", "Acme Limited"], "b": "abcd"})],
+        fields="[{path: a, match: anls}, {path: b, match: anls, threshold: 0.6}]",
+    )
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    fields = _fields(rows("out.jsonl")[0])
+    assert fields["a"]["score"] == pytest.approx(1 - 1 / 12)  # the best of the accepted answers
+    assert fields["b"]["status"] == "miss"  # similarity 0.5 < 0.6
+
+
+def test_a_ground_truth_anls_cannot_read_is_could_not_score(answered):
+    answered.cases_dataset(
+        [("c1", {"a": "x", "b": "y"}, {"a": {"nested": 1}, "b": "y"})],
+        fields="[{path: a, match: anls}, {path: b, match: anls}]",
+    )
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    fields = _fields(rows("out.jsonl")[0])
+    assert fields["a"]["status"] == "could not score"
+    assert "anls match needs a text or a list of texts, expected value is object" in json.dumps(fields["a"])
+    assert fields["b"]["status"] == "hit"
+
+
+def test_a_fuzzy_only_option_on_anls_is_a_config_error(answered):
+    answered.cases_dataset([("c1", {"a": "x"}, {"a": "x"})], fields="[{path: a, match: anls, algorithm: jaro_winkler}]")
+    result = invoke("validate", "dataset.yaml")
+    assert result.exit_code == 2
+    assert (
+        "dataset.yaml:4: execution.evaluators[0].fields[0]: option 'algorithm' does not apply to match 'anls' "
+        "(options for 'anls': threshold)"
+    ) in result.stderr
