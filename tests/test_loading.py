@@ -54,7 +54,7 @@ INVALID = [
         "        - {path: total, match: invalid_type}\nevalcases:\n  - id: c1\n",
         [
             "dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
-            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count"
+            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count, anls"
         ],
     ),
     (
@@ -107,7 +107,8 @@ INVALID = [
             "(did you mean 'field_accuracy'?). "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
             "tool_trajectory, latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, "
-            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
+            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json, "
+            "anls_star"
         ],
     ),
     (
@@ -117,7 +118,8 @@ INVALID = [
             "dataset.yaml:3: execution.evaluators[0]: evaluator needs a 'type'. "
             "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
             "tool_trajectory, latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, "
-            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json"
+            "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json, "
+            "anls_star"
         ],
     ),
     (

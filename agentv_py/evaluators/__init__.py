@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
 from agentv_py.models.checks import CheckConfig
-from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.evaluators import (
+    AnlsStarConfig,
+    CodeJudgeConfig,
+    CompositeConfig,
+    CoordinateDistanceConfig,
+    IouScoreConfig,
+)
 from agentv_py.models.fields import FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 from agentv_py.models.trace_evaluators import (
@@ -35,6 +41,7 @@ _WHERE: dict[type[Any], tuple[str, str]] = {
     FieldAccuracyConfig: ("field_accuracy", "evaluate_field_accuracy"),
     CodeJudgeConfig: ("code_judge", "evaluate_code_judge"),
     IouScoreConfig: ("iou", "evaluate_iou"),
+    AnlsStarConfig: ("anls_star", "evaluate_anls_star"),
     CoordinateDistanceConfig: ("geometry", "evaluate_distance"),
     LlmJudgeConfig: ("llm_judge", "evaluate_llm_judge"),
     RubricConfig: ("llm_judge", "evaluate_rubric"),

@@ -147,6 +147,21 @@ class IouScoreConfig(_GeometryBase):
         return unit_interval(value, "threshold")
 
 
+class AnlsStarConfig(EvaluatorBase):
+    """`anls_star`: ANLS* of the whole answer (or the value at `path`) against the ground truth
+    (Peer et al. 2024; `scoring.anls`): dicts, lists and None as the paper scores them."""
+
+    type: Literal["anls_star"]
+    path: str | None = None  # where the value sits in the answer; None: the whole answer
+    expected_path: str | None = None  # where it sits in the ground truth; default: `path`
+    threshold: float = 0.5  # ANLS's cut-off of each leaf
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return unit_interval(value, "threshold")
+
+
 class CoordinateDistanceConfig(_GeometryBase):
     """`coordinate_distance`: points within a distance of their expected position."""
 
@@ -333,6 +348,7 @@ AnyEvaluatorConfig = (
     | ExecutionMetricsConfig
     | SkillTriggerConfig
     | CheckConfig  # contains, contains_any, ..., regex, equals, is_json (`models.checks`)
+    | AnlsStarConfig
 )
 EVALUATOR_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = get_args(AnyEvaluatorConfig)
 JUDGE_CONFIG_TYPES: tuple[type[EvaluatorBase], ...] = (LlmJudgeConfig, RubricConfig)  # they call a judge target

@@ -66,3 +66,47 @@ def test_a_fuzzy_only_option_on_anls_is_a_config_error(answered):
         "dataset.yaml:4: execution.evaluators[0].fields[0]: option 'algorithm' does not apply to match 'anls' "
         "(options for 'anls': threshold)"
     ) in result.stderr
+
+
+def test_the_anls_star_evaluator_counts_invented_and_missing_keys(answered):
+    answered.dataset(
+        """
+        execution:
+          target: t
+          evaluators:
+            - {type: anls_star, name: whole}
+            - {type: anls_star, name: items, path: items}
+        evalcases:
+          - id: c1
+            input_messages: [{role: user, content: [{type: file, value: fx/c1.json}]}]
+            expected_messages:
+              - role: assistant
+                content: {vendor: Acme Ltd, total: "12.50", items: [tea, coffee]}
+        """
+    )
+    answered.file("fx/c1.json", json.dumps({"vendor": "Acme Lt", "total": "12.50", "items": ["coffee"], "tax": "2"}))
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    whole, items = rows("out.jsonl")[0]["evaluator_results"]
+    # leaves: vendor 7/8, total 1, items: coffee paired 1 + tea missing 0, tax invented 0: 2.875 of 5
+    assert whole["score"] == pytest.approx(2.875 / 5) and whole["details"]["anls_star"] == pytest.approx(0.575)
+    assert items["score"] == pytest.approx(0.5)
+    assert result.exit_code == 1
+
+
+def test_anls_star_with_no_expected_value_at_its_path_is_skipped(answered):
+    answered.dataset(
+        """
+        execution:
+          target: t
+          evaluators:
+            - {type: anls_star, path: nowhere}
+        evalcases:
+          - id: c1
+            input_messages: [{role: user, content: [{type: file, value: fx/c1.json}]}]
+            expected_messages: [{role: assistant, content: {a: x}}]
+        """
+    )
+    answered.file("fx/c1.json", json.dumps({"a": "x"}))
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    [result] = rows("out.jsonl")[0]["evaluator_results"]
+    assert result["status"] == "skipped" and result["reasoning"] == "no expected value at nowhere"

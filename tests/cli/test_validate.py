@@ -83,7 +83,8 @@ def test_validate_shows_control_characters_in_problems_warnings_and_paths_as_esc
         f"unknown.yaml:2: execution.evaluators[0].type: Unknown evaluator type: bogus{SHOWN}. "
         "Valid types: field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, "
         "tool_trajectory, latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, "
-        "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json",
+        "contains_all, icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json, "
+        "anls_star",
         f"warning: warn.yaml:3: execution.evaluators[0].fields[0].path: malformed path 'a{SHOWN}': "
         f"segment 'a{SHOWN}' is not a key optionally followed by [index] or [*] ('$' alone is the whole answer); "
         "the field will always be missing",

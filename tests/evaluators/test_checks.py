@@ -86,7 +86,8 @@ INVALID = [
         f"{AT}.type: Unknown evaluator type: contains_al (did you mean 'contains_all'?). Valid types: "
         "field_accuracy, code_judge, iou_score, coordinate_distance, llm_judge, rubric, composite, tool_trajectory, "
         "latency, cost, token_usage, execution_metrics, skill_trigger, contains, contains_any, contains_all, "
-        "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json",
+        "icontains, icontains_any, icontains_all, starts_with, ends_with, regex, equals, is_json, "
+        "anls_star",
     ),
 ]
 
