@@ -148,6 +148,8 @@ MATCHER_OPTIONS = {
     "exact": (),
     "fuzzy": ("algorithm", "threshold", "case_sensitive"),
     "anls": ("threshold",),
+    "cer": ("threshold", "case_sensitive"),
+    "wer": ("threshold", "case_sensitive"),
     "numeric_tolerance": ("tolerance", "relative"),
     "date": ("formats",),
     "items": ("key", "threshold", "algorithm"),

@@ -14,9 +14,12 @@ from pydantic import (
 from agentv_py.models.base import StrictModel, one_of
 from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, unit_interval
 
-MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls"]
-MATCH_TYPES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls")
-VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "anls")  # what `of` may list
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls", "cer", "wer"]
+MATCH_TYPES: tuple[str, ...] = (
+    *("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count"),
+    *("anls", "cer", "wer"),
+)
+VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "anls", "cer", "wer")  # `of` lists
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
 ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
 DEFAULT_DATE_FORMATS: tuple[str, ...] = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY")
@@ -41,6 +44,8 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "any": ("of",),
     "count": ("min", "max"),
     "anls": ("threshold",),
+    "cer": ("threshold", "case_sensitive"),
+    "wer": ("threshold", "case_sensitive"),
 }
 
 
@@ -227,6 +232,8 @@ class FieldSpec(StrictModel):
             data = {"key": ["description"], "threshold": 0.8, "algorithm": "optimal", **data}
         if match == "anls":  # the literature's cut-off (scoring/anls.py), not fuzzy's 0.85
             data = {"threshold": 0.5, **data}
+        if match in ("cer", "wer"):  # 1 - rate: a hit at 10% errors or fewer; case counts (OCR)
+            data = {"threshold": 0.9, "case_sensitive": True, **data}
         return data
 
     @property

@@ -24,6 +24,7 @@ from agentv_py.models.fields import FieldSpec
 from agentv_py.scoring.anls import match_anls
 from agentv_py.scoring.assignment import greedy_pairs, linear_sum_assignment
 from agentv_py.scoring.dates import match_date
+from agentv_py.scoring.error_rates import match_error_rate
 from agentv_py.scoring.items import expected_items_problem
 from agentv_py.scoring.match import (
     MatchResult,
@@ -47,6 +48,8 @@ def match_value(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return _typed(result, expected, ("number", "string"))
     if spec.match == "fuzzy":
         return _typed(match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive), expected)
+    if spec.match in ("cer", "wer"):
+        return _typed(match_error_rate(spec.match, candidate, expected, spec.threshold, spec.case_sensitive), expected)
     if spec.match == "anls":
         return _typed(match_anls(candidate, expected, spec.threshold), expected, ("string", "number", "array"))
     if spec.match == "date":

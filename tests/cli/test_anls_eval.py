@@ -110,3 +110,22 @@ def test_anls_star_with_no_expected_value_at_its_path_is_skipped(answered):
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     [result] = rows("out.jsonl")[0]["evaluator_results"]
     assert result["status"] == "skipped" and result["reasoning"] == "no expected value at nowhere"
+
+
+def test_cer_and_wer_fields_score_ocr_text(answered):
+    answered.cases_dataset(
+        [
+            (
+                "c1",
+                {"a": "INV0ICE NO 12345", "b": "the quick brown fax"},
+                {"a": "INVOICE NO 12345", "b": "the quick brown fox"},
+            )
+        ],
+        fields="[{path: a, match: cer}, {path: b, match: wer, threshold: 0.8}]",
+    )
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    fields = _fields(rows("out.jsonl")[0])
+    assert fields["a"]["status"] == "hit" and fields["a"]["score"] == pytest.approx(1 - 1 / 16)
+    assert fields["a"]["similarity"] == pytest.approx(1 - 1 / 16) and fields["a"]["threshold"] == 0.9
+    assert fields["b"]["status"] == "miss" and fields["b"]["similarity"] == pytest.approx(0.75)
+    assert "WER 0.25: 1 - WER < 0.80" in json.dumps(fields["b"])

@@ -315,6 +315,7 @@ def test_any_may_try_a_set_for_a_value_that_is_a_list_in_some_documents():
     assert (as_list.score, as_text.score) == (1.0, 1.0)
     assert [f["matcher"] for f in (as_list.details["fields"][0], as_text.details["fields"][0])] == ["set", "exact"]
     with pytest.raises(
-        ValueError, match=r"of lists value matchers \(exact, fuzzy, numeric_tolerance, date, anls\), not 'set'"
+        ValueError,
+        match=r"of lists value matchers \(exact, fuzzy, numeric_tolerance, date, anls, cer, wer\), not 'set'",
     ):
         FieldSpec.model_validate({"path": "a", "match": "set", "of": ["set"]})
