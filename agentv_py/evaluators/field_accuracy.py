@@ -18,6 +18,7 @@ from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
+from agentv_py.scoring.invented import invented
 from agentv_py.scoring.items import LISTED, align, items_score, items_summary
 from agentv_py.scoring.match import MatchResult, json_type, match_exact
 from agentv_py.scoring.paths import MISSING, is_empty, resolve
@@ -121,6 +122,23 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             misses.append(f"{label} ({result.reason})")
             if spec.critical:
                 critical.append(label)
+    if config.extra_fields != "ignore":
+        for path, value in invented(candidate, expected):
+            reason = "invented: the ground truth has no such field"
+            fields.append(
+                FieldOutcome(
+                    path=path,
+                    match="extra",
+                    weight=1.0,
+                    status="miss",
+                    score=0.0,
+                    actual=_json_safe(value),
+                    reason=reason,
+                )
+            )
+            misses.append(f"{path} ({reason})")
+            scored += 1
+            total_weight += 1.0
     if config.aggregation == "all_or_nothing":
         score = 1.0 if scored and passed == scored else 0.0
     else:

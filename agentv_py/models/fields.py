@@ -265,6 +265,9 @@ class FieldAccuracyConfig(EvaluatorBase):
     type: Literal["field_accuracy"]
     fields: list[FieldSpec]
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
+    # `penalise` (or `penalize`): every key the answer adds beyond the ground truth is a missed field
+    # of weight 1 (a false positive): KIE entity F1 counts invented fields, so does the case score
+    extra_fields: Literal["ignore", "penalise", "penalize"] = "ignore"
 
     def labels(self) -> list[str]:
         """Each field's name in results (`details.fields[].path`, hits, misses, metrics, gates): its

@@ -129,3 +129,25 @@ def test_cer_and_wer_fields_score_ocr_text(answered):
     assert fields["a"]["similarity"] == pytest.approx(1 - 1 / 16) and fields["a"]["threshold"] == 0.9
     assert fields["b"]["status"] == "miss" and fields["b"]["similarity"] == pytest.approx(0.75)
     assert "WER 0.25: 1 - WER < 0.80" in json.dumps(fields["b"])
+
+
+def test_extra_fields_penalise_counts_invented_keys_in_the_score_and_as_false_positives(answered):
+    answer = {"a": 1, "b": 2, "tax": "2.00", "note": "", "c": {"x": "invented", "y": None}, "d": None}
+    truth = {"a": 1, "b": 2, "c": {"y": None}, "d": None}
+    answered.cases_dataset([("c1", answer, truth)], fields="[{path: a}, {path: b}]")
+    invoke("eval", "dataset.yaml", "--out", "plain.jsonl")
+    assert rows("plain.jsonl")[0]["score"] == 1.0  # by default, invented keys are not looked at
+    text = answered.root.joinpath("dataset.yaml").read_text()
+    answered.file(
+        "dataset.yaml",
+        text.replace("fields: [{path: a}, {path: b}]", "fields: [{path: a}, {path: b}], extra_fields: penalise"),
+    )
+    result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    row = rows("out.jsonl")[0]
+    fields = _fields(row)
+    assert [p for p, f in fields.items() if f["match"] == "extra"] == ["tax", "c.x"]  # not the empty `note`
+    assert row["score"] == pytest.approx(0.5) and result.exit_code == 1
+    assert fields["tax"]["reason"] == "invented: the ground truth has no such field"
+    metrics = json.loads(invoke("metrics", "out.jsonl", "-f", "json").stdout)
+    assert metrics["fields"]["tax"]["fp"] == 1 and metrics["fields"]["c.x"]["fp"] == 1
+    assert metrics["total"]["tp"] == 2 and metrics["micro"]["precision"] == pytest.approx(0.5)
