@@ -45,7 +45,7 @@ INVALID = [
             "dataset.yaml:6: evalcases[0].expected_message: unknown key 'expected_message' (did you mean "
             "'expected_messages'?). Valid keys: id, conversation_id, expected_outcome, outcome, criteria, "
             "input_messages, input, expected_messages, expected_output, evaluators, extend_evaluators, execution, "
-            "rubrics, skip, xfail, description, note, reference_answer, conversation"
+            "rubrics, skip, xfail, description, note, reference_answer, conversation, metadata"
         ],
     ),
     (

@@ -39,6 +39,13 @@ def metrics(
     intervals: bool = typer.Option(
         True, "--intervals/--no-intervals", help="Confidence intervals on every rate (docs/statistics.md)."
     ),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        metavar="KEY",
+        help="Also every number per value of this metadata key of the cases (`metadata: {doc_type: receipt}`); "
+        "cases without it form the slice (none).",
+    ),
 ) -> int:
     """Sum per-field TP/TN/FP/FN (field_accuracy, iou_score, judges) into precision, recall, F1, micro and macro."""
     from agentv_py.errors import AgentvError
@@ -48,6 +55,10 @@ def metrics(
 
     if output_format not in ("table", "csv", "json"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
+    if by is not None and output_format == "csv":
+        raise AgentvError("--by goes with --format table or json")
+    if by is not None and not by.strip():
+        raise AgentvError("--by needs a metadata key, e.g. --by doc_type")
     if taxonomy and output_format == "csv":
         raise AgentvError("--taxonomy goes with --format table (--format json always has the taxonomy)")
     if not 0 < confidence < 1:
@@ -63,7 +74,7 @@ def metrics(
                     f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)"
                 )
             report = aggregate(  # the taxonomy only where it is shown
-                source, evaluator, taxonomy=taxonomy or output_format == "json", documents=intervals
+                source, evaluator, taxonomy=taxonomy or output_format == "json", documents=intervals, by=by
             )
     except UnusableInput as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
@@ -85,11 +96,18 @@ def metrics(
         else:
             print(f"no per-field counts in {report.rows} rows of {where}: {HOW_TO_EMIT}", file=sys.stderr)
         return EXIT_GATE_FAILED
-    if intervals:
-        from agentv_py.report.metric_intervals import metric_intervals
+    from agentv_py.report.metric_intervals import metric_intervals
 
+    if intervals:
         report.intervals = metric_intervals(report, confidence, seed)
     report.repeats = report.tally.report(confidence, seed)
+    slices = report.slices.ordered() if report.slices is not None else []
+    for label, part in slices:
+        part.path = f"{results} [{by} = {label}]"
+        if intervals and part.counts:
+            part.intervals = metric_intervals(part, confidence, seed)
+    if by is not None and all(label == "(none)" for label, _ in slices):
+        print(f"warning: no case of {visible(str(results))} has the metadata key '{visible(by)}'", file=sys.stderr)
     if output_format == "json":
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif output_format == "csv":
@@ -100,6 +118,11 @@ def metrics(
             from agentv_py.report.repeats import render_flips
 
             render_flips(stdout_console(), report.repeats)
+        for _, part in slices:
+            if part.counts:
+                render_table(stdout_console(), part)
+            else:
+                print(f"{visible(part.path)}: no per-field counts in its {part.rows} rows")
         if taxonomy:
             render_taxonomy(stdout_console(), report)
     return EXIT_OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar
 
@@ -119,6 +120,31 @@ class EvalCase(StrictModel):
     note: str | None = None  # documentation only, as in AgentV
     reference_answer: Any = None  # in AgentV's examples, ignored by its loader: accepted, with a warning
     conversation: Conversation | None = None  # a multi-turn case (models/conversation.py)
+    # what the document is (`{vendor: acme, doc_type: receipt}`): written on its rows, so `agentv
+    # metrics --by KEY` breaks every number down by it; each value one text, number, boolean or null
+    metadata: dict[str, str | int | float | bool | None] | None = None
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _scalar_metadata(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"metadata is a mapping of keys to values, e.g. {{doc_type: receipt}}, not {type(value).__name__}"
+            )
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"metadata keys are texts, not {type(key).__name__} {key!r}")
+            if isinstance(item, (list, dict)):
+                kind = "a list" if isinstance(item, list) else "a mapping"
+                raise ValueError(
+                    f"metadata value of '{key}' is {kind}: each is one text, number, true/false or null "
+                    "(a slice of the dataset is one value)"
+                )
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ValueError(f"metadata value of '{key}' is not a finite number")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -127,7 +127,7 @@ def run_label(eval_id: str, repeat: int | None, rejudge: int | None) -> str:
     return f"{eval_id} #{repeat or 1}" + (f".{rejudge}" if rejudge is not None else "")
 
 
-_OPTIONAL = ("error", "run_id", "output_messages", "xfail", "repeat", "rejudge")  # written only when set
+_OPTIONAL = ("error", "run_id", "output_messages", "xfail", "repeat", "rejudge", "metadata")  # written only when set
 
 
 class ResultRow(_Result):
@@ -161,6 +161,8 @@ class ResultRow(_Result):
     # the J scorings of one answer. Written only on a repeated (rejudged) run's rows.
     repeat: int | None = Field(default=None, ge=1)
     rejudge: int | None = Field(default=None, ge=1)
+    # the case's `metadata:` (what the document is), for `agentv metrics --by KEY`; only when it has some
+    metadata: dict[str, str | int | float | bool | None] | None = None
 
     @property
     def run_label(self) -> str:
@@ -200,7 +202,7 @@ class ResultRow(_Result):
             del data["run_id"]
         if data["output_messages"] is None:
             del data["output_messages"]
-        for name in ("xfail", "repeat", "rejudge"):
+        for name in ("xfail", "repeat", "rejudge", "metadata"):
             if data[name] is None:
                 del data[name]
         data["trace"] = {k: v for k, v in data["trace"].items() if v is not None}

@@ -12,8 +12,7 @@ the same error text. `details.fields` entries are checked the same way against
 is read by the model (`read_field`), and one the model refuses is left out, as `read_fields` does.
 
 Profiled on 100k field_accuracy rows: the row models and field outcomes were 3 of the 4 seconds
-above the JSON parse (docs/performance.md, "Metrics").
-"""
+above the JSON parse (docs/performance.md, "Metrics")."""
 
 from __future__ import annotations
 
@@ -36,9 +35,9 @@ from agentv_py.scoring.metrics import (
     row_field_counts,
     walk_fields,
 )
-from agentv_py.scoring.taxonomy import add_kinds, classify_entry, row_taxonomy
 
 _NONE = type(None)
+_SCALARS = frozenset((str, int, float, bool, _NONE))  # a metadata value the row model takes as it is
 
 
 def _types(*kinds: type) -> frozenset[type]:
@@ -61,6 +60,7 @@ _ROW = {
     **dict.fromkeys(("hits", "misses", "evaluator_results"), _LIST),
     **dict.fromkeys(("repeat", "rejudge"), _INT_OR_NONE),
     "output_messages": _LIST_OR_NONE,
+    "metadata": _DICT_OR_NONE,
     "attempts": _INT,
     "trace": _DICT,
 }
@@ -161,8 +161,10 @@ def _row_fits(row: Any) -> bool:
         return False
     if type(score) is int and not -_EXACT_FLOAT <= score <= _EXACT_FLOAT:
         return False
-    # a run or scoring below 1 (`ResultRow.repeat`) is the model's to refuse, in its words
+    # a run or scoring below 1 (`ResultRow.repeat`), metadata not all scalars: the model's to refuse, in its words
     if not _all_strings(row) or any(type(i) is int and i < 1 for i in (row.get("repeat"), row.get("rejudge"))):
+        return False
+    if (metadata := row.get("metadata")) and not all(type(v) in _SCALARS for v in metadata.values()):
         return False
     trace = row.get("trace")
     if trace is not None:
@@ -179,18 +181,20 @@ class LeanRow:
     """What metrics and compare use of a row: read from its dict (`results`: evaluator results
     that fit the model, as dicts), or the row model (`model`) when the line took the full reader."""
 
-    __slots__ = ("eval_id", "model", "rejudge", "repeat", "results", "score", "status", "verdict")
+    __slots__ = ("eval_id", "metadata", "model", "rejudge", "repeat", "results", "score", "status", "verdict")
 
     def __init__(self, eval_id: str, status: str, score: float, verdict: str, results: list[Any]) -> None:
         self.eval_id, self.status, self.score, self.verdict, self.results = eval_id, status, score, verdict, results
-        self.repeat: int | None = None  # `--repeat`'s run, `--rejudge`'s scoring (set by the reader)
+        # `--repeat`'s run, `--rejudge`'s scoring, the case's `metadata:` (set by the reader)
+        self.repeat: int | None = None
         self.rejudge: int | None = None
+        self.metadata: dict[str, Any] | None = None
         self.model: ResultRow | None = None
 
     @classmethod
     def of_model(cls, row: ResultRow) -> LeanRow:
         lean = cls(row.eval_id, row.status, row.score, row.verdict, row.evaluator_results)
-        lean.model, lean.repeat, lean.rejudge = row, row.repeat, row.rejudge
+        lean.model, lean.repeat, lean.rejudge, lean.metadata = row, row.repeat, row.rejudge, row.metadata
         return lean
 
 
@@ -211,7 +215,7 @@ def _lean_row(line: bytearray) -> LeanRow | str:
             lean = LeanRow(
                 get("eval_id"), get("status"), float(get("score")), get("verdict"), get("evaluator_results", [])
             )
-            lean.repeat, lean.rejudge = get("repeat"), get("rejudge")
+            lean.repeat, lean.rejudge, lean.metadata = get("repeat"), get("rejudge"), get("metadata")
             return lean
     row = row_of_line(line)
     return row if isinstance(row, str) else LeanRow.of_model(row)
@@ -333,29 +337,6 @@ def _add(per_field: dict[FieldKey, Counts], key: FieldKey, counts: Counts) -> No
 def _add_all(per_field: dict[FieldKey, Counts], more: dict[FieldKey, Counts]) -> None:
     for key, counts in more.items():
         _add(per_field, key, counts)
-
-
-def _needs_kind(entry: dict[str, Any]) -> bool:
-    """Could `classify_entry` find an error in this plain field (a miss, or one side empty)?"""
-    status = entry["status"]
-    if status == "miss":
-        return True
-    return status in _SCORED and _empty(entry.get("expected")) != _empty(entry.get("actual"))
-
-
-def row_kinds(row: LeanRow) -> dict[FieldKey, dict[str, int]]:
-    """`scoring.taxonomy.row_taxonomy` of the row (an entry with an error read by the model)."""
-    if row.model is not None:
-        return row_taxonomy(row.model.evaluator_results)
-    out: dict[FieldKey, dict[str, int]] = {}
-    for name, kind, details in _walk(row.results, True):
-        if kind != "field_accuracy":
-            continue
-        for entry in lean_fields(details):
-            model = entry if not isinstance(entry, dict) else read_field(entry) if _needs_kind(entry) else None
-            if model is not None and (found := classify_entry(model)):
-                add_kinds(out.setdefault((name, model.path), {}), found)
-    return out
 
 
 def statuses_and_counts(

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentv_py.report.lean_rows import field_counts, read_lean_rows, row_kinds
+from agentv_py.report.lean_kinds import row_kinds
+from agentv_py.report.lean_rows import field_counts, read_lean_rows
 from agentv_py.report.lean_sums import Sums, keep_cells, keep_row, signature
+from agentv_py.report.slices import Slices
 from agentv_py.report.text import visible
 from agentv_py.scoring.metrics import Counts, FieldKey, field_labels, macro_f1, total
 from agentv_py.scoring.repeats import RepeatReport, RepeatTally
@@ -55,6 +57,7 @@ class MetricsReport:
     intervals: Any = None  # `metric_intervals.MetricIntervals`, when computed
     tally: RepeatTally = field(default_factory=RepeatTally)  # the rows of a repeated run, per case
     repeats: RepeatReport | None = None  # what those show (`RepeatTally.report`), when computed
+    slices: Any = None  # with `--by KEY`: `slices.Slices`, a report per value of the key
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -104,6 +107,11 @@ class MetricsReport:
             "taxonomy": self.taxonomy,
             **({"intervals": self.intervals.to_json()} if self.intervals is not None else {}),
             **({"repeats": self.repeats.to_json()} if self.repeats is not None else {}),
+            **(
+                {"by": self.slices.key, "slices": {label: r.to_json() for label, r in self.slices.ordered()}}
+                if self.slices is not None
+                else {}
+            ),
         }
 
 
@@ -113,12 +121,14 @@ def aggregate(
     max_line: int | None = None,
     taxonomy: bool = True,
     documents: bool = False,
+    by: str | None = None,
 ) -> MetricsReport:
     """Sum per-field counts over a results file (`row_field_counts`: judges' `details.metrics`,
     `field_accuracy` fields, `iou_score` detections; bad lines and entries are skipped, noted).
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
     also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty).
-    `documents`: also keep each row's own counts, grouped (`MetricsReport.signatures`)."""
+    `documents`: also keep each row's own counts, grouped (`MetricsReport.signatures`). `by`: also
+    a report per value of that metadata key (`MetricsReport.slices`, report/slices.py)."""
     report = MetricsReport(str(path), evaluator)
     sums = Sums(report.counts)
     kept: dict[int, list[int]] = {}
@@ -126,6 +136,7 @@ def aggregate(
     tally = RepeatTally()  # a repeated run's rows, per case (MixedRows when the file mixes them)
     clusters: dict[str, dict[int, list[int]]] = {}  # repeated: each case's counts over its rows
     single: int | None = None  # the first line of a row that is not of a repeated run
+    slices = report.slices = Slices(by, str(path), evaluator) if by is not None else None
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)
@@ -175,6 +186,10 @@ def aggregate(
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")
         report.rows_with_metrics += found
+        if slices is not None:
+            slices.add(row, documents)
+    if slices is not None:
+        slices.finish()
     for cluster in clusters.values():
         report.signatures[signature(cluster, positions, report.counts)] += 1
     labels = field_labels(report.counts)

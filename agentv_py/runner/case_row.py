@@ -177,6 +177,7 @@ class RowMaker:
             xfail=case.xfail_reason,
             repeat=self.prepared.repeat,
             rejudge=self.rejudge,
+            metadata=case.metadata or None,
         )
 
     def scored(self, results: list[EvaluatorResult], verdict: CaseVerdict, outcome: TargetOutcome) -> ResultRow:

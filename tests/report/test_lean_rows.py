@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from agentv_py.report.compare_store import ABSENT, OTHER, STATUS
 from agentv_py.report.jsonl import read_rows
+from agentv_py.report.lean_kinds import row_kinds
 from agentv_py.report.lean_rows import field_counts as lean_counts
-from agentv_py.report.lean_rows import read_lean_rows, row_kinds, statuses_and_counts
+from agentv_py.report.lean_rows import read_lean_rows, statuses_and_counts
 from agentv_py.report.lean_sums import WIDTH, Slots, Sums, case_fields, case_fields_merged, pack, unpack
 from agentv_py.scoring.metrics import row_field_counts, walk_fields
 from agentv_py.scoring.taxonomy import row_taxonomy
