@@ -39,6 +39,15 @@ def metrics(
     intervals: bool = typer.Option(
         True, "--intervals/--no-intervals", help="Confidence intervals on every rate (docs/statistics.md)."
     ),
+    calibration: bool = typer.Option(
+        False,
+        "--calibration",
+        help="Also how well the extractor's own confidence predicts each field's hit: ECE, AUROC, and the "
+        "share of documents accepted without review at --precision (field_accuracy's confidence: option).",
+    ),
+    precision: float = typer.Option(
+        0.95, "--precision", metavar="P", help="With --calibration: the precision the accepted fields must reach."
+    ),
     by: str | None = typer.Option(
         None,
         "--by",
@@ -55,6 +64,10 @@ def metrics(
 
     if output_format not in ("table", "csv", "json"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, csv or json")
+    if not 0 < precision <= 1:
+        raise AgentvError(f"--precision {precision:g} is not in (0, 1]", hint="e.g. --precision 0.95")
+    if calibration and output_format == "csv":
+        raise AgentvError("--calibration goes with --format table or json")
     if by is not None and output_format == "csv":
         raise AgentvError("--by goes with --format table or json")
     if by is not None and not by.strip():
@@ -64,8 +77,11 @@ def metrics(
     if not 0 < confidence < 1:
         raise AgentvError(f"--confidence {confidence:g} is not between 0 and 1", hint="e.g. --confidence 0.9")
     from agentv_py.report.agentv_rows import readable_results
+    from agentv_py.report.calibration import Calibration
     from agentv_py.report.jsonl import UnusableInput, not_results
     from agentv_py.scoring.repeats import MIXED_HINT, MixedRows
+
+    calibrated = Calibration(precision) if calibration else None
 
     try:
         with readable_results(results) as source:
@@ -74,7 +90,12 @@ def metrics(
                     f"results file {why}: {results}", hint="pass the JSONL file `agentv eval` wrote (--out)"
                 )
             report = aggregate(  # the taxonomy only where it is shown
-                source, evaluator, taxonomy=taxonomy or output_format == "json", documents=intervals, by=by
+                source,
+                evaluator,
+                taxonomy=taxonomy or output_format == "json",
+                documents=intervals,
+                by=by,
+                calibration=calibrated,
             )
     except UnusableInput as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
@@ -109,7 +130,10 @@ def metrics(
     if by is not None and all(label == "(none)" for label, _ in slices):
         print(f"warning: no case of {visible(str(results))} has the metadata key '{visible(by)}'", file=sys.stderr)
     if output_format == "json":
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        data = report.to_json()
+        if calibrated is not None:
+            data["calibration"] = {"precision": precision, "fields": calibrated.fields()}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif output_format == "csv":
         sys.stdout.write(render_csv(report))
     else:
@@ -123,6 +147,10 @@ def metrics(
                 render_table(stdout_console(), part)
             else:
                 print(f"{visible(part.path)}: no per-field counts in its {part.rows} rows")
+        if calibrated is not None:
+            from agentv_py.report.calibration import render as render_calibration
+
+            render_calibration(stdout_console(), calibrated)
         if taxonomy:
             render_taxonomy(stdout_console(), report)
     return EXIT_OK

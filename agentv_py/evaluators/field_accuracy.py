@@ -18,6 +18,7 @@ from agentv_py.models.fields import FieldAccuracyConfig, FieldSpec
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.alignment import Assignment
 from agentv_py.scoring.answer import NOT_JSON, PARSE_FAILURE, parse_failure
+from agentv_py.scoring.calibration import read_confidence
 from agentv_py.scoring.invented import invented
 from agentv_py.scoring.items import LISTED, align, items_score, items_summary
 from agentv_py.scoring.match import MatchResult, json_type, match_exact
@@ -122,8 +123,13 @@ def score_fields(config: FieldAccuracyConfig, candidate: Any, expected: Any) -> 
             misses.append(f"{label} ({result.reason})")
             if spec.critical:
                 critical.append(label)
+    if config.confidence is not None:
+        fields[: len(config.fields)] = with_confidences(fields[: len(config.fields)], config, candidate)
     if config.extra_fields != "ignore":
-        for path, value in invented(candidate, expected):
+        answered = candidate
+        if config.confidence is not None and isinstance(candidate, dict):  # the confidences are not a field
+            answered = {k: v for k, v in candidate.items() if k != config.confidence}
+        for path, value in invented(answered, expected):
             reason = "invented: the ground truth has no such field"
             fields.append(
                 FieldOutcome(
@@ -186,6 +192,24 @@ def _outcome(
         score=score,
         **optional,
     )
+
+
+def with_confidences(fields: list[FieldOutcome], config: FieldAccuracyConfig, candidate: Any) -> list[FieldOutcome]:
+    """The fields (one per spec, in order) with the extractor's confidence in each scored one, from
+    the answer's `config.confidence` object (keyed by field path); one that is not a number in
+    [0, 1] is left out, and said in the field's `note`."""
+    reported = candidate.get(config.confidence) if isinstance(candidate, dict) and config.confidence else None
+    if not isinstance(reported, dict):
+        return fields
+    out = []
+    for spec, outcome in zip(config.fields, fields, strict=True):
+        if spec.path not in reported or outcome.status not in ("hit", "miss"):
+            out.append(outcome)
+            continue
+        value, problem = read_confidence(reported[spec.path])
+        update = {"confidence": value} if problem is None else {"note": f"{problem}: not used"}
+        out.append(outcome.model_copy(update=update))
+    return out
 
 
 def _weight(spec: FieldSpec, expected: Any) -> float:

@@ -96,6 +96,7 @@ class FieldOutcome(_Outcome):
     # fuzzy
     similarity: float | None = None
     threshold: float | None = None
+    confidence: float | None = None  # the extractor's own, when `field_accuracy` reads one (`confidence:`)
     algorithm: str | None = None
     # date
     parsed: str | None = None

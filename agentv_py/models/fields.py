@@ -268,6 +268,9 @@ class FieldAccuracyConfig(EvaluatorBase):
     # `penalise` (or `penalize`): every key the answer adds beyond the ground truth is a missed field
     # of weight 1 (a false positive): KIE entity F1 counts invented fields, so does the case score
     extra_fields: Literal["ignore", "penalise", "penalize"] = "ignore"
+    # the answer's key whose object maps field paths to the extractor's confidence in [0, 1]
+    # (`{_confidence: {total: 0.93}}`): recorded on each field, for `agentv metrics --calibration`
+    confidence: str | None = None
 
     def labels(self) -> list[str]:
         """Each field's name in results (`details.fields[].path`, hits, misses, metrics, gates): its

@@ -89,7 +89,9 @@ _FIELD = {
     **dict.fromkeys(
         ("reason", "algorithm", "parsed", "expected_date", "formats_tried", "note", "matcher"), _STR_OR_NONE
     ),
-    **dict.fromkeys(("score", "diff", "relative_diff", "tolerance", "similarity", "threshold"), _NUMBER_OR_NONE),
+    **dict.fromkeys(
+        ("score", "diff", "relative_diff", "tolerance", "similarity", "threshold", "confidence"), _NUMBER_OR_NONE
+    ),
     **dict.fromkeys(("items", "alignment", "values"), _ONLY_NONE),  # set: read by the model
     "weight": _NUMBER,
     "critical": _BOOL,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentv_py.report.calibration import Calibration
 from agentv_py.report.lean_kinds import row_kinds
 from agentv_py.report.lean_rows import field_counts, read_lean_rows
 from agentv_py.report.lean_sums import Sums, keep_cells, keep_row, signature
@@ -122,13 +123,15 @@ def aggregate(
     taxonomy: bool = True,
     documents: bool = False,
     by: str | None = None,
+    calibration: Calibration | None = None,
 ) -> MetricsReport:
     """Sum per-field counts over a results file (`row_field_counts`: judges' `details.metrics`,
     `field_accuracy` fields, `iou_score` detections; bad lines and entries are skipped, noted).
     `max_line`: the longest line read, in bytes (default `jsonl.MAX_LINE_BYTES`). `taxonomy`:
     also sum misses by kind (`MetricsReport.taxonomy`; without it, that stays empty).
     `documents`: also keep each row's own counts, grouped (`MetricsReport.signatures`). `by`: also
-    a report per value of that metadata key (`MetricsReport.slices`, report/slices.py)."""
+    a report per value of that metadata key (`MetricsReport.slices`, report/slices.py).
+    `calibration`: fed every row's field confidences (report/calibration.py)."""
     report = MetricsReport(str(path), evaluator)
     sums = Sums(report.counts)
     kept: dict[int, list[int]] = {}
@@ -188,6 +191,8 @@ def aggregate(
         report.rows_with_metrics += found
         if slices is not None:
             slices.add(row, documents)
+        if calibration is not None:
+            calibration.add(row)
     if slices is not None:
         slices.finish()
     for cluster in clusters.values():

@@ -151,3 +151,34 @@ def test_extra_fields_penalise_counts_invented_keys_in_the_score_and_as_false_po
     metrics = json.loads(invoke("metrics", "out.jsonl", "-f", "json").stdout)
     assert metrics["fields"]["tax"]["fp"] == 1 and metrics["fields"]["c.x"]["fp"] == 1
     assert metrics["total"]["tp"] == 2 and metrics["micro"]["precision"] == pytest.approx(0.5)
+
+
+def test_calibration_of_the_extractors_confidences(answered):
+    answered.cases_dataset(
+        [
+            ("c1", {"a": 1, "_confidence": {"a": 0.95}}, {"a": 1}),
+            ("c2", {"a": 1, "_confidence": {"a": 0.9}}, {"a": 1}),
+            ("c3", {"a": 2, "_confidence": {"a": 0.3}}, {"a": 1}),
+            ("c4", {"a": 1, "_confidence": {"a": "high"}}, {"a": 1}),  # not a number: not used, said
+        ],
+        fields="[{path: a}], confidence: _confidence, extra_fields: penalise",
+    )
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    by_id = {row["eval_id"]: row for row in rows("out.jsonl")}
+    fourth = _fields(by_id["c4"])["a"]
+    assert "confidence" not in fourth and fourth["note"] == "confidence 'high' is not a number: not used"
+    assert by_id["c1"]["score"] == 1.0  # the confidences are no invented field
+    result = invoke("metrics", "out.jsonl", "--calibration", "--precision", "0.9", "-f", "json")
+    calibration = json.loads(result.stdout)["calibration"]
+    a = calibration["fields"]["a"]
+    assert (a["observations"], a["accuracy"], a["auroc"]) == (3, pytest.approx(2 / 3), 1.0)
+    assert a["coverage"] == {
+        "precision": 0.9,
+        "coverage": pytest.approx(2 / 3),
+        "threshold": 0.9,
+        "achieved_precision": 1.0,
+    }
+    table = invoke("metrics", "out.jsonl", "--calibration")
+    assert "Calibration of the extractor's confidence" in table.stdout
+    bad = invoke("metrics", "out.jsonl", "--calibration", "--precision", "1.5")
+    assert bad.exit_code == 2 and bad.stderr.splitlines()[0] == "error: --precision 1.5 is not in (0, 1]"
