@@ -145,6 +145,8 @@ class RepeatComparison:
     base_mean: float | None = None
     new_mean: float | None = None
     ci95: tuple[float, float] | None = None
+    # every case in both files: (runs passed, runs) in BASE and in NEW (each case's pass^K and pass@K)
+    per_case: dict[str, tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=dict)
     regressed: list[CaseRate] = field(default_factory=list)
     within_noise: list[CaseRate] = field(default_factory=list)
     improved: list[CaseRate] = field(default_factory=list)
@@ -176,6 +178,12 @@ class RepeatComparison:
             "only_in_new": self.only_in_new,
             "pass_rate": {"base": self.base_rate, "new": self.new_rate, "delta_ci95": ci(self.rate_ci)},
             "mean_score": {"base": self.base_mean, "new": self.new_mean, "delta_ci95": ci(self.ci95)},
+            "pass_all": {side: _share(self.per_case, i, all_passed=True) for i, side in enumerate(("base", "new"))},
+            "pass_any": {side: _share(self.per_case, i, all_passed=False) for i, side in enumerate(("base", "new"))},
+            "per_case": {
+                eval_id: {side: _runs(runs) for side, runs in zip(("base", "new"), sides, strict=True)}
+                for eval_id, sides in self.per_case.items()
+            },
             "alpha": self.alpha,
             "cases_adjusted": self.adjusted_cases,
             "regressed": [case.to_json() for case in self.regressed],
@@ -199,6 +207,19 @@ class RepeatComparison:
         stream.write(json.dumps(self.to_json(), indent=2) + "\n")
 
 
+def _runs(runs: tuple[int, int]) -> dict[str, Any]:
+    passed, count = runs
+    return {"passed": passed, "runs": count, "pass_all": passed == count, "pass_any": passed > 0}
+
+
+def _share(per_case: dict[str, tuple[tuple[int, int], tuple[int, int]]], side: int, all_passed: bool) -> float | None:
+    """The share of the cases every (`all_passed`: pass^K) or some (pass@K) run of which passed."""
+    if not per_case:
+        return None
+    sides = [sides[side] for sides in per_case.values()]
+    return sum((p == n) if all_passed else (p > 0) for p, n in sides) / len(sides)
+
+
 def compare_repeated(base: Path, new: Path, rules: Rules, forced: list[str]) -> RepeatComparison:
     """Compare two results files of which one or both are repeated runs (see the module)."""
     before, base_repeats = _read(base, "BASE")
@@ -219,6 +240,7 @@ def compare_repeated(base: Path, new: Path, rules: Rules, forced: list[str]) -> 
         result.base_mean, result.new_mean = _average(m for m, _ in means), _average(m for _, m in means)
         result.rate_ci = bootstrap_ci([n - b for b, n in rates])
         result.ci95 = bootstrap_ci([n - b for b, n in means])
+    result.per_case = {i: (_passes(before[i]), _passes(after[i])) for i in scored}
     moves = [
         CaseRate(i, _passes(before[i]), _passes(after[i]), fisher_fell_p(*_passes(before[i]), *_passes(after[i])))
         for i in scored
@@ -328,6 +350,8 @@ def render_lines(result: RepeatComparison) -> list[str]:
         f"Repeated runs: BASE {result.base_repeats} runs of each case, NEW {result.new_repeats}; "
         f"{result.paired} cases in both (only in BASE: {result.only_in_base}, only in NEW: {result.only_in_new})",
         f"Pass rate over runs: {pair(result.base_rate, result.new_rate, result.rate_ci)}",
+        f"pass^K (every run passed): {pair(_share(result.per_case, 0, True), _share(result.per_case, 1, True), None)}; "
+        f"pass@K (some run passed): {pair(_share(result.per_case, 0, False), _share(result.per_case, 1, False), None)}",
         f"Mean score: {pair(result.base_mean, result.new_mean, result.ci95)}",
     ]
     how = f" ({result.adjusted_cases}-adjusted across cases)" if result.adjusted_cases else ""

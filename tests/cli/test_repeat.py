@@ -223,6 +223,10 @@ def test_compare_of_repeated_runs_gates_on_falls_beyond_each_cases_noise(flaky):
     )
     data = json.loads(invoke("compare", "base.jsonl", "new.jsonl", "-f", "json").stdout)
     assert data["repeated"] and [c["eval_id"] for c in data["fell_within_noise"]] == ["c2"]
+    assert data["pass_all"] == {"base": 1.0, "new": pytest.approx(4 / 6)}
+    assert data["pass_any"] == {"base": 1.0, "new": pytest.approx(5 / 6)}
+    assert data["per_case"]["c2"]["new"] == {"passed": 2, "runs": 3, "pass_all": False, "pass_any": True}
+    assert "pass^K (every run passed): 1.000 -> 0.667 (delta -0.333); pass@K (some run passed): 1.000 -> 0.833" in out
     # 4 wrong values of 18, each a FP and a FN
     assert data["fields"]["b"]["f1_delta"] == pytest.approx(2 * 14 / (2 * 14 + 4 + 4) - 1)
     tolerant = invoke("compare", "base.jsonl", "new.jsonl", "--significant-only", "-f", "json")
