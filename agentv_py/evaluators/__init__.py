@@ -11,14 +11,8 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from agentv_py.evaluators.base import EvalContext, Evaluator, error_result
 from agentv_py.models.checks import CheckConfig
-from agentv_py.models.evaluators import (
-    AnlsStarConfig,
-    CodeJudgeConfig,
-    CompositeConfig,
-    CoordinateDistanceConfig,
-    IouScoreConfig,
-)
-from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.evaluators import CodeJudgeConfig, CompositeConfig, CoordinateDistanceConfig, IouScoreConfig
+from agentv_py.models.fields import AnlsStarConfig, FieldAccuracyConfig
 from agentv_py.models.judges import LlmJudgeConfig, RubricConfig
 from agentv_py.models.trace_evaluators import (
     CostConfig,

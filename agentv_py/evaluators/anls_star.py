@@ -5,7 +5,7 @@ one does), lists are paired optimally, None matches only an empty answer."""
 from __future__ import annotations
 
 from agentv_py.evaluators.base import EvalContext, error_result, processed_result, skipped_result
-from agentv_py.models.evaluators import AnlsStarConfig
+from agentv_py.models.fields import AnlsStarConfig
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.anls import anls_star
 from agentv_py.scoring.answer import NOT_JSON

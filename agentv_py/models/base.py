@@ -116,3 +116,26 @@ def positive_timeout(value: float) -> float:
 
 
 Timeout = Annotated[float, AfterValidator(positive_timeout)]  # seconds, > 0 and finite
+
+
+def check_metadata(value: Any) -> Any:
+    """A case's `metadata:` (`EvalCase.metadata`): a mapping of text keys to one text, number,
+    true/false or null each (ValueError, in the user's words, otherwise)."""
+    if value is None:
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"metadata is a mapping of keys to values, e.g. {{doc_type: receipt}}, not {type(value).__name__}"
+        )
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise ValueError(f"metadata keys are texts, not {type(key).__name__} {key!r}")
+        if isinstance(item, (list, dict)):
+            kind = "a list" if isinstance(item, list) else "a mapping"
+            raise ValueError(
+                f"metadata value of '{key}' is {kind}: each is one text, number, true/false or null "
+                "(a slice of the dataset is one value)"
+            )
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"metadata value of '{key}' is not a finite number")
+    return value

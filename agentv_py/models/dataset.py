@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AliasChoices, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from agentv_py.models.base import StrictModel
+from agentv_py.models.base import StrictModel, check_metadata
 from agentv_py.models.conversation import Conversation
 from agentv_py.models.evaluators import CompositeConfig, EvaluatorConfig
 from agentv_py.models.fields import DateOrder, FieldAccuracyConfig, FieldSpec
@@ -124,27 +123,7 @@ class EvalCase(StrictModel):
     # metrics --by KEY` breaks every number down by it; each value one text, number, boolean or null
     metadata: dict[str, str | int | float | bool | None] | None = None
 
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _scalar_metadata(cls, value: Any) -> Any:
-        if value is None:
-            return value
-        if not isinstance(value, dict):
-            raise ValueError(
-                f"metadata is a mapping of keys to values, e.g. {{doc_type: receipt}}, not {type(value).__name__}"
-            )
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ValueError(f"metadata keys are texts, not {type(key).__name__} {key!r}")
-            if isinstance(item, (list, dict)):
-                kind = "a list" if isinstance(item, list) else "a mapping"
-                raise ValueError(
-                    f"metadata value of '{key}' is {kind}: each is one text, number, true/false or null "
-                    "(a slice of the dataset is one value)"
-                )
-            if isinstance(item, float) and not math.isfinite(item):
-                raise ValueError(f"metadata value of '{key}' is not a finite number")
-        return value
+    _scalar_metadata = field_validator("metadata", mode="before")(check_metadata)
 
     @model_validator(mode="before")
     @classmethod

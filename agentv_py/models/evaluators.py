@@ -18,7 +18,7 @@ from pydantic_core import PydanticCustomError
 from agentv_py.models.base import StrictModel, Timeout, suggest, tag_checker
 from agentv_py.models.checks import CheckConfig
 from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative, script_problem, unit_interval
-from agentv_py.models.fields import FieldAccuracyConfig
+from agentv_py.models.fields import AnlsStarConfig, FieldAccuracyConfig
 from agentv_py.models.judges import TEMPLATE_VARIABLE_RE, LlmJudgeConfig, RubricConfig, Templated, template_problem
 from agentv_py.models.tagged import Tagged
 from agentv_py.models.trace_evaluators import (
@@ -140,21 +140,6 @@ class IouScoreConfig(_GeometryBase):
     expected_format: Literal["xyxy", "xywh", "polygon"] | None = None
     threshold: float = 0.5
     polygon_mode: Literal["exact", "bbox"] = "exact"
-
-    @field_validator("threshold")
-    @classmethod
-    def _threshold(cls, value: float) -> float:
-        return unit_interval(value, "threshold")
-
-
-class AnlsStarConfig(EvaluatorBase):
-    """`anls_star`: ANLS* of the whole answer (or the value at `path`) against the ground truth
-    (Peer et al. 2024; `scoring.anls`): dicts, lists and None as the paper scores them."""
-
-    type: Literal["anls_star"]
-    path: str | None = None  # where the value sits in the answer; None: the whole answer
-    expected_path: str | None = None  # where it sits in the ground truth; default: `path`
-    threshold: float = 0.5  # ANLS's cut-off of each leaf
 
     @field_validator("threshold")
     @classmethod

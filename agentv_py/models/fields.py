@@ -291,3 +291,18 @@ def field_labels(specs: list[FieldSpec]) -> list[str]:
     if len(set(paths)) == len(paths):
         return paths
     return [f"{spec.path}:{spec.match}" if paths.count(spec.path) > 1 else spec.path for spec in specs]
+
+
+class AnlsStarConfig(EvaluatorBase):
+    """`anls_star`: ANLS* of the whole answer (or the value at `path`) against the ground truth
+    (Peer et al. 2024; `scoring.anls`): dicts, lists and None as the paper scores them."""
+
+    type: Literal["anls_star"]
+    path: str | None = None  # where the value sits in the answer; None: the whole answer
+    expected_path: str | None = None  # where it sits in the ground truth; default: `path`
+    threshold: float = 0.5  # ANLS's cut-off of each leaf
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold(cls, value: float) -> float:
+        return unit_interval(value, "threshold")

@@ -139,7 +139,7 @@ def aggregate(
     tally = RepeatTally()  # a repeated run's rows, per case (MixedRows when the file mixes them)
     clusters: dict[str, dict[int, list[int]]] = {}  # repeated: each case's counts over its rows
     single: int | None = None  # the first line of a row that is not of a repeated run
-    slices = report.slices = Slices(by, str(path), evaluator) if by is not None else None
+    slices = report.slices = Slices(by, evaluator, lambda: MetricsReport(str(path), evaluator)) if by else None
     for line, row in read_lean_rows(path, max_line):  # rows as `jsonl.read_rows` reads them, lighter
         if isinstance(row, str):
             report.skip(line, row)

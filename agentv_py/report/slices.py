@@ -6,14 +6,12 @@ case has no such key form the slice `(none)`."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from agentv_py.report.lean_rows import LeanRow, field_counts
 from agentv_py.report.lean_sums import keep_cells, keep_row, signature
 from agentv_py.scoring.metrics import Counts
-
-if TYPE_CHECKING:
-    from agentv_py.report.metrics import MetricsReport
 
 NONE = "(none)"
 
@@ -28,21 +26,20 @@ def slice_label(value: Any) -> str:
 class Slices:
     """The rows of a results file by the value of their case's metadata `key`."""
 
-    def __init__(self, key: str, path: str, evaluator: str | None) -> None:
+    def __init__(self, key: str, evaluator: str | None, new_report: Callable[[], Any]) -> None:
+        """`new_report()`: an empty `metrics.MetricsReport` for a slice first seen."""
         self.key = key
-        self._path, self._evaluator = path, evaluator
-        self.reports: dict[str, MetricsReport] = {}
+        self._evaluator, self._new_report = evaluator, new_report
+        self.reports: dict[str, Any] = {}
         self._positions: dict[str, dict[int, int]] = {}
         self._clusters: dict[str, dict[str, dict[int, list[int]]]] = {}
 
     def add(self, row: LeanRow, documents: bool) -> None:
-        from agentv_py.report.metrics import MetricsReport
-
         metadata = row.metadata if isinstance(row.metadata, dict) else {}
         label = slice_label(metadata[self.key]) if self.key in metadata else NONE
         report = self.reports.get(label)
         if report is None:
-            report = self.reports[label] = MetricsReport(self._path, self._evaluator)
+            report = self.reports[label] = self._new_report()
         report.rows += 1
         kept: dict[int, list[int]] = {}
         for key, counts in field_counts(row, []).items():
@@ -74,6 +71,6 @@ class Slices:
                 report.signatures[signature(cluster, positions, report.counts)] += 1
         self._clusters.clear()
 
-    def ordered(self) -> list[tuple[str, MetricsReport]]:
+    def ordered(self) -> list[tuple[str, Any]]:
         """The slices by name, `(none)` last."""
         return sorted(self.reports.items(), key=lambda item: (item[0] == NONE, item[0]))
