@@ -153,7 +153,8 @@ BAD = [
         "      - {name: fields, bogus: 1}\n",
         [
             "dataset.yaml:17: evalcases[1].extend_evaluators[0].bogus: unknown key 'bogus'. "
-            "Valid keys: name, weight, pass_threshold, negate, id, type, fields, aggregation"
+            "Valid keys: name, weight, pass_threshold, negate, id, type, fields, aggregation, extra_fields, "
+            "confidence"
         ],
     ),
 ]

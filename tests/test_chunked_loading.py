@@ -53,7 +53,7 @@ def test_problems_in_later_chunks_are_located_in_the_file(ws, chunks_of_two):
         f"dataset.yaml:{line + 1}: evalcases[4].bogus: unknown key 'bogus'. Valid keys: id, conversation_id, "
         "expected_outcome, outcome, criteria, input_messages, input, expected_messages, expected_output, "
         "evaluators, extend_evaluators, execution, rubrics, skip, xfail, description, note, reference_answer, "
-        "conversation",
+        "conversation, metadata",
     ]
 
 
