@@ -128,7 +128,13 @@ class _Star:
     """One comparison of a ground truth tree with an answer tree, at `threshold`."""
 
     def __init__(self, threshold: float) -> None:
+        """Each pair is scored, measured and (lists) paired once per comparison: the reference
+        computes them again at every level (a list's length pairs its items anew), quadratic in
+        the nesting; kept by the pair's identity, the values live as long as the comparison."""
         self.threshold = threshold
+        self._scored: dict[tuple[int, int], _Scored] = {}
+        self._lengths: dict[tuple[int, int], int] = {}
+        self._paired: dict[tuple[int, int], tuple[list[tuple[int, int]], list[list[_Scored]]]] = {}
 
     def score(self, expected: Any, answer: Any) -> float:
         scored = self.scored(expected, answer)
@@ -137,6 +143,13 @@ class _Star:
 
     def length(self, expected: Any, answer: Any) -> int:
         """How many leaves the pair compares (the reference's `pairwise_len`)."""
+        key = (id(expected), id(answer))
+        found = self._lengths.get(key)
+        if found is None:
+            found = self._lengths[key] = self._length(expected, answer)
+        return found
+
+    def _length(self, expected: Any, answer: Any) -> int:
         if isinstance(expected, _Options):
             return self._best_option(expected, answer)[1]
         if isinstance(expected, list) and isinstance(answer, list):
@@ -151,6 +164,13 @@ class _Star:
         return max(_size(expected), _size(answer))
 
     def scored(self, expected: Any, answer: Any) -> _Scored:
+        key = (id(expected), id(answer))
+        found = self._scored.get(key)
+        if found is None:
+            found = self._scored[key] = self._score(expected, answer)
+        return found
+
+    def _score(self, expected: Any, answer: Any) -> _Scored:
         if isinstance(expected, _Options):
             return self._best_option(expected, answer)[0]
         if isinstance(expected, list):
@@ -177,6 +197,13 @@ class _Star:
     def _pairs(self, expected: list[Any], answer: list[Any]) -> tuple[list[tuple[int, int]], list[list[_Scored]]]:
         """The optimal pairing of the items (the highest total average similarity, an exact match
         favoured in a tie), and every pair's scores."""
+        key = (id(expected), id(answer))
+        found = self._paired.get(key)
+        if found is None:
+            found = self._paired[key] = self._pair(expected, answer)
+        return found
+
+    def _pair(self, expected: list[Any], answer: list[Any]) -> tuple[list[tuple[int, int]], list[list[_Scored]]]:
         if not expected or not answer:
             return [], []
         grid: list[list[_Scored]] = []
