@@ -78,9 +78,11 @@ def make_plans(
                 "(without --against)"
             )
         return _from_repeats(results, repeated, delta, alpha, power, fields, seed)
-    second = _read(against)[0] if against is not None else None
-    if against is not None and _read(against)[1]:
-        raise PlanError(f"{against} is a repeated run: plan from it alone (without --against)")
+    second = None
+    if against is not None:
+        second, other_repeated = _read(against)
+        if other_repeated:
+            raise PlanError(f"{against} is a repeated run: plan from it alone (without --against)")
     ids = sorted(first.scores if second is None else first.scores.keys() & second.scores.keys())
     if len(ids) < 2:
         where = "in both files" if second is not None else f"in {results}"
@@ -94,15 +96,7 @@ def make_plans(
     plans = [plan("mean score", sd, measured, n, delta, alpha, power)]
     keys = {key for i in ids for key in first.counts[i]}
     labels = field_labels(keys)
-    wanted = set(fields) if fields else None
-    if wanted is not None and (unknown := sorted(wanted - set(labels.values()))):
-        known = ", ".join(sorted(labels.values())) or "none"
-        raise PlanError(f"no field named {', '.join(unknown)} in {results} (its fields: {known})")
-    import numpy as np
-
-    for key in sorted(keys, key=lambda k: labels[k]):
-        if wanted is not None and labels[key] not in wanted:
-            continue
+    for key in _planned(keys, labels, fields, results):
         groups: Counter[tuple[int, ...]] = Counter()
         for i in ids:
             before = first.counts[i].get(key) or Counts()
@@ -111,11 +105,7 @@ def make_plans(
                 after = second.counts[i].get(key) or Counts()
                 row += (after.tp, after.fp, after.fn)
             groups[row] += 1
-        ordered = sorted(groups)
-        vectors = np.array(ordered, dtype=np.float64)
-        weights = np.array([groups[k] for k in ordered], dtype=np.int64)
-        statistic = _f1 if second is None else _f1_delta
-        [spread] = bootstrap_sd(vectors, weights, statistic, seed)
+        spread, _ = _spread(groups, _f1 if second is None else _f1_delta, seed)
         if spread is None:
             continue  # F1 undefined: nothing to plan for
         per_document = spread * math.sqrt(n) * (math.sqrt(2) if second is None else 1.0)
@@ -142,15 +132,7 @@ def _from_repeats(
     plans = [plan("mean score", math.sqrt(2 * within), measured, len(ids), delta, alpha, power)]
     keys = {key for i in ids for _, counts in repeated[i] for key in counts}
     labels = field_labels(keys)
-    wanted = set(fields) if fields else None
-    if wanted is not None and (unknown := sorted(wanted - set(labels.values()))):
-        known = ", ".join(sorted(labels.values())) or "none"
-        raise PlanError(f"no field named {', '.join(unknown)} in {results} (its fields: {known})")
-    import numpy as np
-
-    for key in sorted(keys, key=lambda k: labels[k]):
-        if wanted is not None and labels[key] not in wanted:
-            continue
+    for key in _planned(keys, labels, fields, results):
         groups: Counter[tuple[int, ...]] = Counter()  # every ordered pair of a case's runs: one paired difference
         for i in ids:
             cells = [(c.tp, c.fp, c.fn) for c in ((counts.get(key) or Counts()) for _, counts in repeated[i])]
@@ -158,15 +140,35 @@ def _from_repeats(
                 for b, after in enumerate(cells):
                     if a != b:
                         groups[(*before, *after)] += 1
-        ordered = sorted(groups)
-        vectors = np.array(ordered, dtype=np.float64)
-        weights = np.array([groups[g] for g in ordered], dtype=np.int64)
-        [spread] = bootstrap_sd(vectors, weights, _f1_delta, seed)
+        spread, units = _spread(groups, _f1_delta, seed)
         if spread is None:
             continue
-        per_document = spread * math.sqrt(int(weights.sum()))
+        per_document = spread * math.sqrt(units)
         plans.append(plan(f"F1 {labels[key]}", per_document, measured, len(ids), delta, alpha, power))
     return plans
+
+
+def _planned(
+    keys: set[FieldKey], labels: dict[FieldKey, str], fields: list[str] | None, results: Path
+) -> list[FieldKey]:
+    """The fields to plan for, by name (every one without `fields`; PlanError for a name the run lacks)."""
+    wanted = set(fields) if fields else None
+    if wanted is not None and (unknown := sorted(wanted - set(labels.values()))):
+        known = ", ".join(sorted(labels.values())) or "none"
+        raise PlanError(f"no field named {', '.join(unknown)} in {results} (its fields: {known})")
+    return [key for key in sorted(keys, key=lambda k: labels[k]) if wanted is None or labels[key] in wanted]
+
+
+def _spread(groups: Counter[tuple[int, ...]], statistic: Any, seed: int) -> tuple[float | None, int]:
+    """The bootstrap standard deviation of `statistic` over documents given as distinct count
+    vectors and how many have each, and how many documents there are."""
+    import numpy as np
+
+    ordered = sorted(groups)
+    vectors = np.array(ordered, dtype=np.float64)
+    weights = np.array([groups[k] for k in ordered], dtype=np.int64)
+    [spread] = bootstrap_sd(vectors, weights, statistic, seed)
+    return spread, int(weights.sum())
 
 
 def _f1(sums: Any) -> Any:
