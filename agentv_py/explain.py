@@ -150,6 +150,7 @@ MATCHER_OPTIONS = {
     "anls": ("threshold",),
     "cer": ("threshold", "case_sensitive"),
     "wer": ("threshold", "case_sensitive"),
+    "table": ("metric", "threshold"),
     "numeric_tolerance": ("tolerance", "relative"),
     "date": ("formats",),
     "items": ("key", "threshold", "algorithm"),

@@ -140,7 +140,7 @@ BAD = [
         "      - {name: fields, fields: [{path: po, match: fuzy}]}\n",
         [
             "dataset.yaml:17: evalcases[1].extend_evaluators[0].fields[0].match: Invalid match type: fuzy. "
-            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count, anls, cer, wer"
+            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count, anls, cer, wer, table"
         ],
     ),
     (

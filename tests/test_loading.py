@@ -54,7 +54,7 @@ INVALID = [
         "        - {path: total, match: invalid_type}\nevalcases:\n  - id: c1\n",
         [
             "dataset.yaml:6: execution.evaluators[0].fields[1].match: Invalid match type: invalid_type. "
-            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count, anls, cer, wer"
+            "Valid types: exact, fuzzy, numeric_tolerance, date, items, set, any, count, anls, cer, wer, table"
         ],
     ),
     (

@@ -14,11 +14,11 @@ from pydantic import (
 from agentv_py.models.base import StrictModel, one_of
 from agentv_py.models.evaluator_base import EvaluatorBase, finite_non_negative, unit_interval
 
-MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count", "anls", "cer", "wer"]
 MATCH_TYPES: tuple[str, ...] = (
     *("exact", "fuzzy", "numeric_tolerance", "date", "items", "set", "any", "count"),
-    *("anls", "cer", "wer"),
+    *("anls", "cer", "wer", "table"),
 )
+TABLE_METRICS: tuple[str, ...] = ("teds", "teds_struct", "grits_top", "grits_con", "grits_loc")  # `match: table`
 VALUE_MATCHES: tuple[str, ...] = ("exact", "fuzzy", "numeric_tolerance", "date", "anls", "cer", "wer")  # `of` lists
 FUZZY_ALGORITHMS: tuple[str, ...] = ("levenshtein", "jaro_winkler")
 ITEM_ALGORITHMS: tuple[str, ...] = ("optimal", "greedy")  # `match: items` alignment (SPEC §5 line items)
@@ -46,6 +46,7 @@ _OPTIONS_BY_MATCH: dict[str, tuple[str, ...]] = {
     "anls": ("threshold",),
     "cer": ("threshold", "case_sensitive"),
     "wer": ("threshold", "case_sensitive"),
+    "table": ("metric", "threshold"),
 }
 
 
@@ -70,6 +71,7 @@ class FieldSpec(StrictModel):
     of: list[FieldSpec] | None = None  # `match: any` / `set`: the value matchers tried, in order
     min: int | None = Field(None, ge=0)  # `match: count`: bounds on the answer's list length
     max: int | None = Field(None, ge=0)
+    metric: str | None = None  # `match: table`: teds (default), teds_struct, grits_top, grits_con, grits_loc
 
     @field_validator("match")
     @classmethod
@@ -108,6 +110,11 @@ class FieldSpec(StrictModel):
         if info.data.get("match") == "items":
             return one_of(value, ITEM_ALGORITHMS, "algorithm", "algorithms")
         return one_of(value, FUZZY_ALGORITHMS, "algorithm", "algorithms")
+
+    @field_validator("metric")
+    @classmethod
+    def _table_metric(cls, value: str | None) -> str | None:
+        return None if value is None else one_of(value, TABLE_METRICS, "metric", "metrics")
 
     @field_validator("key")
     @classmethod
@@ -234,6 +241,8 @@ class FieldSpec(StrictModel):
             data = {"threshold": 0.5, **data}
         if match in ("cer", "wer"):  # 1 - rate: a hit at 10% errors or fewer; case counts (OCR)
             data = {"threshold": 0.9, "case_sensitive": True, **data}
+        if match == "table":  # scoring/tables.py: TEDS unless said otherwise, a hit at 0.9
+            data = {"threshold": 0.9, "metric": "teds", **data}
         return data
 
     @property

@@ -36,6 +36,7 @@ from agentv_py.scoring.match import (
     shown,
 )
 from agentv_py.scoring.paths import is_empty, resolve
+from agentv_py.scoring.tables import match_table
 
 PAIRED_EXACTLY = 40_000  # `set`: above this many (expected x answer) cells, values pair greedily
 DEFAULT_OF = (FieldSpec.model_construct(path="", match="exact"),)
@@ -50,6 +51,9 @@ def match_value(spec: FieldSpec, candidate: Any, expected: Any) -> MatchResult:
         return _typed(match_fuzzy(candidate, expected, spec.threshold, spec.algorithm, spec.case_sensitive), expected)
     if spec.match in ("cer", "wer"):
         return _typed(match_error_rate(spec.match, candidate, expected, spec.threshold, spec.case_sensitive), expected)
+    if spec.match == "table":
+        result = match_table(candidate, expected, spec.metric or "teds", spec.threshold)
+        return _typed(result, expected, ("string", "array"))
     if spec.match == "anls":
         return _typed(match_anls(candidate, expected, spec.threshold), expected, ("string", "number", "array"))
     if spec.match == "date":
