@@ -138,6 +138,9 @@ def metrics(
         sys.stdout.write(render_csv(report))
     else:
         render_table(stdout_console(), report)
+        from agentv_py.report.detection import render as render_detection
+
+        render_detection(stdout_console(), report.detection)
         if report.repeats is not None:
             from agentv_py.report.repeats import render_flips
 
@@ -145,6 +148,7 @@ def metrics(
         for _, part in slices:
             if part.counts:
                 render_table(stdout_console(), part)
+                render_detection(stdout_console(), part.detection)
             else:
                 print(f"{visible(part.path)}: no per-field counts in its {part.rows} rows")
         if calibrated is not None:

@@ -16,11 +16,14 @@ from agentv_py.models.field_results import DetectionDetails, GeometryPair, to_de
 from agentv_py.models.results import EvaluatorResult
 from agentv_py.scoring.answer import NOT_JSON, parse_failure
 from agentv_py.scoring.geometry import (
+    Labelled,
     Shape,
+    as_bbox,
     distance,
     distance_matrix,
     is_single,
     pair_indices,
+    parse_labelled,
     parse_point,
     parse_shape,
 )
@@ -97,8 +100,43 @@ def _none_found(config: Config, expected: Any) -> dict[str, Any] | None:
     metrics` (`scoring.metrics.iou_counts`)."""
     if not isinstance(config, IouScoreConfig):
         return None
+    if config.label_key is not None:  # every true box missed, its class counted for COCO AP
+        labels = [
+            box.label
+            for box, _ in map(expected_labelled(config), expected if isinstance(expected, list) else [expected])
+            if box
+        ]
+        return counted(Counts(fn=len(labels)), threshold=config.threshold, ap=ap_record(labels, [], [], None))
     wanted = 1 if is_single(expected, config.expected_format or config.format) else len(expected)
     return counted(Counts(fn=wanted), threshold=config.threshold)
+
+
+def expected_labelled(config: IouScoreConfig) -> Callable[[Any], tuple[Labelled | None, str | None]]:
+    """The parser of the ground truth's labelled boxes (no score read)."""
+    fmt, key = config.expected_format or config.format, config.label_key or ""
+    return lambda value: _bboxed(config, parse_labelled(value, fmt, config.shape_key, key))
+
+
+def answer_labelled(config: IouScoreConfig) -> Callable[[Any], tuple[Labelled | None, str | None]]:
+    """The parser of the answer's labelled boxes (their score read at `score_key`, when given)."""
+    key = config.label_key or ""
+    return lambda value: _bboxed(config, parse_labelled(value, config.format, config.shape_key, key, config.score_key))
+
+
+def _bboxed(config: IouScoreConfig, parsed: tuple[Labelled | None, str | None]) -> tuple[Labelled | None, str | None]:
+    box, problem = parsed
+    if box is not None and config.polygon_mode == "bbox":
+        return Labelled(as_bbox(box.shape), box.label, box.score), None
+    return box, problem
+
+
+def ap_record(truths: Sequence[str], labels: Sequence[str], scores: Sequence[float], ious: Any) -> dict[str, Any]:
+    """`details.ap`: the image's true boxes per class and its detections' COCO match bits
+    (`scoring.coco.match_image`), for `agentv metrics`' AP."""
+    from agentv_py.scoring.coco import match_image
+
+    counts, detections = match_image(truths, labels, scores, ious)
+    return {"truths": counts, "detections": [list(detection) for detection in detections]}
 
 
 def shape_noun(fmt: str) -> str:
@@ -108,14 +146,17 @@ def shape_noun(fmt: str) -> str:
 def _truth_problems(config: Config, expected: Any) -> list[tuple[str, str]]:
     """(`[index]` or "", reason) for each invalid expected shape or point, judged alone and the
     same way whether the ground truth holds one shape or a list of them."""
-    if isinstance(config, IouScoreConfig):
+    parse: Callable[[Any], tuple[Any, str | None]]
+    if isinstance(config, IouScoreConfig) and config.label_key is not None:
+        noun, parse, single = "labelled box", expected_labelled(config), not isinstance(expected, list)
+    elif isinstance(config, IouScoreConfig):
         fmt = config.expected_format or config.format
         noun = shape_noun(fmt)
 
-        def parse(value: Any) -> tuple[Any, str | None]:
+        def parse_one(value: Any) -> tuple[Any, str | None]:
             return parse_shape(value, fmt)
 
-        single = is_single(expected, fmt)
+        parse, single = parse_one, is_single(expected, fmt)
     else:
         noun, parse, single = "point", parse_point, _is_point(expected) or not isinstance(expected, list)
     items = [("", expected)] if single else [(f"[{i}]", value) for i, value in enumerate(expected)]

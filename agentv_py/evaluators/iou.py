@@ -8,9 +8,12 @@ from typing import Any
 
 from agentv_py.evaluators.base import EvalContext
 from agentv_py.evaluators.geometry import (
+    answer_labelled,
+    ap_record,
     counted,
     drawn_shape,
     drawn_sides,
+    expected_labelled,
     pair_items,
     pick_values,
     scored,
@@ -43,6 +46,8 @@ def evaluate_iou(config: IouScoreConfig, context: EvalContext) -> EvaluatorResul
     if early is not None:
         return early
     cand_fmt, exp_fmt = config.format, config.expected_format or config.format
+    if config.label_key is not None:
+        return _labelled_lists(config, expected, candidate)
     if is_single(expected, exp_fmt) and is_single(candidate, cand_fmt):
         want, _ = parse_shape(expected, exp_fmt)
         assert want is not None  # the ground truth was checked by pick_values
@@ -92,6 +97,55 @@ def _iou_lists(
     exp_ok = valid_items(wanted, parse(exp_fmt), "expected", "box", misses)
     cand_ok = valid_items(found, parse(cand_fmt), config.label, "box", misses)
     matrix = iou_matrix([s for _, s in exp_ok], [s for _, s in cand_ok])
+    drawn = drawn_sides(
+        wanted,
+        found,
+        lambda value: drawn_shape(parse(exp_fmt)(value)[0]),
+        lambda value: drawn_shape(parse(cand_fmt)(value)[0]),
+    )
+    return _scored_lists(config, len(wanted), len(found), exp_ok, cand_ok, matrix, misses, drawn)
+
+
+def _labelled_lists(config: IouScoreConfig, expected: Any, candidate: Any) -> EvaluatorResult:
+    """Labelled boxes: a pair only within a class (so a box of the wrong class is a miss and a
+    spurious box), and the image's COCO record (`details.ap`) for `agentv metrics`."""
+    wanted = list(expected) if isinstance(expected, list) else [expected]
+    found = list(candidate) if isinstance(candidate, list) else [candidate]
+    misses: list[str] = []
+    exp_ok = valid_items(wanted, expected_labelled(config), "expected", "labelled box", misses)
+    cand_ok = valid_items(found, answer_labelled(config), config.label, "labelled box", misses)
+    ious = iou_matrix([box.shape for _, box in exp_ok], [box.shape for _, box in cand_ok])
+    same = [[want.label == got.label for _, got in cand_ok] for _, want in exp_ok]
+    paired = ious * _mask(same).reshape(ious.shape)
+    record = ap_record(
+        [box.label for _, box in exp_ok], [box.label for _, box in cand_ok], [box.score for _, box in cand_ok], ious.T
+    )
+    drawn = drawn_sides(
+        wanted,
+        found,
+        lambda value: drawn_shape(box.shape if (box := expected_labelled(config)(value)[0]) else None),
+        lambda value: drawn_shape(box.shape if (box := answer_labelled(config)(value)[0]) else None),
+    )
+    return _scored_lists(config, len(wanted), len(found), exp_ok, cand_ok, paired, misses, drawn, ap=record)
+
+
+def _mask(same: list[list[bool]]) -> Any:
+    import numpy as np
+
+    return np.array(same, dtype=float)
+
+
+def _scored_lists(
+    config: IouScoreConfig,
+    n_wanted: int,
+    n_found: int,
+    exp_ok: list[tuple[int, Any]],
+    cand_ok: list[tuple[int, Any]],
+    matrix: Any,
+    misses: list[str],
+    drawn: dict[str, Any],
+    ap: dict[str, Any] | None = None,
+) -> EvaluatorResult:
     # With optimal matching a zero-overlap "pair" means nothing: a missed and a spurious box.
     pairs = pair_items(config.matching, exp_ok, cand_ok, matrix, maximize=True, keep=lambda v: v > 0)
     hits = []
@@ -106,24 +160,21 @@ def _iou_lists(
         else:
             misses.append(line + f" < {config.threshold:.2f})")
     misses += unpaired(pairs, exp_ok, cand_ok, config.label, "no box found", "spurious box")
-    counts = Counts(tp=tp, fp=len(found) - tp, fn=len(wanted) - tp)
-    longest = max(len(wanted), len(found))
+    counts = Counts(tp=tp, fp=n_found - tp, fn=n_wanted - tp)
+    longest = max(n_wanted, n_found)
     score = sum(v for _, _, v in pairs) / longest if longest else 1.0
+    notes = {"ap": ap} if ap is not None else {}
     details = counted(
         counts,
         pairs=[GeometryPair(expected=i, candidate=j, iou=round(v, 6)) for i, j, v in pairs],
         mean_iou_matched=sum(matched_ious) / len(matched_ious) if matched_ious else None,
         threshold=config.threshold,
         matching=config.matching,
-        drawn=drawn_sides(
-            wanted,
-            found,
-            lambda value: drawn_shape(parse(exp_fmt)(value)[0]),
-            lambda value: drawn_shape(parse(cand_fmt)(value)[0]),
-        ),
+        drawn=drawn,
+        **notes,
     )
     reasoning = (
-        f"{tp}/{len(wanted)} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
+        f"{tp}/{n_wanted} expected boxes found at IoU >= {config.threshold:g}, {counts.fp} spurious"
         if longest
         else "no boxes expected and none found"
     )

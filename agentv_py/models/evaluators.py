@@ -19,6 +19,8 @@ from agentv_py.models.base import StrictModel, Timeout, suggest, tag_checker
 from agentv_py.models.checks import CheckConfig
 from agentv_py.models.evaluator_base import EvaluatorBase, Script, finite_non_negative, script_problem, unit_interval
 from agentv_py.models.fields import AnlsStarConfig, FieldAccuracyConfig
+from agentv_py.models.geometry import CoordinateDistanceConfig as CoordinateDistanceConfig  # re-exported
+from agentv_py.models.geometry import IouScoreConfig as IouScoreConfig  # re-exported
 from agentv_py.models.judges import TEMPLATE_VARIABLE_RE, LlmJudgeConfig, RubricConfig, Templated, template_problem
 from agentv_py.models.tagged import Tagged
 from agentv_py.models.trace_evaluators import (
@@ -120,44 +122,6 @@ class CodeJudgeConfig(EvaluatorBase):
     def config(self) -> dict[str, Any] | None:
         """The pass-through keys, verbatim (None when there are none)."""
         return dict(self.model_extra) if self.model_extra else None
-
-
-class _GeometryBase(EvaluatorBase):
-    path: str | None = None  # where the shape(s) sit in the answer; None: the whole answer
-    expected_path: str | None = None  # where they sit in the ground truth; default: `path`
-    matching: Literal["optimal", "index"] = "optimal"
-
-    @property
-    def label(self) -> str:
-        return self.path or "answer"
-
-
-class IouScoreConfig(_GeometryBase):
-    """`iou_score`: intersection over union of boxes or polygons, one or a list."""
-
-    type: Literal["iou_score"]
-    format: Literal["xyxy", "xywh", "polygon"] = "xyxy"
-    expected_format: Literal["xyxy", "xywh", "polygon"] | None = None
-    threshold: float = 0.5
-    polygon_mode: Literal["exact", "bbox"] = "exact"
-
-    @field_validator("threshold")
-    @classmethod
-    def _threshold(cls, value: float) -> float:
-        return unit_interval(value, "threshold")
-
-
-class CoordinateDistanceConfig(_GeometryBase):
-    """`coordinate_distance`: points within a distance of their expected position."""
-
-    type: Literal["coordinate_distance"]
-    metric: Literal["euclidean", "manhattan", "cosine"] = "euclidean"
-    threshold: float
-
-    @field_validator("threshold")
-    @classmethod
-    def _threshold(cls, value: float) -> float:
-        return finite_non_negative(value, "threshold")
 
 
 AGGREGATOR_TYPES: tuple[str, ...] = ("weighted_average", "code_judge", "llm_judge", "threshold")

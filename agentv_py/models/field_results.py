@@ -162,6 +162,8 @@ class DetectionDetails(_Outcome):
     metric: str | None = None
     matching: str | None = None
     drawn: dict[str, Any] | None = None  # the shapes or points the HTML report draws
+    # labelled iou_score: {"truths": {class: n}, "detections": [[class, score, matched bits]]} (scoring/coco.py)
+    ap: dict[str, Any] | None = None
 
 
 def to_details(outcome: BaseModel) -> dict[str, Any]:
@@ -201,8 +203,9 @@ def read_field(entry: Any) -> FieldOutcome | None:
 
 
 def read_detection(details: Mapping[str, Any]) -> DetectionDetails | None:
-    """The details of an `iou_score` or `coordinate_distance` result; None when they do not fit."""
+    """The details of an `iou_score` or `coordinate_distance` result; None when they do not fit
+    (the AP record is read on its own, `report.detection`: a bad one does not lose the counts)."""
     try:
-        return DetectionDetails.model_validate(details)
+        return DetectionDetails.model_validate({key: value for key, value in details.items() if key != "ap"})
     except (ValidationError, RecursionError):
         return None

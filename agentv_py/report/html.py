@@ -21,7 +21,6 @@ import hashlib
 import html
 import itertools
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,9 @@ from typing import Any
 
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
+from agentv_py.report.detection import DetectionTally, table_rows
 from agentv_py.report.jsonl import not_results, read_rows
+from agentv_py.report.lean_rows import LeanRow
 from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
 from agentv_py.report.page_header import page_header
 from agentv_py.report.page_repeats import PageRepeats, page_section
@@ -73,6 +74,7 @@ class _Build:
     skipped_count: int = 0
     marked: dict[str, tuple[str, str]] = field(default_factory=dict)  # xfail cases: id -> (XFAIL | XPASS, reason)
     repeats: PageRepeats = field(default_factory=PageRepeats)  # a repeated run's runs (report/page_repeats.py)
+    detection: DetectionTally = field(default_factory=DetectionTally)  # labelled iou_score: COCO AP
 
     def add(self, line: int, row: ResultRow) -> None:
         parts = case_parts(row, self.interned)
@@ -82,6 +84,7 @@ class _Build:
             raise ReportError(f"{exc} ({MIXED_HINT})") from None
         self.cases.put(row.run_label, parts.entry, parts.details, parts.totals, parts.geometry)
         self.targets.add(row.target)
+        self.detection.add(LeanRow.of_model(row))
         outcome = row.expected_outcome
         if outcome is not None and (row.eval_id in self.marked or len(self.marked) < MARKED_LISTED):
             self.marked[row.eval_id] = (outcome.upper(), row.xfail or "")
@@ -269,7 +272,9 @@ def _build_report(
 
     labels = field_labels(totals.counts)
     per_field: dict[str, Counts] = {labels[key]: counts for key, counts in totals.counts.items()}
-    field_intervals = _field_intervals(totals)
+    from agentv_py.report.metric_intervals import shown_field_intervals
+
+    field_intervals = shown_field_intervals(totals.counts, totals.signatures)
     taxonomy_labels = field_labels(totals.counts.keys() | totals.taxonomy.keys())  # named as in the field table
     taxonomy = sorted(
         ((taxonomy_labels[key], kinds) for key, kinds in totals.taxonomy.items() if sum(kinds.values())),
@@ -309,6 +314,7 @@ def _build_report(
         taxonomy=taxonomy,
         categories=[(name, LABELS[name]) for name in CATEGORIES],
         evaluator_means=totals.evaluator_means(),
+        detection=[cells for name, ap in build.detection.results().items() for cells in table_rows(name, ap)],
         field_intervals=field_intervals,
         skipped=build.skipped,
         skipped_count=build.skipped_count,
@@ -379,22 +385,3 @@ def _write_atomic(path: Path, parts: Iterable[bytes]) -> int:
             os.unlink(temporary)
         raise
     return written
-
-
-def _field_intervals(totals: Totals) -> dict[str, dict[str, str]]:
-    """Each field's precision, recall and F1 as `0.80 [0.62, 0.93]` (report/metric_intervals.py)."""
-    from agentv_py.report.metric_intervals import metric_intervals
-    from agentv_py.report.metrics import MetricsReport
-
-    if not totals.signatures:
-        return {}
-    report = MetricsReport("", counts=totals.counts, signatures=Counter(totals.signatures))
-    found = metric_intervals(report)
-    shown: dict[str, dict[str, str]] = {}
-    for name, counts in report.per_field.items():
-        rates = found.fields.get(name, {})
-        shown[name] = {}
-        for rate, value in (("precision", counts.precision), ("recall", counts.recall), ("f1", counts.f1)):
-            interval = rates.get(rate)
-            shown[name][rate] = "-" if value is None else interval.shown(value) if interval else f"{value:.3f}"
-    return shown

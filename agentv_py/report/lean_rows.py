@@ -34,6 +34,7 @@ from agentv_py.scoring.metrics import (
     iou_counts,
     row_field_counts,
     walk_fields,
+    walk_results,
 )
 
 _NONE = type(None)
@@ -303,6 +304,14 @@ def _walk(results: list[Any], fit: bool) -> Iterator[tuple[str, str, dict[str, A
         nested = details.get("evaluator_results")
         if isinstance(nested, list):
             yield from _walk(nested, False)
+
+
+def walk_row(row: LeanRow) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(name, type, details) of every evaluator result of the row, nested ones included."""
+    if row.model is not None:
+        yield from walk_results(row.model.evaluator_results)
+    else:
+        yield from _walk(row.results, True)
 
 
 def field_counts(row: LeanRow, problems: list[str] | None = None) -> dict[FieldKey, Counts]:

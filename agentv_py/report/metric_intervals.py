@@ -6,6 +6,8 @@ every document adds at most one to the denominator (a scalar field), the documen
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,3 +93,19 @@ def _spread(rates: dict[str, Interval | None], counts: Counts, level: float) -> 
         if interval is not None and interval.method == "bootstrap" and interval.high - interval.low < 1e-12:
             out[rate] = wilson(*shares[rate], level)
     return out
+
+
+def shown_field_intervals(counts: dict[Any, Counts], signatures: Mapping[bytes, int]) -> dict[str, dict[str, str]]:
+    """Each field's precision, recall and F1 as `0.80 [0.62, 0.93]`, for the HTML report."""
+    if not signatures:
+        return {}
+    report = MetricsReport("", counts=counts, signatures=Counter(signatures))
+    found = metric_intervals(report)
+    shown: dict[str, dict[str, str]] = {}
+    for name, summed in report.per_field.items():
+        rates = found.fields.get(name, {})
+        shown[name] = {}
+        for rate, value in (("precision", summed.precision), ("recall", summed.recall), ("f1", summed.f1)):
+            interval = rates.get(rate)
+            shown[name][rate] = "-" if value is None else interval.shown(value) if interval else f"{value:.3f}"
+    return shown

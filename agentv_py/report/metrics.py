@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentv_py.report.calibration import Calibration
+from agentv_py.report.detection import DetectionTally
 from agentv_py.report.lean_kinds import row_kinds
 from agentv_py.report.lean_rows import field_counts, read_lean_rows
 from agentv_py.report.lean_sums import Sums, keep_cells, keep_row, signature
@@ -59,6 +60,7 @@ class MetricsReport:
     tally: RepeatTally = field(default_factory=RepeatTally)  # the rows of a repeated run, per case
     repeats: RepeatReport | None = None  # what those show (`RepeatTally.report`), when computed
     slices: Any = None  # with `--by KEY`: `slices.Slices`, a report per value of the key
+    detection: DetectionTally = field(default_factory=DetectionTally)  # labelled iou_score: COCO AP
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -108,6 +110,7 @@ class MetricsReport:
             "taxonomy": self.taxonomy,
             **({"intervals": self.intervals.to_json()} if self.intervals is not None else {}),
             **({"repeats": self.repeats.to_json()} if self.repeats is not None else {}),
+            **({"detection": self.detection.to_json()} if self.detection.images else {}),
             **(
                 {"by": self.slices.key, "slices": {label: r.to_json() for label, r in self.slices.ordered()}}
                 if self.slices is not None
@@ -185,6 +188,7 @@ def aggregate(
             add_taxonomy(
                 report.kinds, kinds if evaluator is None else {k: v for k, v in kinds.items() if k[0] == evaluator}
             )
+        problems += report.detection.add(row, evaluator)
         for problem in problems:
             if evaluator is None or problem.startswith(f"{evaluator}: "):
                 report.skip(line, f"{row.eval_id}: {problem}")

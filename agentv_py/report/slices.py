@@ -41,6 +41,7 @@ class Slices:
         if report is None:
             report = self.reports[label] = self._new_report()
         report.rows += 1
+        report.detection.add(row, self._evaluator)
         kept: dict[int, list[int]] = {}
         for key, counts in field_counts(row, []).items():
             if self._evaluator is not None and key[0] != self._evaluator:

@@ -114,6 +114,46 @@ def parse_shape(value: Any, fmt: str) -> tuple[Shape | None, str | None]:
     return Shape((a, b, c, d)), None
 
 
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """A labelled box (`iou_score` with `label_key`): its shape, class and detector score."""
+
+    shape: Shape
+    label: str
+    score: float = 1.0
+
+
+def parse_labelled(
+    value: Any, fmt: str, shape_key: str, label_key: str, score_key: str | None = None
+) -> tuple[Labelled | None, str | None]:
+    """(labelled box, None) or (None, reason) for one object holding a shape at `shape_key`, a
+    class (a text or a whole number) at `label_key` and, with `score_key`, a finite score there."""
+    if not isinstance(value, dict):
+        return None, f"a labelled box is an object with '{shape_key}' and '{label_key}', got {_kind(value)}"
+    if shape_key not in value:
+        return None, f"no '{shape_key}'"
+    shape, problem = parse_shape(value[shape_key], fmt)
+    if shape is None:
+        return None, problem
+    label = value.get(label_key)
+    if label_key not in value or label is None:
+        return None, f"no class: '{label_key}' is missing"
+    if isinstance(label, bool) or not isinstance(label, (str, int)):
+        return None, f"the class at '{label_key}' is {_kind(label)}, not a text or a whole number"
+    score = 1.0
+    if score_key is not None:
+        raw = value.get(score_key)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+            what = "missing" if score_key not in value else f"{show(raw)}, not a finite number"
+            return None, f"the score at '{score_key}' is {what}"
+        score = float(raw)
+    return Labelled(shape, str(label), score), None
+
+
+def _kind(value: Any) -> str:
+    return "a list" if isinstance(value, (list, tuple)) else "null" if value is None else f"a {type(value).__name__}"
+
+
 def _polygon_problem(shape: Shape) -> str | None:
     try:
         from shapely.geometry import Polygon
