@@ -438,3 +438,27 @@ def test_a_csv_case_file_is_main_branch_syntax(tmp_path: Path, monkeypatch: pyte
         "dataset.eval.yaml:1: tests: case file 'cases.csv': .csv case files are AgentV 5.1.0's syntax (after "
         "v4.42.4, the format read here); instead, write the cases as .yaml or .jsonl"
     ]
+
+
+def test_a_cases_metadata_is_kept_for_slices_any_value_as_text(tmp_path: Path) -> None:
+    dataset = load(
+        tmp_path,
+        """\
+        tests:
+          - id: a
+            criteria: answers
+            input: hello
+            metadata: {doc_type: receipt, pages: 2, tags: [scan, blurry], owner: {team: ocr}, 3: odd}
+          - id: b
+            criteria: answers
+            input: hello
+        """,
+    )
+    assert dataset.cases[0].case.metadata == {
+        "doc_type": "receipt",
+        "pages": 2,
+        "tags": '["scan", "blurry"]',
+        "owner": '{"team": "ocr"}',
+        "3": "odd",
+    }
+    assert dataset.cases[1].case.metadata is None

@@ -22,6 +22,7 @@ from agentv_py.loading.agentv_case_files import is_file_reference, read_case_fil
 from agentv_py.loading.agentv_graders import GraderReader
 from agentv_py.loading.agentv_turns import conversation
 from agentv_py.loading.agentv_values import (
+    agentv_metadata,
     default_name,
     expected_messages,
     input_messages,
@@ -277,6 +278,8 @@ class _Translation:
                 out[key] = expected_messages(render(item, variables))
             elif key == "execution":
                 self._case_execution(item, written, out)
+            elif key == "metadata":  # written on the case's rows (`agentv metrics --by KEY`)
+                out[key] = agentv_metadata(item)
             elif key in (*CASE_INFORMATIONAL, *CONVERSATION_KEYS, "input", "input_files", *GRADER_KEYS):
                 continue
             elif key in MAIN_BRANCH_CASE:

@@ -1,10 +1,11 @@
 """Values of AgentV v4.42's cases as AgentV reads them: the `input` and `expected_output`
 shorthands, `{{ name }}` references filled from a case's `vars`, the suite's default name; and
-the strings of a parsed file that hold a marker (`strings_containing`)."""
+the strings of a parsed file that hold a marker (`strings_containing`); a case's `metadata`."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,20 @@ def strings_containing(
             stack.extend((item, (*path, j)) for j, item in enumerate(node))
         elif isinstance(node, str) and marker in node:
             yield path, node
+
+
+def agentv_metadata(value: Any) -> Any:
+    """A v4.42 case's `metadata` (AgentV: any object) as this tool's case metadata: a text, number,
+    true/false or null kept as it is, any other value (a list, a mapping, a non-finite number) as
+    its JSON text, so `--by` can still slice by it; keys as texts. Not a mapping: returned as is,
+    for the case model to refuse with its message."""
+    if not isinstance(value, dict):
+        return value
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, (list, dict)) or (isinstance(item, float) and not math.isfinite(item)):
+            item = json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
+        elif not isinstance(item, (str, int, float, bool)) and item is not None:
+            item = str(item)  # a date YAML read
+        kept[str(key)] = item
+    return kept
