@@ -264,11 +264,13 @@ def write_html(
     dataset: Path | None,
     images: dict[str, list[str]] | None = None,
     shown: Path | None = None,
+    by: str | None = None,
 ) -> ReportStats:
     """Build the report; a usage error (exit 2) for a results file with nothing to show,
     OutputError (exit 5) when the file cannot be written. The case images (for cases with
     geometry results only) come from `images`, else from `dataset` or the manifest's. `shown`:
-    the results as the page and its messages name them (an AgentV run converted to `results`)."""
+    the results as the page and its messages name them (an AgentV run converted to `results`).
+    `by`: also every number per value of that metadata key of the cases (`--by`)."""
     from agentv_py.errors import AgentvError, OutputError
     from agentv_py.report.html import ReportError, build_report
     from agentv_py.report.manifest import ManifestError, read_manifest, utc_now
@@ -290,7 +292,9 @@ def write_html(
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)  # as eval's --html and --junit do
-        return build_report(results, target, manifest=manifest, images=load_images, generated_at=utc_now(), shown=shown)
+        return build_report(
+            results, target, manifest=manifest, images=load_images, generated_at=utc_now(), shown=shown, by=by
+        )
     except ReportError as exc:
         raise AgentvError(str(exc), hint=RESULTS_HINT) from None
     except OSError as exc:

@@ -4,6 +4,7 @@ of the mean or a field's F1; options loosen it)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -57,6 +58,13 @@ def compare(
         "false alarm) or bh (Benjamini-Hochberg: the share of false alarms).",
     ),
     force: bool = typer.Option(False, "--force", help="Compare runs of different datasets (or disjoint case ids)."),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        metavar="KEY",
+        help="Also the comparison within each value of this metadata key of the cases (`metadata: {doc_type: "
+        "receipt}`), each gated by the same rules; cases without it form the slice (none).",
+    ),
 ) -> int:
     """Per-case score deltas and verdict changes, per-field hit/miss changes and F1 deltas, an exact
     McNemar test on pass/fail and a paired bootstrap 95% CI on the mean score delta.
@@ -79,6 +87,7 @@ def compare(
     from agentv_py.report.compare_store import CompareError
     from agentv_py.report.jsonl import UnusableInput
     from agentv_py.report.regressions import Rules
+    from agentv_py.report.text import visible
 
     if output_format not in ("table", "json", "md"):
         raise AgentvError(f"invalid --format {output_format!r}: choose table, json or md")
@@ -90,6 +99,8 @@ def compare(
         raise AgentvError(f"invalid --allow-flips {allow_flips}: a number of cases, 0 or more")
     if correction not in ("holm", "bh"):
         raise AgentvError(f"invalid --correction {correction!r}: choose holm or bh")
+    if by is not None and not by.strip():
+        raise AgentvError("--by needs a metadata key, e.g. --by doc_type")
     rules = Rules(max_drop or 0.0, allow_flips, significant_only, alpha, correction)
     with ExitStack() as stack:
         try:
@@ -104,11 +115,18 @@ def compare(
         except UnusableInput as exc:
             raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
         result.base, result.new = str(base), str(new)  # as given, not the converted AgentV runs' files
-        return _show(result, rules, output_format, alpha)
+        if output_format == "json" and by is not None:
+            sys.stdout.write(f'{{"by": {json.dumps(by)}, "whole": ')
+        found = _show(result, rules, output_format, alpha)
+        if by is not None:
+            found += _show_slices(base_file, new_file, by, rules, output_format, alpha)
+    for reason in found:
+        print(f"regression: {visible(reason)}", file=sys.stderr)
+    return EXIT_GATE_FAILED if found else EXIT_OK
 
 
-def _show(result: Comparison | RepeatComparison, rules: Rules, output_format: str, alpha: float) -> int:
-    """Print the comparison as asked, and the regressions; exit 1 on any."""
+def _show(result: Comparison | RepeatComparison, rules: Rules, output_format: str, alpha: float) -> list[str]:
+    """Print the comparison as asked; its regressions."""
     from agentv_py.report.compare_render import render_markdown, render_table
     from agentv_py.report.compare_repeats import RepeatComparison, render_lines
     from agentv_py.report.render import stdout_console
@@ -128,6 +146,38 @@ def _show(result: Comparison | RepeatComparison, rules: Rules, output_format: st
             sys.stdout.write(render_markdown(result, alpha) + "\n")
         else:
             render_table(stdout_console(), result, alpha)
-        for reason in result.regressions:
-            print(f"regression: {visible(reason)}", file=sys.stderr)
-        return EXIT_GATE_FAILED if result.regressions else EXIT_OK
+        return list(result.regressions)
+
+
+def _show_slices(base: Path, new: Path, key: str, rules: Rules, output_format: str, alpha: float) -> list[str]:
+    """The comparison within each slice of `key` (report/compare_slices.py), each regression named
+    with its slice; JSON closes the document `compare` opened."""
+    from agentv_py.report.compare import compare as run_compare
+    from agentv_py.report.compare_slices import sliced_files
+    from agentv_py.report.text import visible
+
+    found: list[str] = []
+    with sliced_files(base, new, key) as slices:
+        if output_format == "json":
+            sys.stdout.write(', "slices": {')
+        for index, (label, (base_part, new_part)) in enumerate(slices.items()):
+            name = f"{key} = {label}"
+            if output_format == "json":
+                sys.stdout.write(("" if index == 0 else ", ") + json.dumps(label) + ": ")
+            else:
+                heading = f"### {name}" if output_format == "md" else f"── {name} ──"
+                sys.stdout.write(f"\n{visible(heading)}\n")
+            lone = "BASE" if not new_part.stat().st_size else "NEW" if not base_part.stat().st_size else None
+            if lone is not None:
+                if output_format == "json":
+                    sys.stdout.write(json.dumps({"only_in": lone.lower()}))
+                else:
+                    sys.stdout.write(f"only in {lone}: nothing to compare\n")
+                continue
+            result = run_compare(base_part, new_part, rules=rules, force=True)
+            result.base, result.new = f"{base} [{name}]", f"{new} [{name}]"
+            result.forced.clear()  # a slice's cases may be in one run only: the whole comparison said so
+            found += [f"[{name}] {reason}" for reason in _show(result, rules, output_format, alpha)]
+        if output_format == "json":
+            sys.stdout.write("}}\n")
+    return found

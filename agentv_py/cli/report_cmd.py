@@ -33,6 +33,13 @@ def report(
         metavar="DATASET",
         help="Dataset whose case images the shapes are drawn over.  [default: the one RESULTS' manifest names]",
     ),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        metavar="KEY",
+        help="Also a section of every number per value of this metadata key of the cases (`metadata: "
+        "{doc_type: receipt}`); cases without it form the slice (none).",
+    ),
 ) -> int:
     """One HTML file, no server and no network: run header and gates, score histogram, per-field
     precision/recall/F1, misses by kind, and a case table to filter, sort and open (field diffs,
@@ -44,6 +51,8 @@ def report(
     from agentv_py.report.text import visible
     from agentv_py.run_reports import named_dataset, refuse_clash, refuse_directory, write_html
 
+    if by is not None and not by.strip():
+        raise AgentvError("--by needs a metadata key, e.g. --by doc_type")
     index = agentv_index(results)  # an AgentV run folder, or its index.jsonl
     if index is None:
         refuse_directory(results, hint="pass a JSONL file `agentv eval` wrote (--out), or an AgentV run folder")
@@ -59,7 +68,7 @@ def report(
     refuse_clash([("--out", target)], read, "see agentv report --help")
     try:
         with readable_results(results) as source:
-            written = write_html(source, target, dataset, shown=results)
+            written = write_html(source, target, dataset, shown=results, by=by)
     except UnusableInput as exc:
         raise AgentvError(exc.message, hint=exc.hint) from None  # exit 2
     print(visible(str(target)))

@@ -102,15 +102,21 @@ class DetectionTally:
         for name, kind, details in walk_row(row):
             if kind != "iou_score" or "ap" not in details or (evaluator is not None and name != evaluator):
                 continue
-            found = read_record(details["ap"])
-            if isinstance(found, str):
-                problems.append(f"{name}: {found}")
-                continue
-            images = self.images.get(name)
-            if images is None:
-                images = self.images[name] = _Images()
-            images.add((row.eval_id, row.repeat or 0, row.rejudge or 0), *found)
+            problem = self.add_record(name, (row.eval_id, row.repeat or 0, row.rejudge or 0), details["ap"])
+            if problem is not None:
+                problems.append(f"{name}: {problem}")
         return problems
+
+    def add_record(self, name: str, key: tuple[str, int, int], record: Any) -> str | None:
+        """One image's record of evaluator `name`; why it cannot be used, or None."""
+        found = read_record(record)
+        if isinstance(found, str):
+            return found
+        images = self.images.get(name)
+        if images is None:
+            images = self.images[name] = _Images()
+        images.add(key, *found)
+        return None
 
     def results(self) -> dict[str, DetectionAP]:
         return {name: images.ap() for name, images in sorted(self.images.items())}

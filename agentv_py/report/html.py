@@ -28,12 +28,12 @@ from typing import Any
 
 from agentv_py.models.manifest import RunManifest
 from agentv_py.models.results import ResultRow
-from agentv_py.report.detection import DetectionTally, table_rows
+from agentv_py.report.detection import table_rows
 from agentv_py.report.jsonl import not_results, read_rows
-from agentv_py.report.lean_rows import LeanRow
 from agentv_py.report.page_cases import VALUE_CHARS, Interned, Totals, case_parts, json_for_script
 from agentv_py.report.page_header import page_header
 from agentv_py.report.page_repeats import PageRepeats, page_section
+from agentv_py.report.page_slices import slice_section
 from agentv_py.report.spill import CaseStore
 from agentv_py.scoring.intervals import headline
 from agentv_py.scoring.metrics import Counts, field_labels
@@ -74,7 +74,6 @@ class _Build:
     skipped_count: int = 0
     marked: dict[str, tuple[str, str]] = field(default_factory=dict)  # xfail cases: id -> (XFAIL | XPASS, reason)
     repeats: PageRepeats = field(default_factory=PageRepeats)  # a repeated run's runs (report/page_repeats.py)
-    detection: DetectionTally = field(default_factory=DetectionTally)  # labelled iou_score: COCO AP
 
     def add(self, line: int, row: ResultRow) -> None:
         parts = case_parts(row, self.interned)
@@ -84,7 +83,6 @@ class _Build:
             raise ReportError(f"{exc} ({MIXED_HINT})") from None
         self.cases.put(row.run_label, parts.entry, parts.details, parts.totals, parts.geometry)
         self.targets.add(row.target)
-        self.detection.add(LeanRow.of_model(row))
         outcome = row.expected_outcome
         if outcome is not None and (row.eval_id in self.marked or len(self.marked) < MARKED_LISTED):
             self.marked[row.eval_id] = (outcome.upper(), row.xfail or "")
@@ -230,16 +228,17 @@ def build_report(
     images: Callable[[], Mapping[str, list[str]]] | None = None,
     generated_at: str = "",
     shown: Path | None = None,
+    by: str | None = None,
 ) -> ReportStats:
     """Read `results` (streamed; the last row of a case wins) and write the report to `out`.
     `images()` gives the case images, asked only when some case has a geometry result.
     ReportError when there is nothing to show. `shown`: the results as the page and the errors
-    name them (default `results`)."""
+    name them (default `results`). `by`: a section of every number per value of that metadata key."""
     if (why := not_results(results)) is not None:
         raise ReportError(f"results file {why}: {shown or results}")
     build = _Build()
     try:
-        return _build_report(build, results, out, manifest, images, generated_at, shown or results)
+        return _build_report(build, results, out, manifest, images, generated_at, shown or results, by)
     finally:
         build.cases.close()
 
@@ -252,6 +251,7 @@ def _build_report(
     images: Callable[[], Mapping[str, list[str]]] | None,
     generated_at: str,
     shown: Path,
+    by: str | None,
 ) -> ReportStats:
     for line, row in read_rows(results):
         if isinstance(row, str):
@@ -266,7 +266,7 @@ def _build_report(
     if manifest is not None and manifest.dataset.case_ids:  # dataset order, not the order cases finished in
         ids = manifest.dataset.case_ids
         cases.set_order(build.repeats.order(ids, repeats) if repeats is not None else ids)
-    totals = Totals()
+    totals = Totals(by=by)
     for _, data in cases.column("totals"):
         totals.add(data)
 
@@ -314,7 +314,9 @@ def _build_report(
         taxonomy=taxonomy,
         categories=[(name, LABELS[name]) for name in CATEGORIES],
         evaluator_means=totals.evaluator_means(),
-        detection=[cells for name, ap in build.detection.results().items() for cells in table_rows(name, ap)],
+        detection=[cells for name, ap in totals.detection.results().items() for cells in table_rows(name, ap)],
+        unreadable_ap=totals.unreadable_ap,
+        slices=slice_section(by, totals.slices) if by is not None else None,
         field_intervals=field_intervals,
         skipped=build.skipped,
         skipped_count=build.skipped_count,

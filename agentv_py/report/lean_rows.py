@@ -206,7 +206,8 @@ class LeanRow:
 _DIGITS_AND_OPENS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x5B if b in (0x5B, 0x7B) else 0x20 for b in range(256))
 
 
-def _lean_row(line: bytearray) -> LeanRow | str:
+def lean_row(line: bytearray) -> LeanRow | str:
+    """A row line as a `LeanRow` (or why it is not a row)."""
     marks = line.translate(_DIGITS_AND_OPENS)
     if marks.count(b"[") <= MAX_DEPTH and _LONG_RUN not in marks:
         try:
@@ -227,7 +228,7 @@ def _lean_row(line: bytearray) -> LeanRow | str:
 def read_lean_rows(path: str | Path, max_line: int | None = None) -> Iterator[tuple[int, LeanRow | str]]:
     """`jsonl.read_rows`, each row a `LeanRow`: (line number, row or why the line is not one)."""
     for number, line in row_lines(path, max_line):
-        yield number, line if isinstance(line, str) else _lean_row(line)
+        yield number, line if isinstance(line, str) else lean_row(line)
 
 
 # ----------------------------------------------------------------------------- fields and counts

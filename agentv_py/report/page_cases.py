@@ -22,9 +22,11 @@ import orjson
 
 from agentv_py.models.field_results import FieldOutcome, ItemAlignment, read_detection, to_details
 from agentv_py.models.results import EvaluatorResult, ResultRow
+from agentv_py.report.detection import DetectionTally
 from agentv_py.report.lean_sums import keep_row, signature
 from agentv_py.report.misses import misses_with_values
-from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields
+from agentv_py.report.slices import NONE, slice_label
+from agentv_py.scoring.metrics import Counts, FieldKey, row_field_counts, walk_fields, walk_results
 from agentv_py.scoring.taxonomy import add_taxonomy, row_taxonomy
 
 VALUE_CHARS = 2_000  # a value longer than this is cut in the embedded details
@@ -85,6 +87,13 @@ def case_parts(row: ResultRow, interned: Interned) -> CaseParts:
         "evaluators": [[result.name, result.status, result.score] for result in results],
         "counts": [[*key, *counts.as_tuple()] for key, counts in row_field_counts(results).items()],
         "taxonomy": [[*key, kinds] for key, kinds in row_taxonomy(results).items()],
+        "key": [row.eval_id, row.repeat or 0, row.rejudge or 0],  # the order of images for detection AP
+        "ap": [
+            [name, details["ap"]]
+            for name, kind, details in walk_results(results)
+            if kind == "iou_score" and "ap" in details
+        ],
+        "metadata": row.metadata,
     }
     return CaseParts(
         json_for_script(entry).encode("utf-8"),
@@ -107,6 +116,10 @@ class Totals:
     # document bootstrap of the field table's intervals
     signatures: Counter[bytes] = field(default_factory=Counter)
     _positions: dict[int, int] = field(default_factory=dict)
+    detection: DetectionTally = field(default_factory=DetectionTally)  # labelled iou_score: COCO AP
+    unreadable_ap: int = 0  # AP records that are not what `iou_score` writes (said on the page)
+    by: str | None = None  # `agentv report --by KEY`: a Totals per value of the cases' metadata KEY
+    slices: dict[str, Totals] = field(default_factory=dict)
 
     @property
     def cases(self) -> int:
@@ -129,6 +142,13 @@ class Totals:
         if kept:
             self.signatures[signature(kept, self._positions, self.counts)] += 1
         add_taxonomy(self.taxonomy, {(name, path): kinds for name, path, kinds in totals["taxonomy"]})
+        key = tuple(totals["key"])
+        for name, record in totals["ap"]:
+            self.unreadable_ap += self.detection.add_record(name, key, record) is not None
+        if self.by is not None:
+            metadata = totals["metadata"] or {}
+            label = slice_label(metadata[self.by]) if self.by in metadata else NONE
+            self.slices.setdefault(label, Totals()).add(data)
 
     @property
     def mean(self) -> float | None:

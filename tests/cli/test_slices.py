@@ -105,3 +105,57 @@ def test_a_row_whose_metadata_is_not_scalars_is_a_skipped_line(sliced):
     result = invoke("metrics", "out.jsonl", "--by", "doc_type", "-f", "json")
     assert result.exit_code == 0 and "out.jsonl:1: skipped:" in result.stderr
     assert json.loads(result.stdout)["rows"] == 3
+
+
+def _second_run(ws, answers: dict[str, dict]) -> None:
+    """The same dataset answered differently (a NEW run): rewrite the target's files."""
+    for case_id, answer in answers.items():
+        ws.file(f"fx/{case_id}.json", json.dumps(answer))
+
+
+def test_compare_by_a_key_compares_and_gates_each_slice(sliced):
+    invoke("eval", "dataset.yaml", "--out", "base.jsonl")
+    # NEW: the receipt r1 loses b (a receipt regression), the invoice i1 gets a right
+    _second_run(sliced, {"r1": {"a": 1, "b": 0}, "i1": {"a": 1, "b": 2}})
+    invoke("eval", "dataset.yaml", "--out", "new.jsonl")
+    result = invoke("compare", "base.jsonl", "new.jsonl", "--by", "doc_type", "-f", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["by"] == "doc_type" and list(data["slices"]) == ["invoice", "receipt", "(none)"]
+    assert data["whole"]["paired_cases"] == 4
+    receipt, invoice = data["slices"]["receipt"], data["slices"]["invoice"]
+    assert receipt["paired_cases"] == 2 and receipt["fields"]["b"]["f1_delta"] < 0
+    assert invoice["fields"]["a"]["f1_delta"] > 0
+    assert "regression: [doc_type = receipt] " in result.stderr
+    assert "[doc_type = invoice]" not in result.stderr
+    table = invoke("compare", "base.jsonl", "new.jsonl", "--by", "doc_type")
+    assert "── doc_type = receipt ──" in table.stdout and "── (none)" not in table.stdout
+    assert "── doc_type = (none) ──" in table.stdout
+    markdown = invoke("compare", "base.jsonl", "new.jsonl", "--by", "doc_type", "-f", "md")
+    assert "### doc_type = invoice" in markdown.stdout
+
+
+def test_compare_by_a_slice_in_one_run_only_says_so(sliced):
+    invoke("eval", "dataset.yaml", "--out", "base.jsonl")
+    lines = Path("base.jsonl").read_text().splitlines()
+    kept = [line for line in lines if json.loads(line)["eval_id"] != "i1"]  # NEW has no invoice
+    Path("new.jsonl").write_text("\n".join(kept) + "\n")
+    result = invoke("compare", "base.jsonl", "new.jsonl", "--by", "doc_type", "-f", "json")
+    assert json.loads(result.stdout)["slices"]["invoice"] == {"only_in": "base"}
+    table = invoke("compare", "base.jsonl", "new.jsonl", "--by", "doc_type")
+    assert "── doc_type = invoice ──\nonly in BASE: nothing to compare" in table.stdout
+
+
+def test_the_report_has_every_number_by_a_key(sliced):
+    invoke("eval", "dataset.yaml", "--out", "out.jsonl")
+    result = invoke("report", "out.jsonl", "--out", "report.html", "--by", "doc_type")
+    assert result.exit_code == 0, result.output
+    page = Path("report.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="slices">') : page.index("</section>", page.index('<section id="slices">'))]
+    assert "<h2>By doc_type</h2>" in section
+    # receipt: r1 passes (a and b right), r2 has b wrong; the (none) case x1 is right
+    assert '<tr><td>receipt</td><td class="num">2</td>' in section
+    assert section.index("<td>invoice</td>") < section.index("<td>receipt</td>") < section.index("<td>(none)</td>")
+    assert "F1 of each field by doc_type" in section
+    plain = invoke("report", "out.jsonl", "--out", "plain.html")
+    assert plain.exit_code == 0 and 'id="slices"' not in Path("plain.html").read_text(encoding="utf-8")
