@@ -2,15 +2,20 @@
 """Document-AI metrics benchmark (issue 31): the cost of each new metric on N documents (default
 10,000), in this process: ANLS* on nested answers (a receipt of a dozen header fields and 10 line
 items of 4 fields each, with typos, dropped and invented keys), `match: anls` and `match: cer` /
-`wer` on field texts. Prints the calibration line, then per metric the wall time, the time per
-document and the peak traced memory (tracemalloc) of the scoring alone.
+`wer` on field texts; TEDS, TEDS-Struct, GriTS-Con and GriTS-Top on 50-cell tables (10 rows of 5,
+a header row; answers with typos, a dropped cell, a merged cell), TEDS again on the same pairs (what
+a `--repeat` run or a rescore in one process pays); COCO AP on pages of 100 labelled boxes (the
+`iou_score` evaluator per page, then `agentv metrics`' tally over all pages). Prints the
+calibration line, then per metric the wall time, the time per document and the peak traced memory
+(tracemalloc) of the scoring alone.
 
-Usage: python scripts/bench_doc_metrics.py [--documents 10000]
+Usage: python scripts/bench_doc_metrics.py [--documents 10000] [--only anls|tables|ap]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -24,8 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import print_calibration
 
+from agentv_py.evaluators import EvalContext, run_evaluator
+from agentv_py.models.evaluators import IouScoreConfig
+from agentv_py.report.detection import DetectionTally
+from agentv_py.report.lean_rows import LeanRow
 from agentv_py.scoring.anls import anls_star, match_anls
 from agentv_py.scoring.error_rates import match_error_rate
+from agentv_py.scoring.tables import match_table
 
 WORDS = ["acme", "shipping", "ltd", "invoice", "total", "tea", "coffee", "12.50", "EUR", "2025-01-31", "box", "fee"]
 
@@ -52,6 +62,61 @@ def document(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
     return truth, answer
 
 
+def table(rng: random.Random) -> tuple[list[list[Any]], list[list[Any]]]:
+    """A 50-cell table (rows of cells) and an extractor's reading of it."""
+    truth: list[list[Any]] = [[{"text": f"col {j}", "header": True} for j in range(5)]]
+    truth += [[_text(rng, rng.randint(1, 3)) for _ in range(5)] for _ in range(9)]
+    answer = [[cell if isinstance(cell, dict) else _typo(cell, rng) for cell in row] for row in truth]
+    if rng.random() < 0.1:
+        del answer[rng.randrange(1, 10)][rng.randrange(5)]  # a dropped cell
+    if rng.random() < 0.1:
+        row = answer[rng.randrange(1, 10)]
+        if len(row) == 5:
+            row[3:5] = [{"text": f"{row[3]} {row[4]}", "colspan": 2}]  # two cells read as one
+    return truth, answer
+
+
+CLASSES = ("text", "title", "table", "figure", "list")
+AP_CONFIG = IouScoreConfig.model_validate(
+    {"type": "iou_score", "name": "layout", "path": "boxes", "label_key": "label", "score_key": "score"}
+)
+
+
+def page(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """100 true boxes of 5 classes and a detector's 100: jittered, some of the wrong class, some spurious."""
+    truths, found = [], []
+    for _ in range(100):
+        x, y = rng.uniform(0, 900), rng.uniform(0, 1200)
+        box = [x, y, x + rng.uniform(20, 200), y + rng.uniform(10, 60)]
+        truths.append({"label": rng.choice(CLASSES), "bbox": box})
+    for truth in truths:
+        if rng.random() < 0.9:
+            x0, y0, x1, y1 = truth["bbox"]
+            d = rng.uniform(-5, 5)
+            label = truth["label"] if rng.random() < 0.9 else rng.choice(CLASSES)
+            found.append({"label": label, "bbox": [x0 + d, y0 + d, x1 + d, y1 - d], "score": rng.random()})
+    while len(found) < 100:
+        x, y = rng.uniform(0, 900), rng.uniform(0, 1200)
+        found.append({"label": rng.choice(CLASSES), "bbox": [x, y, x + 50, y + 20], "score": rng.random()})
+    return truths, found
+
+
+def ap_pages(pages: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]) -> object:
+    tally = DetectionTally()
+    for index, (truths, found) in enumerate(pages):
+        context = EvalContext(f"p{index}", "d", Path("."), json.dumps({"boxes": found}), {"boxes": truths})
+        result = run_evaluator(AP_CONFIG, context)
+        row = LeanRow(
+            f"p{index:06d}",
+            "ok",
+            result.score,
+            "pass",
+            [{"name": "layout", "type": "iou_score", "details": result.details}],
+        )
+        tally.add(row)
+    return tally.results()
+
+
 def measure(name: str, work: Callable[[int], object], documents: int) -> None:
     """Time `work(documents)` untraced, then its peak memory on a tenth of them under tracemalloc
     (which slows Python several times over: never timed)."""
@@ -68,18 +133,41 @@ def measure(name: str, work: Callable[[int], object], documents: int) -> None:
     )
 
 
+_seen: set[str] = set()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--documents", type=int, default=10_000)
+    parser.add_argument("--only", choices=("anls", "tables", "ap"), default=None)
     args = parser.parse_args()
     print_calibration()
+    n = args.documents
+    if args.only in (None, "tables"):
+        rng = random.Random(37)
+        tables = [table(rng) for _ in range(n)]
+        print(f"{n} tables of 50 cells (10 rows of 5, a header row)")
+        for metric in ("teds", "teds", "teds_struct", "grits_con", "grits_top"):
+            again = " again (the same pairs: remembered)" if metric == "teds" and "teds" in _seen else ""
+            _seen.add(metric)
+
+            def score(k: int, metric: str = metric) -> object:
+                return [match_table(a, t, metric) for t, a in tables[:k]]
+
+            measure(f"match: table, metric {metric}{again}", score, n)
+    if args.only in (None, "ap"):
+        rng = random.Random(41)
+        pages = [page(rng) for _ in range(n)]
+        print(f"{n} pages of 100 true boxes of 5 classes, 100 detections each")
+        measure("iou_score (labelled) per page + COCO AP over all pages", lambda k: ap_pages(pages[:k]), n)
+    if args.only not in (None, "anls"):
+        return 0
     rng = random.Random(31)
     pairs = [document(rng) for _ in range(args.documents)]
     fields = [(truth[f"h{i}"], answer.get(f"h{i}", "")) for truth, answer in pairs for i in range(12)]
     print(
         f"{args.documents} documents: 12 header fields and 10 line items of 4 fields each ({len(fields)} header texts)"
     )
-    n = args.documents
     measure("ANLS* of whole answers", lambda k: [anls_star(t, a) for t, a in pairs[:k]], n)
     measure("match: anls, 12 fields a document", lambda k: [match_anls(a, t) for t, a in fields[: 12 * k]], n)
     for kind in ("cer", "wer"):

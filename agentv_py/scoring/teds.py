@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from agentv_py.scoring.table_read import Node, Table
 
-MAX_NODES = 3000  # per tree: time grows about as the square of the node count
+MAX_NODES = 600  # per tree (about 550 cells): a few seconds at most; time grows as the square of the nodes
 
 
 class _Flat:
@@ -125,7 +125,7 @@ def _structure(node: Node) -> Node:
     return Node(node.tag, children=tuple(_structure(child) for child in node.children))
 
 
-_REMEMBERED = 4096
+_REMEMBERED = 100_000  # pairs (about 15 MiB): every run of a large dataset's `--repeat`
 
 
 @lru_cache(maxsize=_REMEMBERED)
@@ -135,7 +135,8 @@ def _remembered(key: bytes) -> list[float]:
 
 def teds(pred: Table, true: Table, structure_only: bool = False) -> float:
     """TEDS (or TEDS-Struct) of the predicted table against the true one. The last pairs scored
-    are remembered by digest (a rescore or a repeated run does not recompute them)."""
+    are remembered by digest, in this process: a `--repeat` run whose answers repeat, or a
+    `--rejudge` of one answer, does not recompute them."""
     a, b = (_structure(pred.tree), _structure(true.tree)) if structure_only else (pred.tree, true.tree)
     if a == b:
         return 1.0
