@@ -71,9 +71,39 @@ def _levenshtein() -> Callable[[tuple[str, ...], tuple[str, ...]], int]:
 
 
 def tree_edit_distance(a: Node, b: Node, rename: Callable[[Node, Node], float] = _rename_cost) -> float:
-    """Zhang-Shasha: the least total cost of deletions (1), insertions (1) and renamings turning
-    tree `a` into tree `b`."""
+    """The least total cost of deletions (1), insertions (1) and renamings turning tree `a` into
+    tree `b`. When both have one shape (only cells' contents differ), renaming each node into its
+    counterpart costs U, an upper bound, and the edit distance of the two postorder sequences, L, a
+    lower bound (a tree mapping keeps postorder order, so it is a sequence alignment of the same
+    cost): L = U settles it (the common case: a few cells misread). Else Zhang-Shasha."""
     fa, fb = _Flat(a), _Flat(b)
+    if _structure(a) == _structure(b):
+        upper = sum(rename(x, y) for x, y in zip(fa.nodes, fb.nodes, strict=True))
+        if _sequence_distance(fa.nodes, fb.nodes, rename) >= upper - 1e-9:
+            return upper
+    return _zhang_shasha(fa, fb, rename)
+
+
+def _sequence_distance(xs: list[Node], ys: list[Node], rename: Callable[[Node, Node], float]) -> float:
+    """Weighted edit distance of two node sequences (deletion and insertion 1, `rename` otherwise)."""
+    previous = [float(j) for j in range(len(ys) + 1)]
+    for i, x in enumerate(xs, start=1):
+        current = [float(i)]
+        for j, y in enumerate(ys, start=1):
+            best = previous[j] + 1.0
+            left = current[j - 1] + 1.0
+            if left < best:
+                best = left
+            if best > previous[j - 1]:  # only then can renaming (cost >= 0) do better
+                diagonal = previous[j - 1] + rename(x, y)
+                if diagonal < best:
+                    best = diagonal
+            current.append(best)
+        previous = current
+    return previous[-1]
+
+
+def _zhang_shasha(fa: _Flat, fb: _Flat, rename: Callable[[Node, Node], float]) -> float:
     la, lb = fa.lml, fb.lml
     na, nb = fa.nodes, fb.nodes
     treedist = [[0.0] * len(nb) for _ in range(len(na))]
