@@ -76,18 +76,15 @@ class _Images:
 
         rank = np.empty(len(self.keys), dtype=np.int64)
         rank[sorted(range(len(self.keys)), key=self.keys.__getitem__)] = np.arange(len(self.keys))
-
-        def order(label: str) -> Any:  # by score; a tie in image order, then in the image's own order
-            scores = np.frombuffer(self.scores[label], dtype=float)
-            images = rank[np.frombuffer(self.image[label], dtype=np.uint32)]
-            return np.lexsort((np.arange(len(scores)), images, -scores))
-
-        classes = {
-            label: (n, self.scores.get(label, array("d")), self.bits.get(label, array("H")))
-            for label, n in self.truths.items()
-        }
-        empty = {label for label, (_, scores, _) in classes.items() if not scores}
-        return ranked_precision(classes, lambda label: [] if label in empty else order(label))
+        classes = {}
+        for label, n in self.truths.items():
+            bits = np.frombuffer(self.bits.get(label, array("H")), dtype=np.uint16).astype(np.int64)
+            if len(bits):  # by score; a tie in image order, then in the image's own order
+                scores = np.frombuffer(self.scores[label], dtype=float)
+                images = rank[np.frombuffer(self.image[label], dtype=np.uint32)]
+                bits = bits[np.lexsort((np.arange(len(scores)), images, -scores))]
+            classes[label] = (n, bits)
+        return ranked_precision(classes)
 
 
 @dataclass

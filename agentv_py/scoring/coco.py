@@ -114,24 +114,26 @@ def average_precision(images: Iterable[tuple[dict[str, int], Sequence[Detection]
         for label, score, matched in detections:
             scores.setdefault(label, []).append(score)
             bits.setdefault(label, []).append(matched)
-    return ranked_precision({label: (n, scores.get(label, []), bits.get(label, [])) for label, n in truths.items()})
+    import numpy as np
+
+    ranked = {}
+    for label, n in truths.items():
+        order = np.argsort(-np.asarray(scores.get(label, []), dtype=float), kind="mergesort")
+        ranked[label] = (n, np.asarray(bits.get(label, []), dtype=np.int64)[order])
+    return ranked_precision(ranked)
 
 
-def ranked_precision(
-    classes: Mapping[str, tuple[int, Sequence[float], Sequence[int]]], order: Any = None
-) -> DetectionAP:
-    """COCO AP from each class's true-box count and its detections' scores and match bits, in
-    image order (or in the order `order(label)` gives: indices sorting them as COCO would)."""
+def ranked_precision(classes: Mapping[str, tuple[int, Any]]) -> DetectionAP:
+    """COCO AP from each class's true-box count and its detections' match bits (an int array) in
+    COCO's order: by score, a tie in image order, then in the image's own order."""
     import numpy as np
 
     recall_points = np.linspace(0.0, 1.0, RECALL_POINTS)
     found: dict[str, ClassAP] = {}
     for label in sorted(classes):
-        n_true, scores, bits = classes[label]
+        n_true, ranked = classes[label]
         if n_true == 0:
             continue
-        ranks = order(label) if order is not None else np.argsort(-np.asarray(scores, dtype=float), kind="mergesort")
-        ranked = np.asarray(bits, dtype=np.int64)[ranks]
         by_threshold = []
         for t in range(len(THRESHOLDS)):
             hits = (ranked >> t) & 1

@@ -112,32 +112,27 @@ def _from_html(markup: str) -> Table:
     if table is None:
         raise TableError("no <table> in the text")
     heads = in_header(table)
-    placed: list[tuple[Element, int, int]] = []
-    rows = rows_of(table)
     grid = _Placer(tolerant=True)  # as browsers and both references do: a later cell takes the position
-    for index, row in enumerate(rows):
+    leaves: dict[int, Node] = {}  # each cell's leaf of TEDS's tree, by element
+    cells: list[Cell] = []
+    for index, row in enumerate(rows_of(table)):
         for position, element in enumerate(row):
             colspan = _html_span(element.attrs.get("colspan"), MAX_COLSPAN)
             rowspan = _html_span(element.attrs.get("rowspan"), MAX_ROWSPAN)
-            grid.place_next(index, colspan, rowspan, f"row {index + 1}, cell {position + 1}")
-            placed.append((element, colspan, rowspan))
-    cells = tuple(
-        Cell(rows, cols, " ".join(element.texts()), cell_tokens(element), None, id(element) in heads)
-        for (element, _, _), (rows, cols) in zip(placed, grid.spans, strict=True)
-    )
-    spans = {id(element): (colspan, rowspan) for element, colspan, rowspan in placed}
-    tree = _html_tree(table, spans)
-    return _finish(cells, tree, count_elements(table), grid)
+            rows, cols = grid.place_next(index, colspan, rowspan, f"row {index + 1}, cell {position + 1}")
+            tokens = cell_tokens(element)
+            leaves[id(element)] = Node("td", colspan, rowspan, tokens)
+            cells.append(Cell(rows, cols, " ".join(element.texts()), tokens, None, id(element) in heads))
+    return _finish(tuple(cells), _html_tree(table, leaves), count_elements(table), grid)
 
 
-def _html_tree(table: Element, spans: dict[int, tuple[int, int]]) -> Node:
+def _html_tree(table: Element, leaves: dict[int, Node]) -> Node:
     """PubTabNet's tree: every element under the table; a cell (`td`, `th` read as `td`) is a
-    leaf with its spans and content tokens."""
+    leaf with its spans and content tokens (`leaves`, by element; 1 x 1 for one outside a row)."""
 
     def node(element: Element) -> Node:
         if element.tag in ("td", "th"):
-            colspan, rowspan = spans.get(id(element), (1, 1))
-            return Node("td", colspan, rowspan, cell_tokens(element))
+            return leaves.get(id(element)) or Node("td", 1, 1, cell_tokens(element))
         return Node(element.tag, children=tuple(node(child) for child in element.elements()))
 
     return node(table)  # depth is bounded by the reader (table_html.MAX_DEPTH)
@@ -198,7 +193,6 @@ class _Placer:
         self.tolerant = tolerant
         self.overlaps: list[str] = []
         self.taken: dict[tuple[int, int], str] = {}
-        self.spans: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
         self.rows_seen = 0
         self.cols_seen = 0
 
@@ -208,7 +202,6 @@ class _Placer:
             col += 1
         rows, cols = tuple(range(row, row + rowspan)), tuple(range(col, col + colspan))
         self.claim(rows, cols, where)
-        self.rows_seen = max(self.rows_seen, row + 1)
         return rows, cols
 
     def claim(self, rows: tuple[int, ...], cols: tuple[int, ...], where: str) -> None:
@@ -229,7 +222,6 @@ class _Placer:
             for j in cols:
                 self.taken[(i, j)] = where
         self.rows_seen, self.cols_seen = n_rows, n_cols
-        self.spans.append((rows, cols))
 
 
 def _finish(cells: tuple[Cell, ...], tree: Node, counted: int, grid: _Placer) -> Table:

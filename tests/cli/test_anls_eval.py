@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.cli.test_eval import invoke, rows
+from tests.cli.test_eval import fields_of, invoke, rows
 
 
 @pytest.fixture
@@ -16,18 +16,13 @@ def answered(ws):
     return ws
 
 
-def _fields(row: dict) -> dict[str, dict]:
-    [result] = row["evaluator_results"]
-    return {entry["path"]: entry for entry in result["details"]["fields"]}
-
-
 def test_anls_scores_each_field_by_its_similarity_above_the_cut_off(answered):
     answered.cases_dataset(
         [("c1", {"a": "Acme Lt", "b": "Beta Co"}, {"a": "Acme Ltd", "b": "Acme Ltd"})],
         fields="[{path: a, match: anls}, {path: b, match: anls}]",
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["a"]["status"] == "hit" and fields["a"]["score"] == pytest.approx(7 / 8)
     assert fields["a"]["similarity"] == pytest.approx(0.875) and fields["a"]["threshold"] == 0.5
     assert fields["b"]["status"] == "miss" and fields["b"]["score"] == 0.0
@@ -41,7 +36,7 @@ def test_accepted_answers_and_a_stricter_cut_off(answered):
         fields="[{path: a, match: anls}, {path: b, match: anls, threshold: 0.6}]",
     )
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["a"]["score"] == pytest.approx(1 - 1 / 12)  # the best of the accepted answers
     assert fields["b"]["status"] == "miss"  # similarity 0.5 < 0.6
 
@@ -52,7 +47,7 @@ def test_a_ground_truth_anls_cannot_read_is_could_not_score(answered):
         fields="[{path: a, match: anls}, {path: b, match: anls}]",
     )
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["a"]["status"] == "could not score"
     assert "anls match needs a text or a list of texts, expected value is object" in json.dumps(fields["a"])
     assert fields["b"]["status"] == "hit"
@@ -124,7 +119,7 @@ def test_cer_and_wer_fields_score_ocr_text(answered):
         fields="[{path: a, match: cer}, {path: b, match: wer, threshold: 0.8}]",
     )
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["a"]["status"] == "hit" and fields["a"]["score"] == pytest.approx(1 - 1 / 16)
     assert fields["a"]["similarity"] == pytest.approx(1 - 1 / 16) and fields["a"]["threshold"] == 0.9
     assert fields["b"]["status"] == "miss" and fields["b"]["similarity"] == pytest.approx(0.75)
@@ -144,7 +139,7 @@ def test_extra_fields_penalise_counts_invented_keys_in_the_score_and_as_false_po
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     row = rows("out.jsonl")[0]
-    fields = _fields(row)
+    fields = fields_of(row)
     assert [p for p, f in fields.items() if f["match"] == "extra"] == ["tax", "c.x"]  # not the empty `note`
     assert row["score"] == pytest.approx(0.5) and result.exit_code == 1
     assert fields["tax"]["reason"] == "invented: the ground truth has no such field"
@@ -165,7 +160,7 @@ def test_calibration_of_the_extractors_confidences(answered):
     )
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
     by_id = {row["eval_id"]: row for row in rows("out.jsonl")}
-    fourth = _fields(by_id["c4"])["a"]
+    fourth = fields_of(by_id["c4"])["a"]
     assert "confidence" not in fourth and fourth["note"] == "confidence 'high' is not a number: not used"
     assert by_id["c1"]["score"] == 1.0  # the confidences are no invented field
     result = invoke("metrics", "out.jsonl", "--calibration", "--precision", "0.9", "-f", "json")

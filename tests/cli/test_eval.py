@@ -45,6 +45,12 @@ def rows(path: str | Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
+def fields_of(row: dict) -> dict[str, dict]:
+    """The fields of the row's one field_accuracy result, by path."""
+    [result] = row["evaluator_results"]
+    return {entry["path"]: entry for entry in result["details"]["fields"]}
+
+
 @pytest.fixture
 def sh_target(ws):
     """A cli target that runs each case's input file as a shell script (its behaviour)."""

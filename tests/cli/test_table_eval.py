@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.cli.test_eval import invoke, rows
+from tests.cli.test_eval import fields_of, invoke, rows
 
 TRUTH = "<table><tr><th>Item</th><th>Qty</th></tr><tr><td>Pen</td><td>2</td></tr></table>"
 
@@ -18,11 +18,6 @@ def answered(ws):
     return ws
 
 
-def _fields(row: dict) -> dict[str, dict]:
-    [result] = row["evaluator_results"]
-    return {entry["path"]: entry for entry in result["details"]["fields"]}
-
-
 def test_a_table_field_scores_its_teds_and_a_rows_answer_reads_like_html(answered):
     answer = {"exact": [["Item", "Qty"], ["Pen", 2]], "typo": [["Item", "Qty"], ["Pan", 2]]}
     answered.cases_dataset(
@@ -30,7 +25,7 @@ def test_a_table_field_scores_its_teds_and_a_rows_answer_reads_like_html(answere
         fields="[{path: exact, match: table}, {path: typo, match: table, metric: grits_con, threshold: 0.95}]",
     )
     result = invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["exact"]["status"] == "hit" and fields["exact"]["score"] == 1.0
     assert fields["exact"]["algorithm"] == "teds" and fields["exact"]["threshold"] == 0.9
     # GriTS-Con: 3 of 4 cells equal, "Pan" vs "Pen" 2 * 2 / 6
@@ -45,7 +40,7 @@ def test_a_ground_truth_that_is_not_a_table_cannot_be_scored(answered):
         fields="[{path: t, match: table}, {path: u}]",
     )
     invoke("eval", "dataset.yaml", "--out", "out.jsonl")
-    fields = _fields(rows("out.jsonl")[0])
+    fields = fields_of(rows("out.jsonl")[0])
     assert fields["t"]["status"] == "could not score"
     assert "expected value is not a table: cell 2 overlaps cell 1 at row 1, column 2" in json.dumps(fields["t"])
     assert fields["u"]["status"] == "hit"
